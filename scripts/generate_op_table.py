@@ -1,0 +1,250 @@
+#!/usr/bin/env python
+"""Generate server/gradguard/knowledge/ops.json: what each ATen overload saves for backward.
+
+The facts come from the installed torch's own code generator (torchgen), not from a home-made
+parse of derivatives.yaml:
+
+* ``load_derivatives`` decides which names in a formula are tensors saved as ``SavedVariable``
+  and which are metadata (``self.sym_sizes()``, ``self.scalar_type()``, ...);
+* ``match_differentiability_info`` gives in-place and ``out=`` variants their formula;
+* ``gen_variable_type.emit_body`` produces the exact C++ body of the autograd kernel. Its
+  ``grad_fn->x_ = SavedVariable(...)`` statements and their
+  ``if (grad_fn->should_compute_output(k))`` guards say what is saved, and when.
+
+Usage: generate_op_table.py [OUT_PATH]   (default: server/gradguard/knowledge/ops.json)
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import re
+import sys
+from typing import Any
+
+import torchgen
+from torchgen.api import cpp
+from torchgen.api.autograd import (
+    NativeFunctionWithDifferentiabilityInfo,
+    match_differentiability_info,
+)
+from torchgen.gen import parse_native_yaml
+from torchgen.model import BackendIndex, DispatchKey, NativeFunction, SchemaKind
+from torchgen.packaged.autograd import gen_variable_type
+from torchgen.packaged.autograd.gen_inplace_or_view_type import use_derived
+from torchgen.packaged.autograd.gen_trace_type import MANUAL_AUTOGRAD
+from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OUT = os.path.join(ROOT, "server", "gradguard", "knowledge", "ops.json")
+
+_PACKAGED = os.path.join(os.path.dirname(torchgen.__file__), "packaged")
+NATIVE_YAML = os.path.join(_PACKAGED, "ATen", "native", "native_functions.yaml")
+TAGS_YAML = os.path.join(_PACKAGED, "ATen", "native", "tags.yaml")
+DERIVATIVES_YAML = os.path.join(_PACKAGED, "autograd", "derivatives.yaml")
+
+# Kernels that decide which backend actually runs on CPU / CUDA tensors.
+_DENSE_KEYS = (
+    DispatchKey.CompositeExplicitAutograd,
+    DispatchKey.CompositeExplicitAutogradNonFunctional,
+)
+
+# Composite ops whose C++ decomposition (aten/src/ATen/native/TensorShape.cpp) calls an op
+# that creates MULTI_OUTPUT_NODE views, so their outputs may not be modified in place either.
+# Other composite Tensor(a)[] ops (tensor_split, hsplit, vsplit, dsplit) decompose into slice.
+_COMPOSITE_MULTI_OUTPUT_VIEWS = {"chunk", "split.sizes"}
+
+# Hand-written autograd kernels (torch/csrc/autograd/VariableTypeManual.cpp) that have a
+# backward: copy_ records CopyBackwards (which saves no tensor).
+_MANUAL_DIFFERENTIABLE = {"copy_"}
+
+_SAVE_RE = re.compile(
+    r"grad_fn->(?P<field>\w+)_ = "
+    r"(?:SavedVariable|make_saved_variable_list)\((?P<expr>[^,]+), (?P<is_output>true|false)"
+)
+_EDGES_RE = re.compile(r"collect_next_edges\((?P<args>[^)]*)\)")
+_SHOULD_COMPUTE_RE = re.compile(r"grad_fn->should_compute_output\((\d+)\)")
+# Guards that only mean "a grad_fn is being recorded".
+_RECORDING_GUARDS = {
+    "_any_requires_grad",
+    "grad_fn",
+    "!grad_fns.empty()",
+    "grad_fn != nullptr",
+    "const auto& i : c10::irange(grad_fns.size())",
+}
+
+
+def _version() -> str:
+    """torch's public version, without the local build tag (+cpu, +cu128): same yaml."""
+    return importlib.metadata.version("torch").split("+")[0]
+
+
+def _has_dense_kernel(f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> bool:
+    keys = (DispatchKey.CPU, DispatchKey.CUDA) + _DENSE_KEYS
+    return any(k in indices and indices[k].has_kernel(f) for k in keys)
+
+
+def _decomposes(f: NativeFunction, indices: dict[DispatchKey, BackendIndex]) -> bool:
+    """CompositeImplicitAutograd wins over an Autograd formula when CPU/CUDA have no kernel."""
+    return f.has_composite_implicit_autograd_kernel and not _has_dense_kernel(f, indices)
+
+
+def _parse_kernel(body: list[str]) -> tuple[list[str], list[tuple[str, str, bool, list[int] | None]]]:
+    """Return (edges, saves) from an emitted autograd kernel body.
+
+    edges: the inputs given to ``collect_next_edges`` (edge k = should_compute_output(k)).
+    saves: (field, expression, is_output, guard edge offsets or None when unguarded).
+    """
+    edges: list[str] = []
+    saves = []
+    stack: list[str] = []
+    for line in "\n".join(body).split("\n"):
+        s = line.strip()
+        if s.startswith("}"):
+            stack.pop()
+        if s.endswith("{"):
+            m = re.match(r"(?:\}\s*else\s*)?(?:if|for)\s*\((.*)\)\s*\{$", s)
+            stack.append(m.group(1).strip() if m else s)
+        m = _EDGES_RE.search(s)
+        if m and not edges:
+            edges = [a.strip().removesuffix("[i]") for a in m.group("args").split(",") if a.strip()]
+        m = _SAVE_RE.search(s)
+        if m is None:
+            continue
+        offsets: list[int] | None = None
+        for cond in stack:
+            if cond in _RECORDING_GUARDS:
+                continue
+            parts = [p.strip() for p in cond.split("||")]
+            found = [_SHOULD_COMPUTE_RE.fullmatch(p) for p in parts]
+            if not all(found):
+                raise ValueError(f"unexpected guard around a save: {cond!r}")
+            if offsets is not None:
+                raise ValueError(f"nested should_compute_output guards: {stack!r}")
+            offsets = sorted(int(g.group(1)) for g in found)  # type: ignore[union-attr]
+        saves.append((m.group("field"), m.group("expr"), m.group("is_output") == "true", offsets))
+    return edges, saves
+
+
+def _view_of(f: NativeFunction) -> str | None:
+    """The argument whose alias a non-writing ``Tensor(a)`` return is."""
+    for ret in f.func.returns:
+        ann = ret.annotation
+        if ann is None or ann.is_write:
+            continue
+        for arg in f.func.arguments.flat_all:
+            if arg.annotation is not None and arg.annotation.alias_set == ann.alias_set:
+                return arg.name
+    return None
+
+
+def _record(fn: NativeFunctionWithDifferentiabilityInfo, indices: dict[DispatchKey, BackendIndex]) -> dict[str, Any]:
+    f = fn.func
+    schema = f.func
+    name = str(schema.name)
+    schema_kind = schema.kind()
+    args = [a.name for a in schema.arguments.flat_all]
+    tensor_args = [a.name for a in schema.arguments.flat_all if a.type.is_tensor_like()]
+    rec: dict[str, Any] = {"args": args, "tensor_args": tensor_args}
+    kind = {SchemaKind.functional: "functional", SchemaKind.inplace: "inplace", SchemaKind.out: "out"}.get(
+        schema_kind, "mutable"
+    )
+    rec["kind"] = kind
+    mutates = [a.name for a in schema.arguments.flat_all if a.annotation is not None and a.annotation.is_write]
+    if mutates:
+        rec["mutates"] = mutates
+    view_of = _view_of(f)
+    if view_of is not None:
+        rec["view_of"] = view_of
+        is_list = any(r.annotation is not None and r.type.is_list_like() for r in schema.returns)
+        if is_list and (not _decomposes(f, indices) or name in _COMPOSITE_MULTI_OUTPUT_VIEWS):
+            rec["multi_output_view"] = True
+
+    if _decomposes(f, indices):
+        # No grad_fn of its own on CPU/CUDA: what is saved comes from the decomposition.
+        rec["composite"] = True
+        rec["decomposes"] = True
+        if kind == "out":
+            rec["differentiable"] = False
+        return rec
+    if kind == "out":
+        # The kernel raises "out=... arguments don't support automatic differentiation".
+        rec["differentiable"] = False
+        return rec
+    if cpp.name(schema) in MANUAL_AUTOGRAD:
+        if cpp.name(schema) not in _MANUAL_DIFFERENTIABLE:
+            rec["differentiable"] = False
+        return rec
+    info = (fn.info or {}).get("Default")
+    if not use_derived(fn) or info is None or not info.has_derivatives:
+        # No formula for dense tensors: no grad_fn, or a NotImplemented one whose backward raises.
+        rec["differentiable"] = False
+        return rec
+
+    edges, saves = _parse_kernel(gen_variable_type.emit_body(fn, "Default"))
+    if not edges:
+        raise ValueError(f"{name}: derivative formula but no collect_next_edges")
+    if sorted(set(edges)) != sorted(tensor_args):
+        rec["grad_inputs"] = sorted(set(edges))
+    return_names = list(cpp.return_names(f))
+    saved: dict[str, Any] = {}
+    saved_outputs: set[int] = set()
+    for field, expr, is_output, offsets in saves:
+        if is_output:
+            if kind == "inplace" and field == "result":
+                saved_outputs.add(0)
+            elif field in return_names:
+                saved_outputs.add(return_names.index(field))
+            else:
+                raise ValueError(f"{name}: saved output {field!r} is not a return")
+            continue
+        # The expression names the argument (foreach kernels keep the reference op's field name).
+        if "original_self" in expr:
+            arg, rec["saves_clone"] = "self", True
+        else:
+            arg = expr.removesuffix("[i]")
+        if arg not in args:
+            raise ValueError(f"{name}: saved input {expr!r} is not an argument")
+        if offsets is None or {edges[k] for k in offsets} == set(edges):
+            saved[arg] = "*"
+        else:
+            saved[arg] = sorted({edges[k] for k in offsets})
+    if saved:
+        rec["saves"] = saved
+    if 0 in saved_outputs:
+        rec["saves_result"] = True
+    if saved_outputs - {0}:
+        rec["saves_outputs"] = sorted(saved_outputs)
+    return rec
+
+
+def build_table() -> dict[str, Any]:
+    """Build the op table from the installed torch's torchgen data."""
+    infos, _ = load_derivatives(DERIVATIVES_YAML, NATIVE_YAML, TAGS_YAML)
+    parsed = parse_native_yaml(NATIVE_YAML, TAGS_YAML)
+    fns = match_differentiability_info(parsed.native_functions, infos)
+    ops = {str(fn.func.func.name): _record(fn, parsed.backend_indices) for fn in fns}
+    return {"torch_version": _version(), "ops": dict(sorted(ops.items()))}
+
+
+def dumps(table: dict[str, Any]) -> str:
+    """Serialize deterministically: one op per line, sorted keys, no spaces."""
+    lines = ["{", f'"torch_version": {json.dumps(table["torch_version"])},', '"ops": {']
+    items = sorted(table["ops"].items())
+    for i, (name, rec) in enumerate(items):
+        sep = "," if i < len(items) - 1 else ""
+        lines.append(f"{json.dumps(name)}: {json.dumps(rec, sort_keys=True, separators=(',', ':'))}{sep}")
+    lines += ["}", "}", ""]
+    return "\n".join(lines)
+
+
+def main(out_path: str = DEFAULT_OUT) -> None:
+    """Regenerate the table and write it to out_path."""
+    table = build_table()
+    with open(out_path, "w", encoding="utf-8") as fh:
+        fh.write(dumps(table))
+    print(f"wrote {out_path}: {len(table['ops'])} ops, torch {table['torch_version']}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:2])

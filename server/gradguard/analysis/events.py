@@ -1,0 +1,38 @@
+"""What the interpreter observed: each in-place change of a tensor, with everything the rules need."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradguard.analysis.values import SavedRecord, TensorValue, Tri
+
+
+@dataclass(eq=False)
+class InplaceChange:
+    """One in-place change of a tensor at one place in the user's code.
+
+    `node` is where the change is reported (the mutating expression, the user's call of the
+    module that changes it, or the construction of a module that `nn.Sequential` runs).
+    `saved` are the live saves of the changed version counter; `storage_saved` those of the
+    tensor whose storage a `.data` / `unsafe_*` alias writes to without bumping its version.
+    """
+
+    node: cst.CSTNode
+    target: TensorValue
+    target_node: cst.CSTNode | None
+    verb: str
+    grad_enabled: Tri
+    bumps_version: bool
+    saved: tuple[SavedRecord, ...]
+    storage_saved: tuple[SavedRecord, ...] = ()
+    backward_follows: Tri = Tri.NO
+    inside_module: cst.CSTNode | None = None
+
+
+@dataclass
+class ScopeResult:
+    """Everything observed while interpreting one file."""
+
+    changes: list[InplaceChange] = field(default_factory=list)

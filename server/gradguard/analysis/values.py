@@ -1,0 +1,227 @@
+"""Abstract values the interpreter computes for Python expressions.
+
+A `TensorValue` stands for one tensor object. Tensors that share one version counter (a base
+and its views, `detach()`, returns-self calls, `nn.Parameter(x)`) carry the same
+`version_counter` id: an in-place change of any of them bumps the version that autograd
+checks for all of them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+import libcst as cst
+
+
+class Tri(Enum):
+    """Three-valued truth: known yes, known no, or unknown."""
+
+    YES = "yes"
+    NO = "no"
+    MAYBE = "maybe"
+
+    @staticmethod
+    def of(flag: bool) -> Tri:
+        return Tri.YES if flag else Tri.NO
+
+    def __or__(self, other: Tri) -> Tri:
+        if Tri.YES in (self, other):
+            return Tri.YES
+        if Tri.MAYBE in (self, other):
+            return Tri.MAYBE
+        return Tri.NO
+
+    def __and__(self, other: Tri) -> Tri:
+        if Tri.NO in (self, other):
+            return Tri.NO
+        if Tri.MAYBE in (self, other):
+            return Tri.MAYBE
+        return Tri.YES
+
+    def join(self, other: Tri) -> Tri:
+        return self if self is other else Tri.MAYBE
+
+
+_ids = itertools.count(1)
+
+
+def new_version_counter() -> int:
+    """A fresh version-counter id (one per newly allocated tensor)."""
+    return next(_ids)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a tensor came from, in the user's words: `the output of torch.sigmoid`."""
+
+    description: str
+    node: cst.CSTNode | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class TensorValue:
+    """One tensor object as far as autograd's in-place checks are concerned."""
+
+    version_counter: int
+    requires_grad: Tri
+    is_leaf: bool
+    origin: Origin
+    alias_certain: bool = True
+    view_of_leaf: bool = False
+    multi_output_view: str | None = None
+    no_grad_view: bool = False
+    storage_of: int | None = None
+
+    def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES) -> TensorValue:
+        """A view (or returns-self alias) of this tensor: same version counter."""
+        return replace(
+            self,
+            origin=origin,
+            is_leaf=False if self.requires_grad is Tri.YES else self.is_leaf,
+            alias_certain=self.alias_certain and certain,
+            view_of_leaf=self.view_of_leaf or (self.is_leaf and self.requires_grad is Tri.YES),
+            no_grad_view=self.no_grad_view or (grad_enabled is Tri.NO and self.requires_grad is not Tri.NO),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class ArgumentValue:
+    """A function parameter of unknown type; it becomes a tensor when used as one."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ConstValue:
+    """A Python literal (number, string, bool, None)."""
+
+    value: object
+
+
+@dataclass(frozen=True, eq=False)
+class ImportRef:
+    """A name bound to something imported: its qualified name, e.g. `torch.nn.functional`."""
+
+    qualname: str
+
+
+@dataclass(frozen=True, eq=False)
+class SequenceValue:
+    """A tuple or list of values; `repeated` stands for an unknown number of like elements."""
+
+    items: tuple[Value, ...] = ()
+    repeated: Value | None = None
+
+    def item(self, index: int) -> Value:
+        if self.repeated is not None:
+            return self.repeated
+        if -len(self.items) <= index < len(self.items):
+            return self.items[index]
+        return UNKNOWN
+
+
+@dataclass(eq=False)
+class ModuleValue:
+    """An `nn.Module` instance: a known `torch.nn` class, a container, or a user class."""
+
+    class_name: str
+    node: cst.CSTNode | None
+    parameters: dict[str, TensorValue] = field(default_factory=dict)
+    children: list[ModuleValue] | None = None
+    named_children: dict[str, Value] = field(default_factory=dict)
+    inplace: bool = False
+    training: Tri = Tri.YES
+    user_class: str | None = None
+    arguments: dict[str, Value] = field(default_factory=dict)
+
+    def all_parameters(self) -> tuple[list[TensorValue], bool]:
+        """Every parameter of the module and its children, and whether the list is complete."""
+        found = list(self.parameters.values())
+        found.extend(v for v in self.named_children.values()
+                     if isinstance(v, TensorValue) and v.is_leaf and v.requires_grad is Tri.YES)
+        complete = True
+        children = list(self.children or []) + [v for v in self.named_children.values() if isinstance(v, ModuleValue)]
+        if self.children is None and self.class_name in ("Sequential", "ModuleList", "ModuleDict"):
+            complete = False
+        for child in children:
+            params, child_complete = child.all_parameters()
+            found.extend(params)
+            complete = complete and child_complete
+        if self.user_class and any(not isinstance(v, (ModuleValue, TensorValue, ConstValue)) for v in self.named_children.values()):
+            complete = False
+        return found, complete
+
+    def has_trainable_parameters(self) -> Tri:
+        params, complete = self.all_parameters()
+        if any(p.requires_grad is Tri.YES for p in params):
+            return Tri.YES
+        return Tri.NO if complete else Tri.MAYBE
+
+
+@dataclass(frozen=True, eq=False)
+class ParametersValue:
+    """The result of `module.parameters()`."""
+
+    tensors: tuple[TensorValue, ...]
+    complete: bool
+
+
+@dataclass(frozen=True, eq=False)
+class OptimizerValue:
+    """A `torch.optim` optimizer: `step()` changes its parameters in place."""
+
+    class_name: str
+    parameters: tuple[TensorValue, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class FunctionRef:
+    """A function or class defined in the analysed file."""
+
+    name: str
+    node: cst.FunctionDef | cst.ClassDef
+
+
+class _Unknown:
+    """A value the analysis cannot follow: nothing is concluded from it."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+Value = TensorValue | ArgumentValue | ConstValue | ImportRef | SequenceValue | ModuleValue | ParametersValue | OptimizerValue | FunctionRef | _Unknown
+
+
+@dataclass(frozen=True)
+class SavedRecord:
+    """An op saved (a member of) this version counter for backward, at the version it had then."""
+
+    saved_by: str
+    aten_op: str
+    what: str
+    node: cst.CSTNode
+    certain: bool
+    tensor_node: cst.CSTNode | None = None
+
+
+def join_values(a: Value, b: Value) -> Value:
+    """The value of a name after two paths meet."""
+    if a is b:
+        return a
+    if isinstance(a, TensorValue) and isinstance(b, TensorValue) and a.version_counter == b.version_counter:
+        return replace(
+            a,
+            requires_grad=a.requires_grad.join(b.requires_grad),
+            is_leaf=a.is_leaf and b.is_leaf,
+            alias_certain=a.alias_certain and b.alias_certain,
+            view_of_leaf=a.view_of_leaf and b.view_of_leaf,
+            multi_output_view=a.multi_output_view if a.multi_output_view == b.multi_output_view else None,
+            no_grad_view=a.no_grad_view and b.no_grad_view,
+        )
+    if isinstance(a, ConstValue) and isinstance(b, ConstValue) and a.value == b.value:
+        return a
+    return UNKNOWN

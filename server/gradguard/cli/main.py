@@ -1,0 +1,91 @@
+"""`gradguard check [PATHS...]`: analyse files and print findings."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from gradguard import __version__
+from gradguard.config import ConfigError, Settings, load_settings
+from gradguard.engine import analyse_document
+from gradguard.findings import Finding, Position, Severity, Span
+from gradguard.cli.files import mentions_torch, python_files
+from gradguard.cli.output import render_json, render_text
+from gradguard.source.document import Document
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gradguard", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"gradguard {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="analyse files and folders")
+    check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report")
+    check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
+    check.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when something is found")
+    return parser
+
+
+def unreadable(path: Path, error: Exception) -> Finding:
+    return Finding("GG000", Severity.ERROR, f"gradguard could not read this file: {error}", str(path),
+                   Span(Position(1, 0), Position(1, 0)))
+
+
+def check_files(paths: list[Path], settings: Settings | None) -> list[Finding]:
+    """Findings for every file under `paths`; `settings` None reads each tree's pyproject.toml."""
+    findings: list[Finding] = []
+    resolved = settings if settings is not None else load_settings(paths[0] if paths else Path("."))
+    for path in python_files(paths):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            if resolved.enabled("GG000", str(path)):
+                findings.append(unreadable(path, error))
+            continue
+        if not mentions_torch(text) or any(path.match(p) for p in resolved.exclude):
+            continue
+        findings.extend(analyse_document(Document.parse(str(path), text), resolved))
+    return findings
+
+
+def run_check(args: argparse.Namespace) -> int:
+    try:
+        settings = Settings() if args.no_config else load_settings(args.paths[0] if args.paths else Path("."))
+    except ConfigError as error:
+        print(f"gradguard: {error}", file=sys.stderr)
+        return 2
+    settings = settings.with_overrides(args.select, args.ignore)
+    missing = [p for p in args.paths if not p.exists()]
+    if missing:
+        print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    findings = check_files(args.paths, settings)
+    output = render_json(findings) if args.format == "json" else render_text(findings)
+    if output:
+        print(output)
+    if args.format == "text":
+        print(f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}.", file=sys.stderr)
+    return 0 if args.exit_zero or not findings else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "check":
+            return run_check(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # an internal error: say so without a traceback
+        if os.environ.get("GRADGUARD_DEBUG"):
+            raise
+        print(f"gradguard: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    return 2

@@ -1,0 +1,145 @@
+"""What each `torch.nn` module saves for backward, and how its `inplace=` form behaves.
+
+Every entry follows `../shared/reference/autograd.md` §3 (torch 2.13, CPU) and is checked by
+running torch in `tests/test_knowledge_modules.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Saves(str, Enum):
+    """When a module saves one of its tensors for backward (given that a graph is recorded)."""
+
+    ALWAYS = "always"
+    NEVER = "never"
+    IF_WEIGHT_REQUIRES_GRAD = "if_weight_requires_grad"
+    IF_INPUT_REQUIRES_GRAD = "if_input_requires_grad"
+
+
+class InplaceSaves(str, Enum):
+    """What the in-place form (`inplace=True`) saves for its own backward."""
+
+    NO_INPLACE = "no_inplace"
+    RESULT = "result"
+    CLONE = "clone"
+    NOTHING = "nothing"
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """One `torch.nn` module class as autograd sees it in train mode."""
+
+    name: str
+    op: str
+    saves_input: Saves = Saves.NEVER
+    saves_output: bool = False
+    saves_weight: Saves = Saves.NEVER
+    parameters: tuple[str, ...] = ()
+    inplace: InplaceSaves = InplaceSaves.NO_INPLACE
+    inplace_position: int | None = None
+    returns_input: bool = False
+    returns_input_in_eval: bool = False
+    output_views_input: bool = False
+    output_view_in_eval: bool = False
+
+
+def _activation(name: str, op: str, *, saves_output: bool = False, inplace: InplaceSaves = InplaceSaves.NO_INPLACE,
+                inplace_position: int | None = None) -> ModuleFacts:
+    return ModuleFacts(
+        name, op,
+        saves_input=Saves.NEVER if saves_output else Saves.ALWAYS,
+        saves_output=saves_output,
+        inplace=inplace,
+        inplace_position=inplace_position,
+    )
+
+
+_CONV = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")
+_NORM = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm")
+_DROPOUT = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d")
+# These accept `inplace=` but their forward never passes it on: the call is always out of place.
+_ALPHA_DROPOUT = ("AlphaDropout", "FeatureAlphaDropout")
+
+_TABLE: tuple[ModuleFacts, ...] = (
+    *(ModuleFacts(n, "convolution", saves_input=Saves.ALWAYS, saves_weight=Saves.ALWAYS,
+                  parameters=("weight", "bias")) for n in _CONV),
+    ModuleFacts("Linear", "addmm", saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD,
+                saves_weight=Saves.IF_INPUT_REQUIRES_GRAD, parameters=("weight", "bias")),
+    ModuleFacts("Bilinear", "_trilinear", saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD,
+                saves_weight=Saves.IF_INPUT_REQUIRES_GRAD, parameters=("weight", "bias")),
+    *(ModuleFacts(n, "native_batch_norm", saves_input=Saves.ALWAYS, saves_weight=Saves.ALWAYS,
+                  parameters=("weight", "bias")) for n in _NORM),
+    *(ModuleFacts(n, "native_batch_norm", saves_input=Saves.ALWAYS)
+      for n in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")),
+    ModuleFacts("LayerNorm", "native_layer_norm", saves_input=Saves.ALWAYS, saves_weight=Saves.ALWAYS,
+                parameters=("weight", "bias")),
+    ModuleFacts("GroupNorm", "native_group_norm", saves_input=Saves.ALWAYS, saves_weight=Saves.ALWAYS,
+                parameters=("weight", "bias")),
+    # On CPU the composite rms_norm decomposes (pow, mean, rsqrt, mul): `_fused_rms_norm` never runs, and the
+    # final `mul` by the weight saves the weight only when the normalized input requires grad.
+    ModuleFacts("RMSNorm", "rms_norm", saves_input=Saves.ALWAYS, saves_weight=Saves.IF_INPUT_REQUIRES_GRAD,
+                parameters=("weight",)),
+    _activation("ReLU", "relu", saves_output=True, inplace=InplaceSaves.RESULT, inplace_position=0),
+    _activation("LeakyReLU", "leaky_relu", inplace=InplaceSaves.RESULT, inplace_position=1),
+    _activation("ELU", "elu", inplace=InplaceSaves.RESULT, inplace_position=1),
+    _activation("SELU", "elu", inplace=InplaceSaves.RESULT, inplace_position=0),
+    _activation("CELU", "celu", inplace=InplaceSaves.RESULT, inplace_position=1),
+    _activation("RReLU", "rrelu_with_noise", inplace=InplaceSaves.RESULT, inplace_position=2),
+    _activation("ReLU6", "hardtanh", inplace=InplaceSaves.CLONE, inplace_position=0),
+    _activation("Hardtanh", "hardtanh", inplace=InplaceSaves.CLONE, inplace_position=2),
+    _activation("SiLU", "silu", inplace=InplaceSaves.CLONE, inplace_position=0),
+    _activation("Mish", "mish", inplace=InplaceSaves.CLONE, inplace_position=0),
+    _activation("Hardswish", "hardswish", inplace=InplaceSaves.CLONE, inplace_position=0),
+    _activation("Hardsigmoid", "hardsigmoid", inplace=InplaceSaves.CLONE, inplace_position=0),
+    _activation("Threshold", "threshold", inplace=InplaceSaves.CLONE, inplace_position=2),
+    *(_activation(n, op) for n, op in (
+        ("GELU", "gelu"), ("Softplus", "softplus"), ("Hardshrink", "hardshrink"),
+        ("Softshrink", "softshrink"), ("GLU", "glu"), ("LogSigmoid", "log_sigmoid_forward"),
+        ("Softsign", "div"))),
+    ModuleFacts("PReLU", "_prelu_kernel", saves_input=Saves.ALWAYS, saves_weight=Saves.ALWAYS,
+                parameters=("weight",)),
+    *(_activation(n, op, saves_output=True) for n, op in (
+        ("Sigmoid", "sigmoid"), ("Tanh", "tanh"), ("Softmax", "_softmax"), ("LogSoftmax", "_log_softmax"),
+        ("Softmin", "_softmax"))),
+    ModuleFacts("Tanhshrink", "tanh"),
+    *(ModuleFacts(n, "mul", inplace=InplaceSaves.NOTHING, inplace_position=1, returns_input_in_eval=True)
+      for n in _DROPOUT),
+    *(ModuleFacts(n, "mul", returns_input_in_eval=True) for n in _ALPHA_DROPOUT),
+    *(ModuleFacts(n, op, saves_input=Saves.ALWAYS) for n, op in (
+        ("MaxPool1d", "max_pool2d_with_indices"), ("MaxPool2d", "max_pool2d_with_indices"),
+        ("MaxPool3d", "max_pool3d_with_indices"), ("AdaptiveMaxPool1d", "adaptive_max_pool2d"),
+        ("AdaptiveMaxPool2d", "adaptive_max_pool2d"), ("AdaptiveMaxPool3d", "adaptive_max_pool3d"))),
+    *(ModuleFacts(n, op, saves_input=Saves.ALWAYS) for n, op in (
+        ("AvgPool1d", "avg_pool2d"), ("AvgPool2d", "avg_pool2d"), ("AvgPool3d", "avg_pool3d"))),
+    # The saved input is the index tensor: mutating the indices after the call breaks backward.
+    ModuleFacts("Embedding", "embedding", saves_input=Saves.ALWAYS, parameters=("weight",)),
+    ModuleFacts("EmbeddingBag", "_embedding_bag", saves_input=Saves.ALWAYS, parameters=("weight",)),
+    ModuleFacts("Identity", "alias", returns_input=True),
+    ModuleFacts("Flatten", "view", output_views_input=True),
+    ModuleFacts("Unflatten", "view", output_views_input=True),
+    *(ModuleFacts(n, op) for n, op in (
+        ("Upsample", "upsample_nearest2d"), ("UpsamplingNearest2d", "upsample_nearest2d"),
+        ("UpsamplingBilinear2d", "upsample_bilinear2d"), ("PixelShuffle", "pixel_shuffle"),
+        ("PixelUnshuffle", "pixel_unshuffle"), ("CrossEntropyLoss", "_log_softmax"),
+        ("ZeroPad2d", "constant_pad_nd"), ("ConstantPad2d", "constant_pad_nd"))),
+    ModuleFacts("LSTM", "mkldnn_rnn_layer", saves_input=Saves.ALWAYS, saves_output=True, saves_weight=Saves.ALWAYS,
+                parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")),
+    # weight_ih is saved if the input requires grad; weight_hh always (from the second time step on).
+    ModuleFacts("GRU", "gru", saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD, saves_weight=Saves.ALWAYS,
+                parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")),
+    ModuleFacts("MSELoss", "mse_loss", saves_input=Saves.ALWAYS),
+    # l1_loss is composite: abs(input - target) saves the difference, not the input.
+    ModuleFacts("L1Loss", "l1_loss"),
+)
+
+MODULES: dict[str, ModuleFacts] = {facts.name: facts for facts in _TABLE}
+
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+
+
+def module(name: str) -> ModuleFacts | None:
+    """The facts of the `torch.nn` module class called `name`, if gradguard knows it."""
+    return MODULES.get(name)

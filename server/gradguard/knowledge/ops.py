@@ -1,0 +1,121 @@
+"""What each ATen overload saves for backward, read from the generated ``ops.json``.
+
+The table is produced by ``scripts/generate_op_table.py`` (``make knowledge``) from the torchgen
+data of the installed torch. This module only reads it: stdlib only, no torch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+_TABLE = Path(__file__).with_name("ops.json")
+
+
+@dataclass(frozen=True)
+class OpFacts:
+    """Autograd facts about one ATen overload (e.g. ``mul.Tensor``, ``relu_``, ``mul.out``).
+
+    ``saves`` maps each input saved by reference to the inputs whose ``requires_grad`` makes it
+    saved (any of them), or to ``None`` when it is saved whenever a grad_fn is recorded.
+    In-place ops never save ``self`` by reference: when ``saves`` names ``self`` it is a clone
+    (``saves_clone``). ``saves_result`` means output 0 is saved (for in-place ops: the mutated
+    tensor at its post-op version); ``saves_outputs`` lists every saved output index.
+    ``composite`` ops have no grad_fn of their own on CPU/CUDA: what they save comes from the
+    ops they decompose into, so ``saves`` is empty.
+    """
+
+    name: str
+    args: tuple[str, ...]
+    tensor_args: frozenset[str]
+    saves: Mapping[str, frozenset[str] | None] = field(hash=False)
+    saves_result: bool
+    kind: str  # "functional" | "inplace" | "out" | "mutable" (mutates an argument, not self)
+    mutates: tuple[str, ...]
+    saves_clone: bool
+    view_of: str | None
+    multi_output_view: bool
+    composite: bool
+    differentiable: bool
+    grad_inputs: frozenset[str] = frozenset()  # inputs that get an edge of the grad_fn
+    saves_outputs: frozenset[int] = frozenset()
+
+    def saved_inputs(self, requires_grad: Mapping[str, bool]) -> frozenset[str]:
+        """Inputs saved by reference (so mutating them later breaks backward).
+
+        ``requires_grad`` maps argument names to whether that tensor requires grad; missing names
+        count as False. Nothing is saved unless a differentiable input requires grad.
+        """
+        if not self.differentiable or self.composite:
+            return frozenset()
+        if not any(requires_grad.get(a, False) for a in self.grad_inputs):
+            return frozenset()
+        return frozenset(
+            arg
+            for arg, cond in self.saves.items()
+            if not (self.saves_clone and arg == "self")
+            and (cond is None or any(requires_grad.get(c, False) for c in cond))
+        )
+
+
+def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
+    tensor_args = frozenset(rec["tensor_args"])
+    saves = {
+        arg: None if cond == "*" else frozenset(cond) for arg, cond in rec.get("saves", {}).items()
+    }
+    outputs = frozenset(rec.get("saves_outputs", [0] if rec.get("saves_result") else []))
+    return OpFacts(
+        name=name,
+        args=tuple(rec["args"]),
+        tensor_args=tensor_args,
+        saves=MappingProxyType(saves),
+        saves_result=bool(rec.get("saves_result", False)),
+        kind=rec["kind"],
+        mutates=tuple(rec.get("mutates", ())),
+        saves_clone=bool(rec.get("saves_clone", False)),
+        view_of=rec.get("view_of"),
+        multi_output_view=bool(rec.get("multi_output_view", False)),
+        composite=bool(rec.get("composite", False)),
+        differentiable=bool(rec.get("differentiable", True)),
+        grad_inputs=frozenset(rec.get("grad_inputs", tensor_args)),
+        saves_outputs=outputs,
+    )
+
+
+@cache
+def _load() -> tuple[str, Mapping[str, OpFacts]]:
+    data = json.loads(_TABLE.read_text(encoding="utf-8"))
+    ops = {name: _facts(name, rec) for name, rec in data["ops"].items()}
+    return data["torch_version"], MappingProxyType(ops)
+
+
+@cache
+def _by_base() -> Mapping[str, tuple[OpFacts, ...]]:
+    groups: dict[str, list[OpFacts]] = {}
+    for facts in _load()[1].values():
+        if facts.kind != "out":
+            groups.setdefault(facts.name.split(".", 1)[0], []).append(facts)
+    return MappingProxyType({base: tuple(group) for base, group in groups.items()})
+
+
+def op(name: str) -> OpFacts | None:
+    """Facts for an exact overload key (``"mul.Tensor"``, ``"relu_"``), or None if unknown."""
+    return _load()[1].get(name)
+
+
+def overloads(base: str) -> tuple[OpFacts, ...]:
+    """Every non-``out=`` overload named ``base`` (``"mul"`` -> mul.Tensor, mul.Scalar).
+
+    In-place overloads have their own base (``"mul_"``).
+    """
+    return _by_base().get(base, ())
+
+
+def torch_version() -> str:
+    """The torch version the table was generated from."""
+    return _load()[0]

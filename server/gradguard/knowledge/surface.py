@@ -1,0 +1,165 @@
+"""The Python surface of PyTorch mapped onto ATen ops: functions, methods, operators, modules.
+
+Names here are what users type; the op table (`ops.py`) says what each ATen op saves. Every
+mapping follows the profiler traces in `../shared/reference/autograd.md` §3 and §6.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: `a op= b` → the in-place ATen op; `@=` is absent: tensors have no `__imatmul__`, so it rebinds.
+AUGMENTED_INPLACE: dict[str, str] = {
+    "AddAssign": "add_",
+    "SubtractAssign": "sub_",
+    "MultiplyAssign": "mul_",
+    "DivideAssign": "div_",
+    "FloorDivideAssign": "floor_divide_",
+    "ModuloAssign": "remainder_",
+    "PowerAssign": "pow_",
+    "BitAndAssign": "bitwise_and_",
+    "BitOrAssign": "bitwise_or_",
+    "BitXorAssign": "bitwise_xor_",
+    "LeftShiftAssign": "__ilshift__",
+    "RightShiftAssign": "__irshift__",
+}
+
+#: `a op b` → the functional ATen op.
+BINARY: dict[str, str] = {
+    "Add": "add",
+    "Subtract": "sub",
+    "Multiply": "mul",
+    "Divide": "div",
+    "FloorDivide": "floor_divide",
+    "Modulo": "remainder",
+    "Power": "pow",
+    "MatrixMultiply": "matmul",
+    "BitAnd": "bitwise_and",
+    "BitOr": "bitwise_or",
+    "BitXor": "bitwise_xor",
+    "LeftShift": "__lshift__",
+    "RightShift": "__rshift__",
+}
+
+#: Calls that return their input object when it already has the asked-for layout, dtype or
+#: device (`contiguous()` on a contiguous tensor, `float()` on a float one...): they share its
+#: version counter, but only maybe.
+MAYBE_RETURNS_SELF = frozenset({
+    "contiguous", "to", "float", "cpu", "cuda", "type", "type_as", "double", "half", "bfloat16",
+    "int", "long", "bool", "conj", "resolve_conj", "resolve_neg", "as_tensor", "asarray",
+})
+
+#: Calls that always return their input object.
+RETURNS_SELF = frozenset({"requires_grad_", "retain_grad"})
+
+#: Views whose result may be a copy (not viewable strides): `reshape`, `flatten`...
+MAYBE_VIEW = frozenset({"reshape", "reshape_as", "flatten", "ravel"})
+
+#: Views not in ATen's schema language as method names.
+ATTRIBUTE_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+
+#: Shares storage but gets a new version counter: writes through these are invisible to autograd.
+STORAGE_ALIASES = frozenset({"unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"})
+
+#: Tensor factories: a new leaf, requiring grad only with `requires_grad=True`.
+FACTORIES = frozenset({
+    "zeros", "ones", "empty", "full", "randn", "rand", "randint", "randperm", "arange", "linspace",
+    "logspace", "eye", "tensor", "zeros_like", "ones_like", "empty_like", "full_like", "randn_like",
+    "rand_like", "randint_like", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor",
+    "BoolTensor", "HalfTensor", "ByteTensor", "empty_strided", "normal", "from_numpy", "clone",
+    "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "tril_indices", "triu_indices",
+})
+
+#: Methods whose result is not a tensor we follow (Python numbers, shapes, arrays).
+NOT_TENSORS = frozenset({
+    "size", "shape", "dim", "ndim", "numel", "item", "tolist", "numpy", "stride", "storage",
+    "data_ptr", "element_size", "nelement", "is_contiguous", "is_floating_point", "get_device",
+    "untyped_storage", "register_hook", "dtype", "device", "any", "all", "equal",
+})
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """A composite op that records another op's backward on CPU/CUDA, with argument renaming."""
+
+    aten_op: str
+    rename: tuple[tuple[str, str], ...] = ()
+
+    def argument(self, python_name: str) -> str:
+        return dict(self.rename).get(python_name, python_name)
+
+
+#: Composite ops (no own grad_fn on CPU/CUDA) → the op whose saves they record.
+DECOMPOSITIONS: dict[str, Decomposition] = {
+    "matmul": Decomposition("mm", (("other", "mat2"),)),
+    "linear": Decomposition("addmm", (("input", "mat1"), ("weight", "mat2"), ("bias", "self"))),
+    "softmax": Decomposition("_softmax", (("input", "self"),)),
+    "log_softmax": Decomposition("_log_softmax", (("input", "self"),)),
+    "softmin": Decomposition("_softmax", (("input", "self"),)),
+    "max_pool1d": Decomposition("max_pool2d_with_indices", (("input", "self"),)),
+    "max_pool2d": Decomposition("max_pool2d_with_indices", (("input", "self"),)),
+    "conv1d": Decomposition("convolution"),
+    "conv2d": Decomposition("convolution"),
+    "conv3d": Decomposition("convolution"),
+    "conv_transpose1d": Decomposition("convolution"),
+    "conv_transpose2d": Decomposition("convolution"),
+    "conv_transpose3d": Decomposition("convolution"),
+    "batch_norm": Decomposition("native_batch_norm"),
+    "layer_norm": Decomposition("native_layer_norm"),
+    "group_norm": Decomposition("native_group_norm"),
+    "relu6": Decomposition("hardtanh", (("input", "self"),)),
+    "selu": Decomposition("elu", (("input", "self"),)),
+    "chunk": Decomposition("split"),
+    "square": Decomposition("pow.Tensor_Scalar"),
+    "mse_loss": Decomposition("mse_loss", (("input", "self"),)),
+}
+
+#: `F.*` functions with `inplace=`: position of the `inplace` argument and the in-place op.
+FUNCTIONAL_INPLACE: dict[str, tuple[int, str]] = {
+    "relu": (1, "relu_"),
+    "relu6": (1, "hardtanh_"),
+    "leaky_relu": (2, "leaky_relu_"),
+    "elu": (2, "elu_"),
+    "selu": (1, "elu_"),
+    "celu": (2, "celu_"),
+    "silu": (1, "silu_"),
+    "mish": (1, "mish_"),
+    "hardtanh": (3, "hardtanh_"),
+    "hardswish": (1, "hardswish_"),
+    "hardsigmoid": (1, "hardsigmoid_"),
+    "threshold": (3, "threshold_"),
+    "rrelu": (4, "rrelu_with_noise_"),
+}
+
+#: `F.dropout`-like functions: (position of `training`, position of `inplace`). Note that
+#: `F.dropout` defaults to training=True whatever the module's mode.
+FUNCTIONAL_DROPOUT: dict[str, tuple[int, int]] = {
+    "dropout": (2, 3),
+    "dropout1d": (2, 3),
+    "dropout2d": (2, 3),
+    "dropout3d": (2, 3),
+    "alpha_dropout": (2, 3),
+    "feature_alpha_dropout": (2, 3),
+}
+
+#: Optimizer classes of `torch.optim`: `step()` changes every parameter in place.
+OPTIMIZERS = frozenset({
+    "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam",
+    "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon",
+})
+
+#: Grad-mode context managers and decorators: name → grad enabled inside (None: from the argument).
+GRAD_MODES: dict[str, bool | None] = {
+    "torch.no_grad": False,
+    "torch.enable_grad": True,
+    "torch.inference_mode": False,
+    "torch.set_grad_enabled": None,
+    "torch.autograd.no_grad": False,
+    "torch.autograd.enable_grad": True,
+    "torch.autograd.grad_mode.no_grad": False,
+    "torch.autograd.grad_mode.inference_mode": False,
+    "torch.autograd.set_grad_enabled": None,
+}
+
+#: Calls that run backward through the graph.
+BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})

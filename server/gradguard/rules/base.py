@@ -1,0 +1,56 @@
+"""What a rule sees (`RuleContext`) and what it is (`Rule`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Callable, Iterator
+
+import libcst as cst
+
+from gradguard.analysis.events import InplaceChange
+from gradguard.analysis.values import SavedRecord
+from gradguard.findings import Finding, Related
+from gradguard.source.document import Document
+
+
+@dataclass
+class RuleContext:
+    """One analysed file, as the rules read it."""
+
+    document: Document
+    changes: list[InplaceChange]
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.document.code(node)
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.document.span(node).start.line
+
+    def saved_here_node(self, node: cst.CSTNode, message: str) -> Related:
+        """Related information pointing at `node`."""
+        return Related(self.document.filename, self.document.span(node), message)
+
+    def saved_here(self, record: SavedRecord) -> Related:
+        """Related information: where the op saved the tensor."""
+        return Related(self.document.filename, self.document.span(record.node),
+                       f"`{record.saved_by}` saved its {record.what} for backward here ({record.aten_op})")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule: its code, its name, its documentation (the module docstring) and its check."""
+
+    code: str
+    name: str
+    summary: str
+    documentation: str
+    url: str
+    check: Callable[[RuleContext], Iterator[Finding]]
+
+    @classmethod
+    def from_module(cls, module: ModuleType) -> Rule:
+        doc = (module.__doc__ or "").strip()
+        summary = doc.splitlines()[0] if doc else ""
+        return cls(module.CODE, module.NAME, summary, doc, Path(module.__file__).resolve().as_uri(), module.check)

@@ -1,0 +1,82 @@
+"""An in-place change of a tensor that an earlier op saved for backward.
+
+## What it does
+Finds in-place changes (`+=` and every augmented assignment, `x.add_()` and every `*_` method,
+index assignments `x[i] = v`, `inplace=True` modules and functionals, `optimizer.step()`) of a
+tensor that an earlier op saved for its backward pass — or of any tensor that shares its
+version counter: a view, a `detach()`, a `contiguous()` that returned its input.
+
+## Why is this bad?
+Autograd saves, for each op, the tensors its backward formula needs, together with their
+version counter. Every in-place op bumps that counter for the tensor and all its aliases.
+When `backward()` reaches the op, it finds the version changed and raises
+`RuntimeError: one of the variables needed for gradient computation has been modified by an
+inplace operation` — long after the mistake, naming no line. Which tensors are saved follows
+`derivatives.yaml`, not folklore: `sigmoid`, `tanh`, `exp`, `relu` and `softmax` save their
+output; `pow`, `mul` (when the other operand requires grad), `Linear` (when its weight requires
+grad), convolution and batch norm save their input; `add`, `sum` and dropout save neither.
+
+## Example
+```python
+y = torch.sigmoid(x)
+y.mul_(2)            # GG001: sigmoid saved y for backward
+y.sum().backward()
+```
+
+Use instead:
+```python
+y = torch.sigmoid(x)
+y = y.mul(2)
+y.sum().backward()
+```
+
+## Fix safety
+Rewriting the in-place op out of place (`y = y * 2`) is safe when nothing else refers to the
+changed tensor; when a view or alias of it is still used, the rewrite changes what that alias
+sees, so cloning the tensor where it was saved is offered instead.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from gradguard.analysis.values import Tri
+from gradguard.findings import Finding, Severity
+from gradguard.rules.base import RuleContext
+from gradguard.rules.gg002_leaf_modified import raises_for_leaf
+from gradguard.rules.gg003_multi_output_view_modified import raises_for_view
+
+CODE = "GG001"
+NAME = "saved-tensor-modified-inplace"
+
+
+def check(context: RuleContext) -> Iterator[Finding]:
+    for change in context.changes:
+        if not change.saved or not change.bumps_version or change.backward_follows is Tri.NO:
+            continue
+        if raises_for_leaf(change) or raises_for_view(change):
+            continue
+        record = next((r for r in change.saved if r.certain), change.saved[0])
+        reasons = []
+        if not record.certain:
+            reasons.append("whether it was saved depends on which tensors require grad here")
+        if not change.target.alias_certain:
+            reasons.append("the changed tensor may be an alias of it (e.g. `contiguous()`/`to()` return their "
+                           "input when nothing needs to change)")
+        if change.backward_follows is not Tri.YES:
+            reasons.append("this holds if a backward pass later runs through it")
+        line = context.line(record.node)
+        saved = f"the {record.what} of `{record.saved_by}` (line {line}), which `{record.aten_op}` saves for backward"
+        outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
+        if change.target_node is not None:
+            message = f"`{context.code(change.target_node)}` is {saved}; {change.verb} changes it in place, {outcome}."
+        else:
+            message = f"{change.verb} changes {saved}, in place; {outcome}."
+        yield Finding(
+            code=CODE,
+            severity=Severity.WARNING if reasons else Severity.ERROR,
+            message=message,
+            filename=context.document.filename,
+            span=context.document.span(change.node),
+            related=(context.saved_here(record),),
+        )

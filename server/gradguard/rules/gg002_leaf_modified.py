@@ -1,0 +1,79 @@
+"""An in-place change of a leaf tensor that requires grad, or of a view of one.
+
+## What it does
+Finds in-place changes, outside `torch.no_grad()`, of a leaf tensor that requires grad — a
+tensor created with `requires_grad=True`, one after `requires_grad_()`, an `nn.Parameter`, a
+module's weight or bias — or of a view of one (`w[0] = 1`, `w[:2].mul_(2)`).
+
+## Why is this bad?
+A leaf's gradient is accumulated into `.grad`; autograd cannot record how an in-place op changed
+the leaf it differentiates with respect to. PyTorch raises at once: `RuntimeError: a leaf
+Variable that requires grad is being used in an in-place operation.` (or `a view of a leaf
+Variable ...`).
+
+## Example
+```python
+w = torch.empty(3, 3, requires_grad=True)
+w.uniform_(-0.1, 0.1)   # GG002
+```
+
+Use instead:
+```python
+w = torch.empty(3, 3, requires_grad=True)
+with torch.no_grad():
+    w.uniform_(-0.1, 0.1)
+```
+or `nn.init.uniform_(w, -0.1, 0.1)`.
+
+## Fix safety
+Wrapping the statement in `with torch.no_grad():` keeps every value: it is what `nn.init` does.
+Going through `.data` also works but hides later errors, so it is offered as unsafe.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from gradguard.analysis.events import InplaceChange
+from gradguard.analysis.values import Tri
+from gradguard.findings import Finding, Severity
+from gradguard.rules.base import RuleContext
+
+CODE = "GG002"
+NAME = "leaf-modified-inplace"
+
+
+def _leaf_kind(change: InplaceChange) -> str | None:
+    target = change.target
+    if not change.bumps_version or change.grad_enabled is Tri.NO:
+        return None
+    if target.is_leaf and target.requires_grad is not Tri.NO:
+        return "leaf"
+    if target.view_of_leaf:
+        return "view of a leaf"
+    return None
+
+
+def raises_for_leaf(change: InplaceChange) -> bool:
+    """Whether PyTorch raises the leaf error here (before any saved-tensor check)."""
+    return _leaf_kind(change) is not None
+
+
+def check(context: RuleContext) -> Iterator[Finding]:
+    for change in context.changes:
+        kind = _leaf_kind(change)
+        if kind is None:
+            continue
+        target = change.target
+        certain = change.grad_enabled is Tri.YES and (kind != "leaf" or target.requires_grad is Tri.YES)
+        what = f"`{context.code(change.target_node)}`" if change.target_node is not None else "This tensor"
+        origin = target.origin.description
+        message = (f"{what} is a {kind} that requires grad ({origin}); {change.verb} changes it in place "
+                   f"outside `torch.no_grad()`, so PyTorch {'raises' if certain else 'may raise'} "
+                   f"\"a {'view of a ' if kind != 'leaf' else ''}leaf Variable that requires grad is being used "
+                   f"in an in-place operation\".")
+        related = ()
+        if target.origin.node is not None:
+            related = (context.saved_here_node(target.origin.node, "the leaf was created here"),)
+        yield Finding(CODE, Severity.ERROR if certain else Severity.WARNING, message,
+                      context.document.filename, context.document.span(change.node), related)

@@ -1,0 +1,72 @@
+"""An in-place change of an output of a multi-output view op, or of a view made under no_grad.
+
+## What it does
+Finds in-place changes of a tensor returned by `unbind`, `split`, `chunk` (and of the rows a
+`for row in x` or `a, b = x` gives, which call `unbind`), and of a view created inside
+`torch.no_grad()` / `inference_mode()` that is changed once grad is back on.
+
+## Why is this bad?
+These views share their base's storage, and autograd cannot rewrite the backward of an op that
+returned several views at once. PyTorch raises at once: `RuntimeError: Output 0 of
+UnbindBackward0 is a view and is being modified inplace. This view is the output of a function
+that returns multiple views. ...` or `A view was created in no_grad mode and is being modified
+inplace with grad mode enabled`. `tensor_split`, `hsplit` and friends return plain slices: they
+are fine.
+
+## Example
+```python
+q, k = proj(x).chunk(2, dim=-1)
+q *= 0.5              # GG003
+```
+
+Use instead:
+```python
+q, k = proj(x).chunk(2, dim=-1)
+q = q * 0.5
+```
+
+## Fix safety
+The out-of-place rewrite gives the same values to every later use of the name; `clone()` first
+does too. Both are safe unless another alias of the base is read afterwards.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from gradguard.analysis.events import InplaceChange
+from gradguard.analysis.values import Tri
+from gradguard.findings import Finding, Severity
+from gradguard.rules.base import RuleContext
+
+CODE = "GG003"
+NAME = "multi-output-view-modified-inplace"
+
+
+def raises_for_view(change: InplaceChange) -> bool:
+    """Whether PyTorch raises a view error here (before any saved-tensor check)."""
+    target = change.target
+    return (change.bumps_version and change.grad_enabled is not Tri.NO and target.requires_grad is not Tri.NO
+            and (target.multi_output_view is not None or target.no_grad_view))
+
+
+def check(context: RuleContext) -> Iterator[Finding]:
+    for change in context.changes:
+        if not raises_for_view(change):
+            continue
+        target = change.target
+        certain = change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES
+        what = f"`{context.code(change.target_node)}`" if change.target_node is not None else "This tensor"
+        if target.multi_output_view is not None:
+            reason = (f"{what} is one of several views returned by `{target.multi_output_view.lower()}`; "
+                      f"{change.verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
+                      f"\"Output 0 of {target.multi_output_view}Backward0 is a view and is being modified inplace\".")
+        else:
+            reason = (f"{what} is a view created under `torch.no_grad()`; {change.verb} changes it in place with "
+                      f"grad enabled, so PyTorch {'raises' if certain else 'may raise'} \"A view was created in "
+                      f"no_grad mode and is being modified inplace with grad mode enabled\".")
+        related = ()
+        if target.origin.node is not None:
+            related = (context.saved_here_node(target.origin.node, "the view was created here"),)
+        yield Finding(CODE, Severity.ERROR if certain else Severity.WARNING, reason,
+                      context.document.filename, context.document.span(change.node), related)

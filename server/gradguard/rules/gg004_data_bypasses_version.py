@@ -1,0 +1,48 @@
+"""A change through `.data` (or `unsafe_chunk`/`unsafe_split`) of a tensor saved for backward.
+
+## What it does
+Finds in-place changes made through `x.data`, or through the outputs of `unsafe_chunk` /
+`unsafe_split`, while an op has saved `x` (or a tensor sharing its storage) for backward.
+
+## Why is this bad?
+`.data` and the `unsafe_*` ops give a tensor that shares the storage but has its own version
+counter. The write changes the saved values, and autograd cannot see it: there is no error at
+all, and the gradients are silently wrong.
+
+## Example
+```python
+y = x.sigmoid()
+y.data.zero_()        # GG004: sigmoid's backward now reads zeros
+y.sum().backward()
+```
+
+Use instead: change the tensor before the op that saves it, or on a `clone()`.
+
+## Fix safety
+No automatic fix: what the code meant is not clear. The message says which op saved the tensor.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from gradguard.analysis.values import Tri
+from gradguard.findings import Finding, Severity
+from gradguard.rules.base import RuleContext
+
+CODE = "GG004"
+NAME = "saved-tensor-changed-through-data"
+
+
+def check(context: RuleContext) -> Iterator[Finding]:
+    for change in context.changes:
+        if not change.storage_saved or change.backward_follows is Tri.NO:
+            continue
+        record = change.storage_saved[0]
+        what = f"`{context.code(change.target_node)}`" if change.target_node is not None else "This tensor"
+        message = (f"{what} shares its storage with the {record.what} of `{record.saved_by}` "
+                   f"(line {context.line(record.node)}), which `{record.aten_op}` saved for backward, but not its "
+                   f"version counter: {change.verb} changes the saved values without any error, so the gradients "
+                   f"will be silently wrong. Change a `clone()` instead, or make the change before the op.")
+        yield Finding(CODE, Severity.WARNING, message, context.document.filename,
+                      context.document.span(change.node), (context.saved_here(record),))

@@ -1,0 +1,1 @@
+"""Python source as text: reading, parsing with libcst, positions of nodes."""

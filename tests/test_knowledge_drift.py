@@ -1,0 +1,127 @@
+"""The shipped ops.json must match what the installed torch's torchgen data gives, and must state
+the facts the analyzer relies on."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from gradguard.knowledge import ops
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "server" / "gradguard" / "knowledge" / "ops.json"
+
+
+def _generator():
+    pytest.importorskip("torchgen")
+    spec = importlib.util.spec_from_file_location("generate_op_table", ROOT / "scripts" / "generate_op_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_shipped_table_matches_installed_torch() -> None:
+    gen = _generator()
+    fresh = gen.build_table()
+    shipped = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    hint = "ops.json is stale: run `make knowledge` and commit the result"
+    assert fresh["torch_version"] == shipped["torch_version"], hint
+    changed = sorted(k for k in fresh["ops"].keys() | shipped["ops"].keys()
+                     if fresh["ops"].get(k) != shipped["ops"].get(k))
+    assert not changed, f"{hint}; {len(changed)} ops differ, e.g. {changed[:10]}"
+    assert gen.dumps(fresh) == SHIPPED.read_text(encoding="utf-8"), hint
+
+
+def _op(name: str) -> ops.OpFacts:
+    facts = ops.op(name)
+    assert facts is not None, name
+    return facts
+
+
+def test_table_size() -> None:
+    assert SHIPPED.stat().st_size < 1_000_000
+    assert ops.torch_version().startswith("2.")
+
+
+def test_saves_result() -> None:
+    assert _op("sigmoid").saves_result and not _op("sigmoid").saves
+    relu_ = _op("relu_")
+    assert relu_.kind == "inplace" and relu_.mutates == ("self",)
+    assert relu_.saves_result and not relu_.saves_clone
+
+
+def test_inplace_clones() -> None:
+    silu_ = _op("silu_")
+    assert silu_.saves_clone and not silu_.saves_result
+    assert silu_.saved_inputs({"self": True}) == frozenset()  # the clone is immune to mutation
+    mul_ = _op("mul_.Tensor")
+    assert mul_.saves_clone and mul_.saves == {"self": frozenset({"other"}), "other": frozenset({"self"})}
+    assert mul_.saved_inputs({"self": True, "other": True}) == {"other"}
+
+
+def test_conditional_saves() -> None:
+    mul = _op("mul.Tensor")
+    assert mul.saves == {"self": frozenset({"other"}), "other": frozenset({"self"})}
+    assert mul.saved_inputs({"self": True}) == {"other"}
+    assert mul.saved_inputs({"other": True}) == {"self"}
+    assert mul.saved_inputs({}) == frozenset()
+    addmm = _op("addmm")
+    assert addmm.saves == {"mat1": frozenset({"mat2"}), "mat2": frozenset({"mat1"})}
+    assert addmm.saved_inputs({"mat1": True, "self": True}) == {"mat2"}
+
+
+def test_always_saved() -> None:
+    conv = _op("convolution")
+    assert conv.saves == {"input": None, "weight": None}
+    assert conv.saved_inputs({"input": True}) == {"input", "weight"}
+
+
+def test_metadata_is_not_saved() -> None:
+    assert not _op("sum").saves and not _op("sum").saves_result
+    assert not _op("add_.Tensor").saves and not _op("add_.Tensor").saves_result
+
+
+def test_embedding_saves_indices_only() -> None:
+    emb = _op("embedding")
+    assert set(emb.saves) == {"indices"}
+    assert emb.grad_inputs == {"weight"}
+    assert emb.saved_inputs({"weight": True}) == {"indices"}
+
+
+def test_composite_ops_decompose() -> None:
+    for name in ("linear", "matmul", "max_pool2d", "chunk", "softmax.int"):
+        facts = _op(name)
+        assert facts.composite and not facts.saves and not facts.saves_result, name
+        assert facts.saved_inputs({a: True for a in facts.tensor_args}) == frozenset()
+
+
+def test_views() -> None:
+    for name in ("view", "transpose.int", "select.int", "slice.Tensor", "detach", "alias", "contiguous", "reshape"):
+        assert _op(name).view_of == "self", name
+    for name in ("unbind.int", "split.Tensor", "split_with_sizes", "split.sizes", "chunk"):
+        assert _op(name).multi_output_view and _op(name).view_of == "self", name
+    for name in ("tensor_split.sections", "tensor_split.indices", "hsplit.int", "vsplit.int", "dsplit.int"):
+        assert _op(name).view_of == "self" and not _op(name).multi_output_view, name
+    assert _op("unsafe_split.Tensor").view_of is None
+
+
+def test_out_variants() -> None:
+    mul_out = _op("mul.out")
+    assert mul_out.kind == "out" and mul_out.mutates == ("out",)
+    assert not mul_out.saves and not mul_out.differentiable
+
+
+def test_overloads() -> None:
+    names = {f.name for f in ops.overloads("mul")}
+    assert {"mul.Tensor", "mul.Scalar"} <= names
+    assert not any(n.startswith("mul_") or n.endswith("out") for n in names)
+    assert {f.name for f in ops.overloads("relu_")} == {"relu_"}
+    assert ops.op("no_such_op") is None and ops.overloads("no_such_op") == ()
+
+
+def test_non_differentiable() -> None:
+    assert not _op("argmax").differentiable
+    assert _op("argmax").saved_inputs({"self": True}) == frozenset()
