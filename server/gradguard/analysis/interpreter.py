@@ -94,6 +94,7 @@ class Interpreter:
         self.pending: list[InplaceChange] = []
         self.backward_now = Tri.NO
         self.in_forward = False
+        self.in_module_method = False
         self.loop_depth = 0
 
     # ---- entry points -------------------------------------------------------------------
@@ -363,13 +364,14 @@ class Interpreter:
             mode = self.grad_mode_of(decorator.decorator, state)
             if mode is not None:
                 state.grad_enabled = mode
-        outer = (self.pending, self.backward_now, self.in_forward)
+        outer = (self.pending, self.backward_now, self.in_forward, self.in_module_method)
         self.pending, self.in_forward = [], is_forward
+        self.in_module_method = self_value is not None
         self.backward_now = Tri.YES if is_forward else Tri.NO
         self.exec_block(node.body.body, state)
         for change in self.pending:
             change.backward_follows = Tri.MAYBE
-        self.pending, self.backward_now, self.in_forward = outer
+        self.pending, self.backward_now, self.in_forward, self.in_module_method = outer
 
     # ---- binding ------------------------------------------------------------------------
 
@@ -417,8 +419,14 @@ class Interpreter:
                 state.env[name] = new
 
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
-        """An argument used as a tensor: a tensor of unknown requires-grad from now on."""
-        tensor = TensorValue(new_version_counter(), Tri.MAYBE, False, Origin(f"the argument `{value.name}`"))
+        """An argument used as a tensor from now on.
+
+        In a method of an `nn.Module` it is an activation that may require grad; elsewhere its
+        origin is unknown, and nothing is concluded from unknown origins: it counts as not
+        requiring grad (what other inputs save of it is still followed).
+        """
+        requires_grad = Tri.MAYBE if self.in_module_method else Tri.NO
+        tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"))
         self.rebind(state, value, tensor)
         return tensor
 
@@ -618,6 +626,8 @@ class Interpreter:
                 kwargs[arg.keyword.value] = value
             else:
                 args.append(value)
+        if isinstance(receiver, ModuleValue) and method in receiver.named_children:
+            callee, method = receiver.named_children[method], None
         if method is not None and receiver is not None and not isinstance(receiver, ImportRef):
             return self.call_method(receiver, method, args, kwargs, node, state)
         name = qualname_of(callee)
@@ -907,20 +917,18 @@ class Interpreter:
             needs = needs | self.requires_grad_of(bound.get(name))
         return needs & state.grad_enabled
 
-    @staticmethod
-    def requires_grad_of(value: Value | None) -> Tri:
-        if value is None or isinstance(value, ConstValue):
+    def requires_grad_of(self, value: Value | None) -> Tri:
+        """Whether `value` requires grad; values of unknown origin count only inside modules."""
+        if value is None or isinstance(value, (ConstValue, ModuleValue)):
             return Tri.NO
         if isinstance(value, TensorValue):
             return value.requires_grad
         if isinstance(value, SequenceValue):
             result = Tri.NO
-            for item in (*value.items, *( [value.repeated] if value.repeated is not None else [])):
-                result = result | Interpreter.requires_grad_of(item)
+            for item in (*value.items, *([value.repeated] if value.repeated is not None else [])):
+                result = result | self.requires_grad_of(item)
             return result
-        if isinstance(value, ModuleValue):
-            return Tri.NO
-        return Tri.MAYBE
+        return Tri.MAYBE if self.in_module_method else Tri.NO
 
     def record_input_saves(self, facts: ops.OpFacts, bound: dict[str, Value], recorded: Tri, node: cst.CSTNode,
                            label: str, state: State) -> None:
@@ -1084,7 +1092,8 @@ class Interpreter:
         facts = module_facts.module(module.class_name) if module.user_class is None else None
         if facts is None or not isinstance(source, TensorValue):
             return self.module_output(module, source, node, state)
-        label = f"nn.{module.class_name}"
+        direct = isinstance(report_node, cst.Call) and report_node is node
+        label = (dotted_name(report_node.func) if direct else None) or f"nn.{module.class_name}"
         training = module.training
         if facts.returns_input or (facts.returns_input_in_eval and training is Tri.NO):
             return source
@@ -1096,7 +1105,7 @@ class Interpreter:
             self.mutate(source, report_node, None, f"`{label}(inplace=True)`", state, inside_module=module.node)
             recorded = (source.requires_grad | module.has_trainable_parameters()) & state.grad_enabled
             if facts.inplace is module_facts.InplaceSaves.RESULT and recorded is not Tri.NO:
-                self.save(source, SavedRecord(label, f"{facts.op}_", "output", module.node or node,
+                self.save(source, SavedRecord(label, f"{facts.op}_", "output", report_node,
                                               recorded is Tri.YES and source.alias_certain), state)
             if recorded is not Tri.NO and source.requires_grad is Tri.NO:
                 updated = replace(source, requires_grad=recorded, is_leaf=False)
@@ -1105,7 +1114,7 @@ class Interpreter:
             return source
         weight_rg = module.has_trainable_parameters()
         recorded = (source.requires_grad | weight_rg) & state.grad_enabled
-        save_node = module.node or node
+        save_node = report_node
         if recorded is not Tri.NO:
             input_when = {
                 module_facts.Saves.ALWAYS: recorded,

@@ -78,9 +78,9 @@ _TABLE: tuple[ModuleFacts, ...] = (
                 parameters=("weight", "bias")),
     ModuleFacts("GroupNorm", "native_group_norm", saves_input=Saves.ALWAYS, saves_weight=Saves.ALWAYS,
                 parameters=("weight", "bias")),
-    # On CPU the composite rms_norm decomposes (pow, mean, rsqrt, mul): `_fused_rms_norm` never runs, and the
+    # On CPU `_fused_rms_norm` is CompositeImplicitAutograd: it decomposes (pow, mean, rsqrt, mul), and the
     # final `mul` by the weight saves the weight only when the normalized input requires grad.
-    ModuleFacts("RMSNorm", "rms_norm", saves_input=Saves.ALWAYS, saves_weight=Saves.IF_INPUT_REQUIRES_GRAD,
+    ModuleFacts("RMSNorm", "_fused_rms_norm", saves_input=Saves.ALWAYS, saves_weight=Saves.IF_INPUT_REQUIRES_GRAD,
                 parameters=("weight",)),
     _activation("ReLU", "relu", saves_output=True, inplace=InplaceSaves.RESULT, inplace_position=0),
     _activation("LeakyReLU", "leaky_relu", inplace=InplaceSaves.RESULT, inplace_position=1),
