@@ -36,6 +36,7 @@ from gradguard.knowledge import modules as module_facts
 from gradguard.knowledge import ops
 from gradguard.knowledge import surface
 
+_MAX_CALL_DEPTH = 3
 _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _FUNCTIONAL = "torch.nn.functional."
 _INIT = "torch.nn.init."
@@ -95,6 +96,10 @@ class Interpreter:
         self.backward_now = Tri.NO
         self.in_forward = False
         self.in_module_method = False
+        self.call_stack: list[cst.FunctionDef] = []
+        self.return_values: list[list[Value]] = []
+        self.call_site: tuple[cst.CSTNode, str] | None = None
+        self.callee_records: set[int] = set()
         self.loop_depth = 0
 
     # ---- entry points -------------------------------------------------------------------
@@ -164,8 +169,9 @@ class Interpreter:
             self.bind(target, UNKNOWN, state, node)
 
     def _return(self, node: cst.Return, state: State) -> None:
-        if node.value is not None:
-            self.eval(node.value, state)
+        value = self.eval(node.value, state) if node.value is not None else ConstValue(None)
+        if self.return_values:
+            self.return_values[-1].append(value)
         state.dead = True
 
     def _raise(self, node: cst.Raise, state: State) -> None:
@@ -641,6 +647,8 @@ class Interpreter:
             if instance is not None:
                 instance.node = node
                 return instance
+        elif isinstance(callee, FunctionRef) and isinstance(callee.node, cst.FunctionDef):
+            return self.call_user_function(callee.node, None, args, kwargs, node, state)
         return UNKNOWN
 
     _expression_handlers: dict[type, Callable[[Interpreter, object, State], Value]] = {
@@ -772,6 +780,10 @@ class Interpreter:
 
     def call_method(self, receiver: Value, method: str, args: list[Value], kwargs: dict[str, Value],
                     node: cst.Call, state: State) -> Value:
+        if isinstance(receiver, ModuleValue) and receiver.user_class is not None:
+            function = self.method_of(receiver.user_class, method)
+            if function is not None:
+                return self.call_user_function(function, receiver, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue):
             return self.call_module_method(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, OptimizerValue):
@@ -999,13 +1011,27 @@ class Interpreter:
     def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:
         if state.grad_enabled is Tri.NO:
             return
+        if self.call_site is not None:
+            self.callee_records.add(id(record))
         state.saves[tensor.version_counter] = (*state.saves.get(tensor.version_counter, ()), record)
 
     def mutate(self, tensor: TensorValue, node: cst.CSTNode, target_node: cst.CSTNode | None, verb: str,
                state: State, *, inside_module: cst.CSTNode | None = None) -> None:
-        """An in-place change of `tensor`: bumps its version counter (every alias sees it)."""
+        """An in-place change of `tensor`: bumps its version counter (every alias sees it).
+
+        Inside a called function, only changes of what the caller's ops saved are reported, at
+        the caller's line: the callee's own findings come from its own analysis.
+        """
         saved = state.saves.get(tensor.version_counter, ())
         storage_saved = state.saves.get(tensor.storage_of, ()) if tensor.storage_of is not None else ()
+        if self.call_site is not None:
+            saved = tuple(r for r in saved if id(r) not in self.callee_records)
+            storage_saved = tuple(r for r in storage_saved if id(r) not in self.callee_records)
+            if not saved and not storage_saved:
+                return
+            node, label = self.call_site
+            verb, target_node = f"`{label}(...)` (through {verb} inside it)", None
+            tensor = replace(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, no_grad_view=False)
         change = InplaceChange(
             node=node,
             target=tensor,
@@ -1021,6 +1047,56 @@ class Interpreter:
         self.result.changes.append(change)
         if self.backward_now is not Tri.YES:
             self.pending.append(change)
+
+    # ---- calls of the file's own functions -------------------------------------------------
+
+    def method_of(self, class_name: str, method: str) -> cst.FunctionDef | None:
+        entry = self.classes.get(class_name)
+        if entry is None:
+            return None
+        return next((s for s in entry[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == method), None)
+
+    def call_user_function(self, function: cst.FunctionDef, self_value: ModuleValue | None, args: list[Value],
+                           kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:
+        """Interpret `function`'s body with the caller's arguments and saves (its summary at this call)."""
+        if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs:
+            return UNKNOWN
+        params = function.params
+        positional = [*params.posonly_params, *params.params]
+        env: dict[str, Value] = dict(self.globals)
+        values = ([self_value] if self_value is not None else []) + list(args)
+        for index, param in enumerate(positional):
+            name = param.name.value
+            env[name] = values[index] if index < len(values) else kwargs.get(name, UNKNOWN)
+        for param in params.kwonly_params:
+            env[param.name.value] = kwargs.get(param.name.value, UNKNOWN)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env[star.name.value] = UNKNOWN
+        callee_state = State(env, state.saves, state.grad_enabled)
+        for decorator in function.decorators:
+            mode = self.grad_mode_of(decorator.decorator, callee_state)
+            if mode is not None:
+                callee_state.grad_enabled = mode
+        outer_site = self.call_site
+        if outer_site is None:
+            label = dotted_name(node.func) if isinstance(node, cst.Call) else None
+            self.call_site = (node, label or function.name.value)
+        self.call_stack.append(function)
+        self.return_values.append([])
+        try:
+            self.exec_block(function.body.body, callee_state)
+        finally:
+            returned = self.return_values.pop()
+            self.call_stack.pop()
+            self.call_site = outer_site
+            if outer_site is None:
+                self.callee_records = set()
+        state.saves = callee_state.saves
+        result: Value | None = None
+        for value in returned:
+            result = value if result is None else join_values(result, value)
+        return result if result is not None else ConstValue(None)
 
     # ---- modules ------------------------------------------------------------------------
 
@@ -1089,6 +1165,10 @@ class Interpreter:
             for child in module.children:
                 value = self.call_module(child, [value], {}, node, state, report_node=child.node or node)
             return value
+        if module.user_class is not None:
+            forward = self.method_of(module.user_class, "forward")
+            if forward is not None:
+                return self.call_user_function(forward, module, args, kwargs, report_node, state)
         facts = module_facts.module(module.class_name) if module.user_class is None else None
         if facts is None or not isinstance(source, TensorValue):
             return self.module_output(module, source, node, state)

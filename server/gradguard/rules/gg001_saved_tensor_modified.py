@@ -66,12 +66,13 @@ def check(context: RuleContext) -> Iterator[Finding]:
         if change.backward_follows is not Tri.YES:
             reasons.append("this holds if a backward pass later runs through it")
         line = context.line(record.node)
-        saved = f"the {record.what} of `{record.saved_by}` (line {line}), which `{record.aten_op}` saves for backward"
+        saved = f"the {record.what} of `{record.saved_by}` (line {line})"
+        why = f"which `{record.aten_op}` saves for backward"
         outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
         if change.target_node is not None:
-            message = f"`{context.code(change.target_node)}` is {saved}; {change.verb} changes it in place, {outcome}."
+            message = f"`{context.code(change.target_node)}` is {saved}, {why}; {change.verb} changes it in place, {outcome}."
         else:
-            message = f"{change.verb} changes {saved}, in place; {outcome}."
+            message = f"{change.verb} changes {saved} in place, {why}, {outcome}."
         yield Finding(
             code=CODE,
             severity=Severity.WARNING if reasons else Severity.ERROR,

@@ -8,7 +8,7 @@ Finds in-place changes of a tensor returned by `unbind`, `split`, `chunk` (and o
 ## Why is this bad?
 These views share their base's storage, and autograd cannot rewrite the backward of an op that
 returned several views at once. PyTorch raises at once: `RuntimeError: Output 0 of
-UnbindBackward0 is a view and is being modified inplace. This view is the output of a function
+Unbind is a view and is being modified inplace. This view is the output of a function
 that returns multiple views. ...` or `A view was created in no_grad mode and is being modified
 inplace with grad mode enabled`. `tensor_split`, `hsplit` and friends return plain slices: they
 are fine.
@@ -60,7 +60,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
         if target.multi_output_view is not None:
             reason = (f"{what} is one of several views returned by `{target.multi_output_view.lower()}`; "
                       f"{change.verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
-                      f"\"Output 0 of {target.multi_output_view}Backward0 is a view and is being modified inplace\".")
+                      f"\"Output 0 of {target.multi_output_view} is a view and is being modified inplace\".")
         else:
             reason = (f"{what} is a view created under `torch.no_grad()`; {change.verb} changes it in place with "
                       f"grad enabled, so PyTorch {'raises' if certain else 'may raise'} \"A view was created in "
