@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from gradguard.analysis.interpreter import interpret
 from gradguard.config import Settings
-from gradguard.findings import Finding, Severity
+from gradguard.findings import Finding, Position, Severity
 from gradguard.rules import RULES, RuleContext
-from gradguard.source.document import Document
+from gradguard.source.document import Document, SyntaxProblem
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -26,7 +26,13 @@ def suppressed(line: str, code: str) -> bool:
 
 def analyse_document(document: Document, settings: Settings) -> list[Finding]:
     """Every finding of the enabled rules in `document`, sorted by position."""
-    changes = interpret(document.module).changes if document.module is not None else []
+    changes = []
+    if document.module is not None:
+        try:
+            changes = interpret(document.module).changes
+        except RecursionError:
+            document = replace(document, module=None, syntax_problem=SyntaxProblem(
+                "expressions are nested too deeply to analyse", Position(1, 0)))
     context = RuleContext(document, changes)
     best: dict[tuple[str, int, int], Finding] = {}
     for rule in RULES:

@@ -39,10 +39,11 @@ def unreadable(path: Path, error: Exception) -> Finding:
                    Span(Position(1, 0), Position(1, 0)))
 
 
-def check_files(paths: list[Path], settings: Settings | None) -> list[Finding]:
-    """Findings for every file under `paths`; `settings` None reads each tree's pyproject.toml."""
+def check_files(paths: list[Path], settings: Settings) -> tuple[list[Finding], list[str]]:
+    """Findings for every file under `paths`, and the internal errors met on the way."""
     findings: list[Finding] = []
-    resolved = settings if settings is not None else load_settings(paths[0] if paths else Path("."))
+    failures: list[str] = []
+    resolved = settings
     for path in python_files(paths):
         try:
             text = path.read_text(encoding="utf-8")
@@ -52,8 +53,13 @@ def check_files(paths: list[Path], settings: Settings | None) -> list[Finding]:
             continue
         if not mentions_torch(text) or any(path.match(p) for p in resolved.exclude):
             continue
-        findings.extend(analyse_document(Document.parse(str(path), text), resolved))
-    return findings
+        try:
+            findings.extend(analyse_document(Document.parse(str(path), text), resolved))
+        except Exception as error:  # one file's failure must not hide the others' findings
+            if os.environ.get("GRADGUARD_DEBUG"):
+                raise
+            failures.append(f"{path}: {type(error).__name__}: {error}")
+    return findings, failures
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -67,12 +73,16 @@ def run_check(args: argparse.Namespace) -> int:
     if missing:
         print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
-    findings = check_files(args.paths, settings)
+    findings, failures = check_files(args.paths, settings)
     output = render_json(findings) if args.format == "json" else render_text(findings)
     if output:
         print(output)
     if args.format == "text":
         print(f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}.", file=sys.stderr)
+    for failure in failures:
+        print(f"gradguard: internal error in {failure}", file=sys.stderr)
+    if failures:
+        return 2
     return 0 if args.exit_zero or not findings else 1
 
 

@@ -33,5 +33,5 @@ def check(context: RuleContext) -> Iterator[Finding]:
     if problem is None:
         return
     end = Position(problem.position.line, problem.position.column + 1)
-    yield Finding(CODE, Severity.ERROR, f"gradguard could not parse this file: {problem.message}",
+    yield Finding(CODE, Severity.ERROR, f"gradguard could not analyse this file: {problem.message}",
                   context.document.filename, Span(problem.position, end))
