@@ -11,7 +11,7 @@ import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import SavedRecord
-from gradguard.findings import Finding, Related
+from gradguard.findings import Finding, Related, Severity
 from gradguard.source.document import Document
 
 
@@ -28,9 +28,17 @@ class RuleContext:
     def line(self, node: cst.CSTNode) -> int:
         return self.document.span(node).start.line
 
-    def saved_here_node(self, node: cst.CSTNode, message: str) -> Related:
-        """Related information pointing at `node`."""
-        return Related(self.document.filename, self.document.span(node), message)
+    def subject(self, change: InplaceChange) -> str:
+        """How a message names the changed tensor: its source text, when it has one."""
+        return f"`{self.code(change.target_node)}`" if change.target_node is not None else "This tensor"
+
+    def immediate_error(self, code: str, change: InplaceChange, certain: bool, message: str,
+                        created: str) -> Finding:
+        """A finding for an error PyTorch raises at the changing line, pointing at the tensor's creation."""
+        origin = change.target.origin.node
+        related = (Related(self.document.filename, self.document.span(origin), created),) if origin is not None else ()
+        return Finding(code, Severity.ERROR if certain else Severity.WARNING, message,
+                       self.document.filename, self.document.span(change.node), related)
 
     def saved_here(self, record: SavedRecord) -> Related:
         """Related information: where the op saved the tensor."""

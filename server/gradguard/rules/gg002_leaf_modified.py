@@ -36,7 +36,7 @@ from typing import Iterator
 
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import Tri
-from gradguard.findings import Finding, Severity
+from gradguard.findings import Finding
 from gradguard.rules.base import RuleContext
 
 CODE = "GG002"
@@ -66,14 +66,10 @@ def check(context: RuleContext) -> Iterator[Finding]:
             continue
         target = change.target
         certain = change.grad_enabled is Tri.YES and (kind != "leaf" or target.requires_grad is Tri.YES)
-        what = f"`{context.code(change.target_node)}`" if change.target_node is not None else "This tensor"
+        what = context.subject(change)
         origin = target.origin.description
         message = (f"{what} is a {kind} that requires grad ({origin}); {change.verb} changes it in place "
                    f"outside `torch.no_grad()`, so PyTorch {'raises' if certain else 'may raise'} "
                    f"\"a {'view of a ' if kind != 'leaf' else ''}leaf Variable that requires grad is being used "
                    f"in an in-place operation\".")
-        related = ()
-        if target.origin.node is not None:
-            related = (context.saved_here_node(target.origin.node, "the leaf was created here"),)
-        yield Finding(CODE, Severity.ERROR if certain else Severity.WARNING, message,
-                      context.document.filename, context.document.span(change.node), related)
+        yield context.immediate_error(CODE, change, certain, message, "the leaf was created here")

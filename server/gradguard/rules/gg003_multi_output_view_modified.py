@@ -36,7 +36,7 @@ from typing import Iterator
 
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import Tri
-from gradguard.findings import Finding, Severity
+from gradguard.findings import Finding
 from gradguard.rules.base import RuleContext
 
 CODE = "GG003"
@@ -56,7 +56,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
             continue
         target = change.target
         certain = change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES
-        what = f"`{context.code(change.target_node)}`" if change.target_node is not None else "This tensor"
+        what = context.subject(change)
         if target.multi_output_view is not None:
             reason = (f"{what} is one of several views returned by `{target.multi_output_view.lower()}`; "
                       f"{change.verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
@@ -65,8 +65,4 @@ def check(context: RuleContext) -> Iterator[Finding]:
             reason = (f"{what} is a view created under `torch.no_grad()`; {change.verb} changes it in place with "
                       f"grad enabled, so PyTorch {'raises' if certain else 'may raise'} \"A view was created in "
                       f"no_grad mode and is being modified inplace with grad mode enabled\".")
-        related = ()
-        if target.origin.node is not None:
-            related = (context.saved_here_node(target.origin.node, "the view was created here"),)
-        yield Finding(CODE, Severity.ERROR if certain else Severity.WARNING, reason,
-                      context.document.filename, context.document.span(change.node), related)
+        yield context.immediate_error(CODE, change, certain, reason, "the view was created here")

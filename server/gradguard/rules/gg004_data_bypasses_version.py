@@ -39,7 +39,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
         if not change.storage_saved or change.backward_follows is Tri.NO:
             continue
         record = change.storage_saved[0]
-        what = f"`{context.code(change.target_node)}`" if change.target_node is not None else "This tensor"
+        what = context.subject(change)
         message = (f"{what} shares its storage with the {record.what} of `{record.saved_by}` "
                    f"(line {context.line(record.node)}), which `{record.aten_op}` saved for backward, but not its "
                    f"version counter: {change.verb} changes the saved values without any error, so the gradients "
