@@ -150,6 +150,10 @@ def _record(fn: NativeFunctionWithDifferentiabilityInfo, indices: dict[DispatchK
         schema_kind, "mutable"
     )
     rec["kind"] = kind
+    if len(schema.returns) > 1:
+        rec["returns"] = len(schema.returns)
+    elif schema.returns and schema.returns[0].type.is_list_like():
+        rec["returns_list"] = True
     mutates = [a.name for a in schema.arguments.flat_all if a.annotation is not None and a.annotation.is_write]
     if mutates:
         rec["mutates"] = mutates

@@ -914,10 +914,15 @@ class Interpreter:
         if saves_from is not None and recorded is not Tri.NO:
             self.record_input_saves(saves_from, bound, recorded, node, label, state)
         result = self.result_of(facts, bound, recorded, node, state, label)
-        if (saves_from is not None and saves_from.saves_result and recorded is not Tri.NO
-                and isinstance(result, TensorValue)):
-            self.save(result, SavedRecord(label, saves_from.name, "output", node, recorded is Tri.YES and result.alias_certain,
-                                          None), state)
+        if saves_from is not None and recorded is not Tri.NO:
+            outputs = [result] if isinstance(result, TensorValue) else []
+            if isinstance(result, SequenceValue):
+                outputs = list(result.items) if result.repeated is None else [result.repeated]
+            for index in sorted(saves_from.saves_outputs):
+                output = outputs[min(index, len(outputs) - 1)] if outputs else None
+                if isinstance(output, TensorValue):
+                    self.save(output, SavedRecord(label, saves_from.name, "output", node,
+                                                  recorded is Tri.YES and output.alias_certain), state)
         return result
 
     def grad_recorded(self, facts: ops.OpFacts, bound: dict[str, Value], state: State) -> Tri:
@@ -988,7 +993,12 @@ class Interpreter:
                     return SequenceValue(repeated=view)
                 return view
             return UNKNOWN
-        return self.fresh_result(recorded, Origin(f"the output of `{label}`", node))
+        origin = Origin(f"the output of `{label}`", node)
+        if facts.returns > 1:
+            return SequenceValue(tuple(self.fresh_result(recorded, origin) for _ in range(facts.returns)))
+        if facts.returns_list:
+            return SequenceValue(repeated=self.fresh_result(recorded, origin))
+        return self.fresh_result(recorded, origin)
 
     @staticmethod
     def fresh_result(requires_grad: Tri, origin: Origin) -> TensorValue:
@@ -1012,7 +1022,7 @@ class Interpreter:
         if state.grad_enabled is Tri.NO:
             return
         if self.call_site is not None:
-            self.callee_records.add(id(record))
+            self.callee_records.add(id(record.node))
         state.saves[tensor.version_counter] = (*state.saves.get(tensor.version_counter, ()), record)
 
     def mutate(self, tensor: TensorValue, node: cst.CSTNode, target_node: cst.CSTNode | None, verb: str,
@@ -1025,8 +1035,8 @@ class Interpreter:
         saved = state.saves.get(tensor.version_counter, ())
         storage_saved = state.saves.get(tensor.storage_of, ()) if tensor.storage_of is not None else ()
         if self.call_site is not None:
-            saved = tuple(r for r in saved if id(r) not in self.callee_records)
-            storage_saved = tuple(r for r in storage_saved if id(r) not in self.callee_records)
+            saved = tuple(r for r in saved if id(r.node) not in self.callee_records)
+            storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.callee_records)
             if not saved and not storage_saved:
                 return
             node, label = self.call_site

@@ -44,6 +44,8 @@ class OpFacts:
     differentiable: bool
     grad_inputs: frozenset[str] = frozenset()  # inputs that get an edge of the grad_fn
     saves_outputs: frozenset[int] = frozenset()
+    returns: int = 1  # how many tensors the op returns as a tuple (`topk` → 2)
+    returns_list: bool = False  # the one return is a list of tensors (`unbind`, `_foreach_*`)
 
     def saved_inputs(self, requires_grad: Mapping[str, bool]) -> frozenset[str]:
         """Inputs saved by reference (so mutating them later breaks backward).
@@ -84,6 +86,8 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
         differentiable=bool(rec.get("differentiable", True)),
         grad_inputs=frozenset(rec.get("grad_inputs", tensor_args)),
         saves_outputs=outputs,
+        returns=int(rec.get("returns", 1)),
+        returns_list=bool(rec.get("returns_list", False)),
     )
 
 
