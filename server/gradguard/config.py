@@ -67,9 +67,9 @@ class Settings:
 
 def _codes(value: object, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        return (value,)
+        return (value.upper(),)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
+        return tuple(v.upper() for v in value)
     raise ConfigError(f"[tool.gradguard] {key} must be a list of rule codes")
 
 
@@ -92,7 +92,7 @@ def settings_from_table(table: dict, root: Path | None = None) -> Settings:
         ignore=_codes(table.get("ignore", []), "ignore"),
         per_file_ignores=per_file,
         severities=tuple(severities),
-        exclude=_codes(table.get("exclude", []), "exclude"),
+        exclude=tuple(str(p) for p in table.get("exclude", [])),
         root=root,
     )
 

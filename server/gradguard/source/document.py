@@ -8,10 +8,38 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ast
+import re
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gradguard.findings import Position, Span
+
+
+_MAX_BRACKET_DEPTH = 200  # CPython's own limit on nested parentheses
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest bracket nesting in `text` (strings and comments included: an upper bound)."""
+    depth = deepest = 0
+    for char in _NOT_BRACKETS.sub("", text):
+        depth = depth + 1 if char in "([{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _python_syntax_problem(text: str) -> SyntaxProblem | None:
+    """Where CPython places the syntax error (libcst points at the token after it)."""
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        line = max(error.lineno or 1, 1)
+        return SyntaxProblem(error.msg, Position(line, max((error.offset or 1) - 1, 0)))
+    except (ValueError, RecursionError, MemoryError) as error:
+        return SyntaxProblem(str(error), Position(1, 0))
+    return None
 
 
 @dataclass(frozen=True)
@@ -35,13 +63,15 @@ class Document:
     @classmethod
     def parse(cls, filename: str, text: str) -> Document:
         """Parse `text`; a syntax error becomes `syntax_problem`, never an exception."""
+        if _bracket_depth(text) > _MAX_BRACKET_DEPTH:  # libcst's native parser crashes on these
+            return cls(filename, text, syntax_problem=_python_syntax_problem(text) or SyntaxProblem(
+                "too many nested parentheses", Position(1, 0)))
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as error:
-            line = max(error.raw_line, 1)
-            return cls(filename, text, syntax_problem=SyntaxProblem(
-                error.message.splitlines()[0] if error.message else "invalid syntax",
-                Position(line, max(error.raw_column, 0))))
+            fallback = SyntaxProblem(error.message.splitlines()[0] if error.message else "invalid syntax",
+                                     Position(max(error.raw_line, 1), max(error.raw_column, 0)))
+            return cls(filename, text, syntax_problem=_python_syntax_problem(text) or fallback)
         except (RecursionError, ValueError, MemoryError) as error:
             return cls(filename, text, syntax_problem=SyntaxProblem(f"cannot parse: {error}", Position(1, 0)))
         return cls(filename, text, module=module)
