@@ -437,6 +437,10 @@ class Interpreter:
         return tensor
 
     def iterate(self, iterable: Value, node: cst.CSTNode, state: State) -> Value:
+        if isinstance(iterable, ParametersValue):
+            if iterable.tensors and all(p.is_leaf and p.requires_grad is Tri.YES for p in iterable.tensors):
+                return TensorValue(new_version_counter(), Tri.YES, True, Origin("a parameter", node))
+            return UNKNOWN
         if isinstance(iterable, TensorValue):
             return self.unbind(iterable, node, state).item(0)
         if isinstance(iterable, SequenceValue):
@@ -727,6 +731,8 @@ class Interpreter:
             return self.call_functional(name.removeprefix(_FUNCTIONAL), args, kwargs, node, state)
         if name.startswith("torch.") and name.count(".") == 1:
             function = name.removeprefix("torch.")
+            if function in surface.FUNCTIONAL_DROPOUT:
+                return self.call_functional(function, args, kwargs, node, state)
             if function in surface.FACTORIES:
                 flag = kwargs.get("requires_grad")
                 rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else (Tri.NO if flag is None else Tri.MAYBE)
