@@ -921,11 +921,12 @@ class Interpreter:
             self.record_input_saves(saves_from, bound, recorded, node, label, state)
         result = self.result_of(facts, bound, recorded, node, state, label)
         if saves_from is not None and recorded is not Tri.NO:
-            outputs = [result] if isinstance(result, TensorValue) else []
+            outputs: list[Value] = [result] if isinstance(result, TensorValue) else []
             if isinstance(result, SequenceValue):
                 outputs = list(result.items) if result.repeated is None else [result.repeated]
             for index in sorted(saves_from.saves_outputs):
-                output = outputs[min(index, len(outputs) - 1)] if outputs else None
+                repeated = isinstance(result, SequenceValue) and result.repeated is not None
+                output = outputs[0] if repeated and outputs else (outputs[index] if index < len(outputs) else None)
                 if isinstance(output, TensorValue):
                     self.save(output, SavedRecord(label, saves_from.name, "output", node,
                                                   recorded is Tri.YES and output.alias_certain), state)
