@@ -16,7 +16,7 @@ import pytest
 import torch
 from torch import nn
 
-from gradguard.knowledge.modules import MODULES, InplaceSaves, ModuleFacts, Saves
+from gradguard.knowledge.modules import MODULES, InplaceSaves, Saves
 
 INPLACE_ERROR = "modified by an inplace operation"
 MIN_CHECKED_ENTRIES = 30
@@ -356,4 +356,5 @@ def test_output_shares_input_version(name, train):
     predicted = facts.returns_input or facts.output_views_input or (
         not train and (facts.returns_input_in_eval or facts.output_view_in_eval))
     mode = "train" if train else "eval"
-    assert changed == predicted, f"in {mode} mode, mutating x {'bumps' if changed else 'does not bump'} {name}(x)'s version"
+    bumps = "bumps" if changed else "does not bump"
+    assert changed == predicted, f"in {mode} mode, mutating x {bumps} the version of {name}(x)"

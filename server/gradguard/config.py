@@ -79,11 +79,14 @@ def settings_from_table(table: dict, root: Path | None = None) -> Settings:
     unknown = set(table) - known - {"verify"}
     if unknown:
         raise ConfigError(f"unknown [tool.gradguard] keys: {', '.join(sorted(unknown))}")
+    for key, kind in (("severities", dict), ("per-file-ignores", dict), ("exclude", list)):
+        if key in table and not isinstance(table[key], kind):
+            raise ConfigError(f"[tool.gradguard] {key} must be a {'table' if kind is dict else 'list'}")
     severities = []
     for code, level in dict(table.get("severities", {})).items():
         try:
-            severities.append((code, Severity(level)))
-        except ValueError as error:
+            severities.append((code.upper(), Severity(level)))
+        except (ValueError, TypeError) as error:
             raise ConfigError(f"[tool.gradguard.severities] {code}: use error, warning or info") from error
     per_file = tuple((pattern, _codes(codes, "per-file-ignores"))
                      for pattern, codes in dict(table.get("per-file-ignores", {})).items())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import replace
 
 from gradguard.analysis.interpreter import interpret
@@ -15,9 +17,22 @@ _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
+def _comment(line: str) -> str:
+    """The comment of one source line (a `#` inside a string literal does not start one)."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line).readline):
+            if token.type == tokenize.COMMENT:
+                return token.string
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return ""
+
+
 def suppressed(line: str, code: str) -> bool:
-    """Whether `# noqa` or `# noqa: CODE` on `line` silences `code`."""
-    match = _NOQA.search(line)
+    """Whether `# noqa` or `# noqa: CODE` in `line`'s comment silences `code`."""
+    if "noqa" not in line.lower():
+        return False
+    match = _NOQA.search(_comment(line))
     if match is None:
         return False
     codes = match.group("codes")

@@ -1,0 +1,49 @@
+"""The shared labelled corpus (../shared/corpus): PyTorch confirms every label, gradguard finds every one.
+
+label.py runs each case with torch (one subprocess per case, ~1.5 s each); score.py runs
+`gradguard check --format json --no-config` on the folder and compares diagnostics to the
+`# expect: GGnnn` markers.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+GRADGUARD = Path(sys.executable).with_name("gradguard")
+
+
+def _require_corpus() -> None:
+    if not (CORPUS / "label.py").is_file():
+        pytest.fail(f"the shared corpus is missing: expected {CORPUS}/label.py beside the repository")
+
+
+def test_shared_corpus_labels_agree_with_torch():
+    """Every `# expect:` marker is what torch itself does when the case runs (and `_ok` cases run clean)."""
+    _require_corpus()
+    cases = sorted((CORPUS / "cases").glob("*.py"))
+    proc = subprocess.run([sys.executable, str(CORPUS / "label.py"), "--python", sys.executable],
+                          capture_output=True, text=True, timeout=1200, cwd=ROOT)
+    lines = proc.stdout.strip().splitlines()
+    failures = [line for line in lines if line.startswith("FAIL")]
+    assert proc.returncode == 0, f"label.py failed ({proc.returncode}):\n" + "\n".join(failures) + proc.stderr[-2000:]
+    assert lines[-1] == f"{len(cases)} passed, 0 failed", proc.stdout[-2000:]
+
+
+def test_gradguard_finds_every_shared_case_and_nothing_else():
+    _require_corpus()
+    proc = subprocess.run(
+        [sys.executable, str(CORPUS / "score.py"), "--cmd", f"{shlex.quote(str(GRADGUARD))} check --format json --no-config"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    report = proc.stdout + proc.stderr
+    assert proc.returncode == 0, report
+    assert re.search(r"^recall 1\.000 \(\d+/\d+\)  precision 1\.000 \(\d+/\d+\)  false alarms 0$", report,
+                     re.MULTILINE), report
+    assert re.search(r"^\d+ passed, 0 failed$", report, re.MULTILINE), report
