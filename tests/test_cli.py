@@ -333,8 +333,6 @@ def test_noqa(tmp_path, capsys, comment, reported):
     assert code == (1 if reported else 0)
 
 
-
-
 def test_noqa_inside_a_string_is_not_a_directive(tmp_path, capsys):
     write(tmp_path / "m.py", SIGMOID_MUL.format(tail="").replace("y.mul_(2)", 's = "# noqa"; y.mul_(2)'))
     code, diagnostics = check_json(capsys, tmp_path / "m.py")
