@@ -25,12 +25,7 @@ MARK = re.compile(r"#\s*expect:\s*(GG\d{3})")
 # Case files the analyzer gets wrong today: file name -> what it misses or reports wrongly.
 # Each becomes a strict xfail, so the suite flips (XPASS -> failure) once the analyzer is fixed:
 # then delete the entry.
-KNOWN_GAPS: dict[str, str] = {
-    "conditional_activation_add_.py": "misses GG001 at line 7: `y = a if c else b` (IfExp) loses what both branches saved",
-    "unbound_method_add_.py": "misses GG001 at line 6: `torch.Tensor.add_(y, 1)` is not seen as an in-place op on y",
-    "double_copy_ok.py": "false alarm GG001 (warning) at line 7: `double()` of a float32 tensor is a copy, not an alias",
-    "walrus_sigmoid_mul_.py": "misses GG001 at line 5: `(y := torch.sigmoid(x)).mul_(2)` (walrus target)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 CASE_FILES = sorted(p.name for p in CASES.glob("*.py"))
 

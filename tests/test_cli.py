@@ -408,8 +408,6 @@ def test_config_severities_change_the_severity_field(tmp_path, capsys):
     assert [(d["code"], d["severity"]) for d in diagnostics] == [("GG002", "error"), ("GG001", "error")]
 
 
-@pytest.mark.xfail(strict=True, reason="CLI bug: run_check() loads the pyproject.toml of the FIRST path only and "
-                                       "applies it to every path, so results depend on argument order")
 def test_each_path_gets_its_own_projects_config(tmp_path, capsys):
     quiet = project(tmp_path / "quiet", 'ignore = ["GG001"]')
     loud = tmp_path / "loud"
@@ -419,6 +417,32 @@ def test_each_path_gets_its_own_projects_config(tmp_path, capsys):
     for order in ([loud / "two.py", quiet / "two.py"], [quiet / "two.py", loud / "two.py"]):
         code, diagnostics = check_json(capsys, *order)
         assert {(Path(d["filename"]).parent.name, d["location"]["row"], d["code"]) for d in diagnostics} == expected
+
+
+def test_a_nested_project_found_while_walking_uses_its_own_config(tmp_path, capsys):
+    root = project(tmp_path, 'ignore = ["GG002"]')
+    write(root / "sub" / "pyproject.toml", '[project]\nname = "sub"\n\n[tool.gradguard]\nignore = ["GG001"]\n')
+    write(root / "sub" / "inner.py", LEAF_AND_SAVED)
+    code, diagnostics = check_json(capsys, root)
+    assert found(diagnostics) == [("old.py", 6, "GG001"), ("inner.py", 3, "GG002"), ("two.py", 6, "GG001")]
+
+
+def test_command_line_flags_apply_on_top_of_every_projects_config(tmp_path, capsys):
+    quiet = project(tmp_path / "quiet", 'ignore = ["GG001"]')
+    loud = tmp_path / "loud"
+    write(loud / "pyproject.toml", '[project]\nname = "loud"\n')
+    write(loud / "two.py", LEAF_AND_SAVED)
+    code, diagnostics = check_json(capsys, "--ignore", "GG002", quiet / "two.py", loud / "two.py")
+    assert [(Path(d["filename"]).parent.name, d["code"]) for d in diagnostics] == [("loud", "GG001")]
+    code, diagnostics = check_json(capsys, "--no-config", quiet / "two.py", loud / "two.py")
+    assert len(diagnostics) == 4, "--no-config must ignore every project's [tool.gradguard]"
+
+
+def test_an_invalid_config_of_a_later_path_exits_2_before_any_output(tmp_path):
+    write(tmp_path / "good" / "two.py", LEAF_AND_SAVED)
+    bad = project(tmp_path / "bad", 'colour = "always"')
+    proc = run("check", "good/two.py", "bad/two.py", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", "gradguard: unknown [tool.gradguard] keys: colour\n")
 
 
 def test_config_severity_codes_are_case_insensitive_like_select(tmp_path, capsys):
@@ -456,6 +480,8 @@ def test_invalid_config_exits_2_with_one_clear_line(tmp_path, config, message):
     ('severities = "warning"', "severities"),
     ('per-file-ignores = ["legacy/*.py"]', "per-file-ignores"),
     ('exclude = 3', "exclude"),
+    ('exclude = "legacy"', "exclude"),
+    ('exclude = ["legacy", 3]', "exclude"),
 ])
 def test_invalid_config_type_names_the_key(tmp_path, config, key):
     root = project(tmp_path, config)
@@ -464,3 +490,109 @@ def test_invalid_config_type_names_the_key(tmp_path, config, key):
     assert len(proc.stderr.splitlines()) == 1, proc.stderr
     assert "internal error" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith("gradguard: ") and key in proc.stderr, proc.stderr
+
+
+# --- unknown rule codes ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("flags, config, bad", [
+    (["--select", "FOO"], "", "FOO"),
+    (["--select", "GG001,GG0X"], "", "GG0X"),
+    (["--ignore", "XYZ"], "", "XYZ"),
+    (["--ignore", "GG999"], "", "GG999"),
+    ([], 'select = ["XYZ"]', "XYZ"),
+    ([], 'ignore = ["GG0010"]', "GG0010"),
+    ([], 'per-file-ignores = { "legacy/*" = ["GG01"] }', "GG01"),
+    ([], '[tool.gradguard.severities]\nGG999 = "warning"', "GG999"),
+])
+def test_unknown_rule_code_exits_2_with_one_line_naming_it(tmp_path, flags, config, bad):
+    root = project(tmp_path, config)
+    proc = run("check", *flags, "two.py", cwd=root)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith(f"gradguard: unknown rule code '{bad}' in "), proc.stderr
+    assert "GG001" in proc.stderr, "the message lists the known codes"
+
+
+def test_unknown_command_line_code_is_refused_with_no_config_too(tmp_path):
+    write(tmp_path / "two.py", LEAF_AND_SAVED)
+    proc = run("check", "--no-config", "--select", "FOO", "two.py", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.startswith("gradguard: unknown rule code 'FOO' in --select "), proc.stderr
+
+
+@pytest.mark.parametrize("prefix", ["GG", "GG0", "GG00", "GG001", "gg00"])
+def test_any_prefix_of_a_known_code_is_accepted(tmp_path, capsys, prefix):
+    root = project(tmp_path, f'select = ["{prefix}"]\nignore = ["{prefix}"]')
+    code, diagnostics = check_json(capsys, root / "two.py")
+    assert (code, diagnostics) == (0, [])
+    code, diagnostics = check_json(capsys, "--no-config", "--select", prefix, root / "two.py")
+    assert code == 1 and "GG001" in [d["code"] for d in diagnostics]
+
+
+def test_severities_accept_prefixes_and_the_longest_wins(tmp_path, capsys):
+    root = project(tmp_path, '[tool.gradguard.severities]\nGG00 = "info"\nGG001 = "warning"')
+    code, diagnostics = check_json(capsys, root / "two.py")
+    assert [(d["code"], d["severity"]) for d in diagnostics] == [("GG002", "info"), ("GG001", "warning")]
+
+
+# --- exclude -----------------------------------------------------------------------------------
+
+EXCLUDE_TREE = ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid.py", "src/legacy.py",
+                "src/model.py", "src/proto_pb2.py")
+
+
+@pytest.mark.parametrize("patterns, kept", [
+    ([], EXCLUDE_TREE),
+    # no slash: any folder or file name, at any depth
+    (["legacy"], ("two.py", "src/model.py", "src/proto_pb2.py")),
+    (["leg*"], ("two.py", "src/model.py", "src/proto_pb2.py")),
+    (["*_pb2.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid.py", "src/legacy.py",
+                    "src/model.py")),
+    (["legacy.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid.py", "src/model.py",
+                     "src/proto_pb2.py")),
+    # a trailing slash: folders only
+    (["legacy/"], ("two.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
+    # a slash: relative to the folder of pyproject.toml
+    (["legacy/*"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
+    (["/legacy"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
+    (["./legacy"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
+    (["src/legacy"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy.py", "src/model.py",
+                      "src/proto_pb2.py")),
+    (["src/*.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py")),
+    (["legacy", "src"], ("two.py",)),
+])
+def test_config_exclude_is_gitignore_like(tmp_path, capsys, patterns, kept):
+    root = tmp_path / "proj"
+    write(root / "pyproject.toml", f"[tool.gradguard]\nexclude = {json.dumps(patterns)}\n")
+    for name in EXCLUDE_TREE:
+        write(root / name, LEAF_AND_SAVED)
+    code, diagnostics = check_json(capsys, root)
+    checked = sorted({Path(d["filename"]).relative_to(root.resolve()).as_posix() for d in diagnostics})
+    assert checked == sorted(kept)
+    code, diagnostics = check_json(capsys, "--no-config", root)
+    assert len(diagnostics) == 2 * len(EXCLUDE_TREE)
+
+
+def test_config_exclude_is_relative_to_the_pyproject_not_the_current_folder(tmp_path, capsys, monkeypatch):
+    root = project(tmp_path, 'exclude = ["/legacy"]')
+    write(root / "src" / "legacy" / "mid.py", LEAF_AND_SAVED)
+    monkeypatch.chdir(root / "src")
+    code, diagnostics = check_json(capsys, ".", root / "legacy")
+    assert found(diagnostics) == [("mid.py", 3, "GG002"), ("mid.py", 6, "GG001")]
+
+
+def test_excluded_folders_are_not_walked_into(tmp_path):
+    # Were `legacy` entered, its broken pyproject.toml and undecodable file would be read: exit 2 or GG000.
+    root = project(tmp_path, 'exclude = ["legacy"]')
+    write(root / "legacy" / "pyproject.toml", "[tool.gradguard]\ncolour = 1\n")
+    (root / "legacy" / "latin1.py").write_bytes(b'import torch\ns = "caf\xe9"\n')
+    proc = run("check", "--format", "json", ".", cwd=root)
+    assert proc.returncode == 1, proc.stderr
+    assert found(json.loads(proc.stdout)) == [("two.py", 3, "GG002"), ("two.py", 6, "GG001")]
+
+
+def test_explicit_files_in_excluded_folders_are_excluded_too(tmp_path, capsys):
+    root = project(tmp_path, 'exclude = ["legacy"]')
+    (root / "legacy" / "latin1.py").write_bytes(b'import torch\ns = "caf\xe9"\n')
+    code, diagnostics = check_json(capsys, root / "legacy" / "old.py", root / "legacy" / "latin1.py", root / "legacy")
+    assert (code, diagnostics) == (0, [])

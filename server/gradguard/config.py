@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from gradguard.findings import Severity
 
@@ -17,6 +17,21 @@ else:  # pragma: no cover - Python 3.10
 
 class ConfigError(ValueError):
     """A setting that gradguard cannot use."""
+
+
+def known_codes() -> tuple[str, ...]:
+    """Every rule code, sorted. Imported here, not at the top: the rules pull in the analysis."""
+    from gradguard.rules import RULES_BY_CODE
+
+    return tuple(sorted(RULES_BY_CODE))
+
+
+def check_codes(codes: tuple[str, ...] | list[str], where: str) -> None:
+    """Refuse a code that is neither a rule's code nor a prefix of one (`GG`, `GG0`, `GG00`, `GG001`)."""
+    known = known_codes()
+    for code in codes:
+        if not code or not any(k.startswith(code.upper()) for k in known):
+            raise ConfigError(f"unknown rule code {code!r} in {where} (known codes: {', '.join(known)})")
 
 
 @dataclass(frozen=True)
@@ -43,7 +58,27 @@ class Settings:
         )
 
     def severity(self, code: str, default: Severity) -> Severity:
-        return dict(self.severities).get(code, default)
+        """The configured severity of `code`: the longest matching code or prefix wins."""
+        best: tuple[str, Severity] | None = None
+        for prefix, level in self.severities:
+            if code.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
+                best = (prefix, level)
+        return default if best is None else best[1]
+
+    def excluded(self, path: str | Path, *, folder: bool = False) -> bool:
+        """Whether `exclude` covers `path` (a file, or a folder when `folder`), gitignore-like.
+
+        A pattern without a `/` matches any one component of the path relative to `root` (a folder
+        name or the file name); one with a `/` is matched (fnmatch) against that relative path and
+        each folder above it. A trailing `/` restricts a pattern to folders; a leading `/` or `./`
+        only anchors it to `root`.
+        """
+        if not self.exclude:
+            return False
+        parts = PurePosixPath(self.relative(str(path))).parts
+        if not parts:  # root itself
+            return False
+        return any(_exclude_matches(pattern, parts, folder) for pattern in self.exclude)
 
     def relative(self, filename: str) -> str:
         path = Path(filename)
@@ -65,10 +100,27 @@ class Settings:
         )
 
 
+def _exclude_matches(pattern: str, parts: tuple[str, ...], folder: bool) -> bool:
+    folders_only = pattern.endswith("/")
+    pattern = pattern.rstrip("/")
+    anchored = "/" in pattern
+    pattern = pattern.removeprefix("./").lstrip("/")
+    if not pattern:
+        return False
+    # Candidates: each folder above the path, then the path itself (unless a folders-only pattern meets a file).
+    last = len(parts) if folder or not folders_only else len(parts) - 1
+    for end in range(1, last + 1):
+        candidate = "/".join(parts[:end]) if anchored else parts[end - 1]
+        if fnmatch.fnmatch(candidate, pattern):
+            return True
+    return False
+
+
 def _codes(value: object, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        return (value.upper(),)
+        value = [value]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        check_codes(value, f"[tool.gradguard] {key}")
         return tuple(v.upper() for v in value)
     raise ConfigError(f"[tool.gradguard] {key} must be a list of rule codes")
 
@@ -79,23 +131,27 @@ def settings_from_table(table: dict, root: Path | None = None) -> Settings:
     unknown = set(table) - known - {"verify"}
     if unknown:
         raise ConfigError(f"unknown [tool.gradguard] keys: {', '.join(sorted(unknown))}")
-    for key, kind in (("severities", dict), ("per-file-ignores", dict), ("exclude", list)):
+    for key, kind in (("severities", dict), ("per-file-ignores", dict)):
         if key in table and not isinstance(table[key], kind):
-            raise ConfigError(f"[tool.gradguard] {key} must be a {'table' if kind is dict else 'list'}")
+            raise ConfigError(f"[tool.gradguard] {key} must be a table")
+    exclude = table.get("exclude", [])
+    if not (isinstance(exclude, list) and all(isinstance(p, str) for p in exclude)):
+        raise ConfigError('[tool.gradguard] exclude must be a list of globs, such as ["legacy", "*_pb2.py"]')
     severities = []
     for code, level in dict(table.get("severities", {})).items():
+        check_codes([code], "[tool.gradguard.severities]")
         try:
             severities.append((code.upper(), Severity(level)))
         except (ValueError, TypeError) as error:
             raise ConfigError(f"[tool.gradguard.severities] {code}: use error, warning or info") from error
-    per_file = tuple((pattern, _codes(codes, "per-file-ignores"))
+    per_file = tuple((pattern, _codes(codes, f"per-file-ignores {pattern!r}"))
                      for pattern, codes in dict(table.get("per-file-ignores", {})).items())
     return Settings(
         select=_codes(table.get("select", ["GG"]), "select"),
         ignore=_codes(table.get("ignore", []), "ignore"),
         per_file_ignores=per_file,
         severities=tuple(severities),
-        exclude=tuple(str(p) for p in table.get("exclude", [])),
+        exclude=tuple(exclude),
         root=root,
     )
 
@@ -112,9 +168,8 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def load_settings(start: Path) -> Settings:
-    """Settings from the nearest pyproject.toml's `[tool.gradguard]`, or the defaults."""
-    pyproject = find_pyproject(start)
+def read_pyproject(pyproject: Path | None) -> Settings:
+    """Settings from `pyproject`'s `[tool.gradguard]` (the defaults when there is no file or no table)."""
     if pyproject is None:
         return Settings()
     try:
@@ -125,3 +180,50 @@ def load_settings(start: Path) -> Settings:
     if table is None:
         return Settings(root=pyproject.parent)
     return settings_from_table(table, root=pyproject.parent)
+
+
+def load_settings(start: Path) -> Settings:
+    """Settings from the nearest pyproject.toml's `[tool.gradguard]`, or the defaults."""
+    return read_pyproject(find_pyproject(start))
+
+
+class ProjectSettings:
+    """The settings of each path: those of its nearest pyproject.toml, each file read once.
+
+    `select`/`ignore` (the command line's) apply on top of every project's settings;
+    with `no_config`, every path gets the defaults.
+    """
+
+    def __init__(self, *, no_config: bool = False, select: list[str] | None = None,
+                 ignore: list[str] | None = None) -> None:
+        self._no_config = no_config
+        self._select = select
+        self._ignore = ignore
+        self._pyprojects: dict[Path, Path | None] = {}  # folder → nearest pyproject.toml
+        self._settings: dict[Path | None, Settings] = {}  # pyproject.toml → its settings
+
+    def for_path(self, path: Path) -> Settings:
+        """The settings for a file or folder."""
+        pyproject = None if self._no_config else self._nearest(path)
+        if pyproject not in self._settings:
+            base = Settings() if pyproject is None else read_pyproject(pyproject)
+            self._settings[pyproject] = base.with_overrides(self._select, self._ignore)
+        return self._settings[pyproject]
+
+    def _nearest(self, path: Path) -> Path | None:
+        folder = path.resolve()
+        if not folder.is_dir():
+            folder = folder.parent
+        walked = []
+        found: Path | None = None
+        for candidate in (folder, *folder.parents):
+            if candidate in self._pyprojects:
+                found = self._pyprojects[candidate]
+                break
+            walked.append(candidate)
+            if (candidate / "pyproject.toml").is_file():
+                found = candidate / "pyproject.toml"
+                break
+        for candidate in walked:
+            self._pyprojects[candidate] = found
+        return found

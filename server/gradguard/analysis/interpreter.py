@@ -60,14 +60,40 @@ class State:
             return other.copy()
         if other.dead:
             return self.copy()
-        env = {name: join_values(value, other.env[name]) for name, value in self.env.items() if name in other.env}
         saves: dict[int, tuple[SavedRecord, ...]] = {}
-        for vc in self.saves.keys() | other.saves.keys():
+        env: dict[str, Value] = {}
+        for name, value in self.env.items():
+            if name not in other.env:
+                continue
+            theirs = other.env[name]
+            if (isinstance(value, TensorValue) and isinstance(theirs, TensorValue)
+                    and value.version_counter != theirs.version_counter):
+                merged, records = merge_tensors(value, theirs, self.saves.get(value.version_counter, ()),
+                                                other.saves.get(theirs.version_counter, ()))
+                env[name] = merged
+                if records:
+                    saves[merged.version_counter] = records
+            else:
+                env[name] = join_values(value, theirs)
+        for vc in (self.saves.keys() | other.saves.keys()) - saves.keys():
             mine, theirs = self.saves.get(vc, ()), other.saves.get(vc, ())
             merged = [r if r in theirs else replace(r, certain=False) for r in mine]
             merged += [replace(r, certain=False) for r in theirs if r not in mine]
             saves[vc] = tuple(merged)
         return State(env, saves, self.grad_enabled.join(other.grad_enabled))
+
+
+def merge_tensors(a: TensorValue, b: TensorValue, saved_a: tuple[SavedRecord, ...],
+                  saved_b: tuple[SavedRecord, ...]) -> tuple[TensorValue, tuple[SavedRecord, ...]]:
+    """One name bound to either of two tensors: a changed through it changes whichever it is.
+
+    The merged tensor gets the saves of both; a save is certain only if both paths have one.
+    """
+    both = any(r.certain for r in saved_a) and any(r.certain for r in saved_b)
+    records = tuple(r if (both and r.certain) else replace(r, certain=False) for r in (*saved_a, *saved_b))
+    merged = replace(join_values(a, replace(b, version_counter=a.version_counter)),
+                     version_counter=new_version_counter())
+    return merged, records
 
 
 def qualname_of(value: Value) -> str | None:
@@ -100,6 +126,7 @@ class Interpreter:
         self.return_values: list[list[Value]] = []
         self.call_site: tuple[cst.CSTNode, str] | None = None
         self.callee_records: set[int] = set()
+        self.next_serial = 1
         self.loop_depth = 0
 
     # ---- entry points -------------------------------------------------------------------
@@ -559,8 +586,8 @@ class Interpreter:
         if basic:
             return base.fresh_view(Origin("an indexed view", node), grad_enabled=state.grad_enabled)
         if advanced:
-            return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed copy", node))
-        return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed tensor", node))
+            return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed copy", node), base.history)
+        return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed tensor", node), base.history)
 
     def eval_slice(self, element: cst.SubscriptElement, state: State) -> Value | str:
         inner = element.slice
@@ -592,20 +619,34 @@ class Interpreter:
             reflected = {"add": "add", "mul": "mul"}.get(aten)
             if reflected is not None:
                 return self.apply_aten(reflected, [right, left], {}, node, state, None)
-            return self.fresh_result(right.requires_grad & state.grad_enabled, Origin(f"the result of `{aten}`", node))
+            return self.fresh_result(right.requires_grad & state.grad_enabled, Origin(f"the result of `{aten}`", node),
+                                     right.history)
         return UNKNOWN
 
     def _unary(self, node: cst.UnaryOperation, state: State) -> Value:
         operand = self.eval(node.expression, state)
         if isinstance(operand, TensorValue):
-            return self.fresh_result(operand.requires_grad & state.grad_enabled, Origin("a negation", node))
+            return self.fresh_result(operand.requires_grad & state.grad_enabled, Origin("a negation", node),
+                                     operand.history)
         if isinstance(operand, ConstValue) and isinstance(operand.value, (int, float)) and isinstance(node.operator, cst.Minus):
             return ConstValue(-operand.value)
         return UNKNOWN
 
+    def _named_expr(self, node: cst.NamedExpr, state: State) -> Value:
+        value = self.eval(node.value, state)
+        self.bind(node.target, value, state, node.value)
+        return value
+
     def _if_exp(self, node: cst.IfExp, state: State) -> Value:
         self.eval(node.test, state)
-        return join_values(self.eval(node.body, state), self.eval(node.orelse, state))
+        body, orelse = self.eval(node.body, state), self.eval(node.orelse, state)
+        if isinstance(body, TensorValue) and isinstance(orelse, TensorValue) and body.version_counter != orelse.version_counter:
+            merged, records = merge_tensors(body, orelse, state.saves.get(body.version_counter, ()),
+                                            state.saves.get(orelse.version_counter, ()))
+            if records:
+                state.saves[merged.version_counter] = records
+            return merged
+        return join_values(body, orelse)
 
     def _call(self, node: cst.Call, state: State) -> Value:
         func = node.func
@@ -670,6 +711,7 @@ class Interpreter:
         cst.BinaryOperation: _binary,
         cst.UnaryOperation: _unary,
         cst.IfExp: _if_exp,
+        cst.NamedExpr: _named_expr,
         cst.Call: _call,
     }
 
@@ -706,7 +748,8 @@ class Interpreter:
                 state.grad_enabled = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
             return UNKNOWN
         if name in surface.BACKWARD_FUNCTIONS:
-            self.run_backward(kwargs, state)
+            outputs = args[0] if args else kwargs.get("tensors", kwargs.get("outputs", UNKNOWN))
+            self.run_backward(outputs, kwargs, state)
             return UNKNOWN
         if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             base = args[0] if args else kwargs.get("data", UNKNOWN)
@@ -727,6 +770,13 @@ class Interpreter:
             return OptimizerValue(name.rsplit(".", 1)[-1], tensors)
         if name.startswith("torch.nn.") and name.count(".") == 2:
             return self.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
+        if name.startswith("torch.Tensor.") and args:
+            receiver = args[0]
+            if isinstance(receiver, ArgumentValue):
+                receiver = self.promote(receiver, state)
+            if isinstance(receiver, TensorValue):
+                return self.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state)
+            return UNKNOWN
         if name.startswith(_FUNCTIONAL):
             return self.call_functional(name.removeprefix(_FUNCTIONAL), args, kwargs, node, state)
         if name.startswith("torch.") and name.count(".") == 1:
@@ -738,7 +788,7 @@ class Interpreter:
                 rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else (Tri.NO if flag is None else Tri.MAYBE)
                 if function == "clone" and args and isinstance(args[0], TensorValue):
                     rg = args[0].requires_grad & state.grad_enabled
-                    return self.fresh_result(rg, Origin("a clone", node))
+                    return self.fresh_result(rg, Origin("a clone", node), args[0].history)
                 return TensorValue(new_version_counter(), rg, True, Origin(f"`torch.{function}`", node))
             if function in surface.MAYBE_RETURNS_SELF and args and isinstance(args[0], TensorValue):
                 return args[0].fresh_view(Origin(f"`torch.{function}`", node), certain=False)
@@ -764,14 +814,15 @@ class Interpreter:
             if inplace is Tri.YES and training is Tri.YES:
                 self.mutate(source, node, node.args[0].value if node.args else None, "`F.dropout(..., inplace=True)`", state)
                 return source
-            return self.fresh_result(source.requires_grad & state.grad_enabled, Origin(f"`F.{function}`", node))
+            return self.fresh_result(source.requires_grad & state.grad_enabled, Origin(f"`F.{function}`", node),
+                                     source.history)
         if function in surface.FUNCTIONAL_INPLACE:
             position, inplace_op = surface.FUNCTIONAL_INPLACE[function]
             if self.flag(args, kwargs, position, "inplace", False) is Tri.YES:
                 return self.apply_aten(inplace_op, args[:1], {}, node, state, f"`F.{function}(..., inplace=True)`",
                                        label=f"F.{function}")
         if function == "adaptive_avg_pool2d" and len(args) > 1 and isinstance(args[1], ConstValue) and args[1].value == 1:
-            return self.fresh_result(source.requires_grad & state.grad_enabled, Origin("a mean", node)) \
+            return self.fresh_result(source.requires_grad & state.grad_enabled, Origin("a mean", node), source.history) \
                 if isinstance(source, TensorValue) else UNKNOWN
         return self.apply_aten(function, args, kwargs, node, state, None, label=f"F.{function}")
 
@@ -819,13 +870,13 @@ class Interpreter:
                            node: cst.Call, state: State) -> Value:
         target_node = node.func.value if isinstance(node.func, cst.Attribute) else None
         if method == "backward":
-            self.run_backward(kwargs, state)
+            self.run_backward(tensor, kwargs, state)
             return UNKNOWN
         if method in surface.NOT_TENSORS:
             return UNKNOWN
         if method == "detach":
             return replace(tensor, requires_grad=Tri.NO, is_leaf=True, origin=Origin("`.detach()`", node),
-                           view_of_leaf=False, multi_output_view=None, no_grad_view=False)
+                           view_of_leaf=False, multi_output_view=None, no_grad_view=False, history=frozenset())
         if method == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", ConstValue(True))
             rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
@@ -839,27 +890,41 @@ class Interpreter:
             self.rebind(state, tensor, updated)
             return updated
         if method == "clone":
-            return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node))
+            return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node), tensor.history)
+        if method in surface.DTYPE_COPIES:
+            return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin(f"`.{method}()`", node),
+                                     tensor.history)
         if method in surface.MAYBE_RETURNS_SELF:
             return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
         if method in surface.MAYBE_VIEW:
             return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
         if method in surface.STORAGE_ALIASES:
             alias = TensorValue(new_version_counter(), tensor.requires_grad, False, Origin(f"`.{method}()`", node),
-                                storage_of=tensor.version_counter)
+                                storage_of=tensor.version_counter, history=tensor.history)
             return SequenceValue(repeated=alias)
         if method.startswith("new_") or method in ("numpy",):
             return TensorValue(new_version_counter(), Tri.NO, True, Origin(f"`.{method}()`", node))
         return self.apply_aten(method, [tensor, *args], kwargs, node, state, None, target_node=target_node)
 
-    def run_backward(self, kwargs: dict[str, Value], state: State) -> None:
-        """A backward pass: confirms the pending changes, frees the graph unless it is retained."""
-        for change in self.pending:
+    def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State) -> None:
+        """A backward pass from `loss`: it runs through (confirms) and frees the saves of loss's graph.
+
+        When the loss's graph is unknown, every pending change is confirmed and every save freed.
+        """
+        graph = loss.history if isinstance(loss, TensorValue) and loss.history else None
+        reached = [c for c in self.pending
+                   if graph is None or any(r.serial in graph for r in (*c.saved, *c.storage_saved))]
+        for change in reached:
             change.backward_follows = Tri.YES
-        self.pending = []
+        self.pending = [c for c in self.pending if c not in reached]
         retain = kwargs.get("retain_graph") or kwargs.get("create_graph")
-        if not (isinstance(retain, ConstValue) and retain.value):
+        if isinstance(retain, ConstValue) and retain.value:
+            return
+        if graph is None:
             state.saves = {}
+            return
+        state.saves = {vc: kept for vc, records in state.saves.items()
+                       if (kept := tuple(r for r in records if r.serial not in graph))}
 
     # ---- ATen ops -----------------------------------------------------------------------
 
@@ -897,6 +962,7 @@ class Interpreter:
             if isinstance(value, ArgumentValue) and key in facts.tensor_args:
                 bound[key] = self.promote(value, state)
         label = label or self.label_of(node, base)
+        first_serial = self.next_serial
         saves_from = facts
         if facts.composite:
             decomposition = surface.DECOMPOSITIONS.get(base)
@@ -930,6 +996,32 @@ class Interpreter:
                 if isinstance(output, TensorValue):
                     self.save(output, SavedRecord(label, saves_from.name, "output", node,
                                                   recorded is Tri.YES and output.alias_certain), state)
+        if facts.view_of is not None:
+            return result
+        updated = self.with_history(result, bound.values(), first_serial, state)
+        if facts.kind == "inplace" and updated is not result:
+            self.rebind(state, result, updated)
+        return updated
+
+    def with_history(self, result: Value, inputs: Iterable[Value], first_serial: int, state: State) -> Value:
+        """`result` as a node of the graph: its inputs' saves and those its op just made."""
+        history = frozenset(range(first_serial, self.next_serial))
+        for value in inputs:
+            if isinstance(value, TensorValue):
+                history |= value.history
+            elif isinstance(value, SequenceValue):
+                for item in (*value.items, *([value.repeated] if value.repeated is not None else [])):
+                    if isinstance(item, TensorValue):
+                        history |= item.history
+        if not history:
+            return result
+        if isinstance(result, TensorValue):
+            return replace(result, history=result.history | history)
+        if isinstance(result, SequenceValue):
+            return SequenceValue(
+                tuple(replace(i, history=i.history | history) if isinstance(i, TensorValue) else i for i in result.items),
+                replace(result.repeated, history=result.repeated.history | history)
+                if isinstance(result.repeated, TensorValue) else result.repeated)
         return result
 
     def grad_recorded(self, facts: ops.OpFacts, bound: dict[str, Value], state: State) -> Tri:
@@ -1008,8 +1100,9 @@ class Interpreter:
         return self.fresh_result(recorded, origin)
 
     @staticmethod
-    def fresh_result(requires_grad: Tri, origin: Origin) -> TensorValue:
-        return TensorValue(new_version_counter(), requires_grad, requires_grad is Tri.NO, origin)
+    def fresh_result(requires_grad: Tri, origin: Origin, history: frozenset[int] = frozenset()) -> TensorValue:
+        """A newly allocated tensor (its own version counter) in the graph after `history`."""
+        return TensorValue(new_version_counter(), requires_grad, requires_grad is Tri.NO, origin, history=history)
 
     def opaque_result(self, args: list[Value], node: cst.CSTNode, state: State) -> Value:
         return UNKNOWN
@@ -1028,6 +1121,8 @@ class Interpreter:
     def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:
         if state.grad_enabled is Tri.NO:
             return
+        record = replace(record, serial=self.next_serial)
+        self.next_serial += 1
         if self.call_site is not None:
             self.callee_records.add(id(record.node))
         state.saves[tensor.version_counter] = (*state.saves.get(tensor.version_counter, ()), record)
@@ -1200,18 +1295,22 @@ class Interpreter:
                     self.mutate(source, report_node, None, f"`{label}(inplace=True)`", state, inside_module=module.node)
                 return source
             self.mutate(source, report_node, None, f"`{label}(inplace=True)`", state, inside_module=module.node)
+            first_serial = self.next_serial
             recorded = (source.requires_grad | module.has_trainable_parameters()) & state.grad_enabled
             if facts.inplace is module_facts.InplaceSaves.RESULT and recorded is not Tri.NO:
                 self.save(source, SavedRecord(label, f"{facts.op}_", "output", report_node,
                                               recorded is Tri.YES and source.alias_certain), state)
+            updated = source
             if recorded is not Tri.NO and source.requires_grad is Tri.NO:
                 updated = replace(source, requires_grad=recorded, is_leaf=False)
+            updated = self.with_history(updated, [source], first_serial, state)
+            if updated is not source:
                 self.rebind(state, source, updated)
-                return updated
-            return source
+            return updated
         weight_rg = module.has_trainable_parameters()
         recorded = (source.requires_grad | weight_rg) & state.grad_enabled
         save_node = report_node
+        first_serial = self.next_serial
         if recorded is not Tri.NO:
             input_when = {
                 module_facts.Saves.ALWAYS: recorded,
@@ -1236,14 +1335,15 @@ class Interpreter:
         result = self.fresh_result(recorded, Origin(f"the output of `{label}`", save_node))
         if facts.saves_output and recorded is not Tri.NO:
             self.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES), state)
-        return result
+        return self.with_history(result, [source], first_serial, state)
 
     def module_output(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State) -> Value:
         """The output of a module whose forward we do not follow: a new tensor, nothing saved."""
         if module.user_class is None and module_facts.module(module.class_name) is None and module.children is None:
             return UNKNOWN
         rg = module.has_trainable_parameters() | self.requires_grad_of(source)
-        return self.fresh_result(rg & state.grad_enabled, Origin(f"the output of `{module.class_name}`", node))
+        history = source.history if isinstance(source, TensorValue) else frozenset()
+        return self.fresh_result(rg & state.grad_enabled, Origin(f"the output of `{module.class_name}`", node), history)
 
 
 _OPERATOR_SYMBOLS = {

@@ -73,6 +73,7 @@ class TensorValue:
     multi_output_view: str | None = None
     no_grad_view: bool = False
     storage_of: int | None = None
+    history: frozenset[int] = frozenset()
 
     def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES) -> TensorValue:
         """A view (or returns-self alias) of this tensor: same version counter."""
@@ -206,6 +207,7 @@ class SavedRecord:
     node: cst.CSTNode
     certain: bool
     tensor_node: cst.CSTNode | None = None
+    serial: int = 0
 
 
 def join_values(a: Value, b: Value) -> Value:
@@ -221,6 +223,7 @@ def join_values(a: Value, b: Value) -> Value:
             view_of_leaf=a.view_of_leaf and b.view_of_leaf,
             multi_output_view=a.multi_output_view if a.multi_output_view == b.multi_output_view else None,
             no_grad_view=a.no_grad_view and b.no_grad_view,
+            history=a.history | b.history,
         )
     if isinstance(a, ConstValue) and isinstance(b, ConstValue) and a.value == b.value:
         return a

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 SKIPPED_FOLDERS = frozenset({
     ".venv", "venv", ".git", ".hg", ".svn", "build", "dist", "__pycache__", "node_modules", ".tox", ".nox",
@@ -12,8 +12,12 @@ SKIPPED_FOLDERS = frozenset({
 })
 
 
-def python_files(paths: list[Path]) -> Iterator[Path]:
-    """Python files under `paths` (explicit files are always included), in a stable order."""
+def python_files(paths: list[Path], skip_folder: Callable[[Path], bool] = lambda folder: False) -> Iterator[Path]:
+    """Python files under `paths`, in a stable order.
+
+    Explicit files are always included. Folders are walked, never descending into SKIPPED_FOLDERS
+    or into a folder for which `skip_folder` (the configuration's `exclude`) is true.
+    """
     for path in paths:
         if path.is_file():
             yield path
@@ -21,8 +25,11 @@ def python_files(paths: list[Path]) -> Iterator[Path]:
         if not path.is_dir():
             yield path  # reported as unreadable
             continue
+        if skip_folder(path):
+            continue
         for folder, subfolders, files in os.walk(path):
-            subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_FOLDERS and not d.endswith(".egg-info"))
+            subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_FOLDERS and not d.endswith(".egg-info")
+                                   and not skip_folder(Path(folder) / d))
             for name in sorted(files):
                 if name.endswith((".py", ".pyi")):
                     yield Path(folder) / name

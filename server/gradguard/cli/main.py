@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from gradguard import __version__
-from gradguard.config import ConfigError, Settings, load_settings
+from gradguard.config import ConfigError, ProjectSettings, check_codes
 from gradguard.engine import analyse_document
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.cli.files import mentions_torch, python_files
@@ -39,22 +39,32 @@ def unreadable(path: Path, error: Exception) -> Finding:
                    Span(Position(1, 0), Position(1, 0)))
 
 
-def check_files(paths: list[Path], settings: Settings) -> tuple[list[Finding], list[str]]:
-    """Findings for every file under `paths`, and the internal errors met on the way."""
+def check_files(paths: list[Path], projects: ProjectSettings) -> tuple[list[Finding], list[str]]:
+    """Findings for every file under `paths`, and the internal errors met on the way.
+
+    Each file is checked with the settings of its own nearest pyproject.toml. Raises `ConfigError`
+    when one of those is invalid.
+    """
     findings: list[Finding] = []
     failures: list[str] = []
-    resolved = settings
-    for path in python_files(paths):
+
+    def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
+        return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
+
+    for path in python_files(paths, skip_folder):
+        settings = projects.for_path(path)
+        if settings.excluded(path):
+            continue
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            if resolved.enabled("GG000", str(path)):
+            if settings.enabled("GG000", str(path)):
                 findings.append(unreadable(path, error))
             continue
-        if not mentions_torch(text) or any(path.match(p) for p in resolved.exclude):
+        if not mentions_torch(text):
             continue
         try:
-            findings.extend(analyse_document(Document.parse(str(path), text), resolved))
+            findings.extend(analyse_document(Document.parse(str(path), text), settings))
         except Exception as error:  # one file's failure must not hide the others' findings
             if os.environ.get("GRADGUARD_DEBUG"):
                 raise
@@ -64,16 +74,23 @@ def check_files(paths: list[Path], settings: Settings) -> tuple[list[Finding], l
 
 def run_check(args: argparse.Namespace) -> int:
     try:
-        settings = Settings() if args.no_config else load_settings(args.paths[0] if args.paths else Path("."))
+        check_codes(args.select or [], "--select")
+        check_codes(args.ignore or [], "--ignore")
+        projects = ProjectSettings(no_config=args.no_config, select=args.select, ignore=args.ignore)
+        for path in args.paths:  # an invalid configuration stops gradguard before any analysis
+            projects.for_path(path)
     except ConfigError as error:
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
-    settings = settings.with_overrides(args.select, args.ignore)
     missing = [p for p in args.paths if not p.exists()]
     if missing:
         print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
-    findings, failures = check_files(args.paths, settings)
+    try:
+        findings, failures = check_files(args.paths, projects)
+    except ConfigError as error:  # a nested project's pyproject.toml, met while walking
+        print(f"gradguard: {error}", file=sys.stderr)
+        return 2
     output = render_json(findings) if args.format == "json" else render_text(findings)
     if output:
         print(output)

@@ -45,9 +45,12 @@ BINARY: dict[str, str] = {
 #: device (`contiguous()` on a contiguous tensor, `float()` on a float one...): they share its
 #: version counter, but only maybe.
 MAYBE_RETURNS_SELF = frozenset({
-    "contiguous", "to", "float", "cpu", "cuda", "type", "type_as", "double", "half", "bfloat16",
-    "int", "long", "bool", "conj", "resolve_conj", "resolve_neg", "as_tensor", "asarray",
+    "contiguous", "to", "float", "cpu", "cuda", "type", "type_as", "conj", "resolve_conj", "resolve_neg",
+    "as_tensor", "asarray",
 })
+
+#: Conversions to a dtype other than the default float32: on a default tensor they copy.
+DTYPE_COPIES = frozenset({"double", "half", "bfloat16", "int", "long", "bool", "short", "char", "byte"})
 
 #: Calls that always return their input object.
 RETURNS_SELF = frozenset({"requires_grad_", "retain_grad"})
