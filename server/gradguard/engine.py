@@ -8,6 +8,7 @@ import tokenize
 from dataclasses import replace
 
 from gradguard.analysis.interpreter import interpret
+from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
 from gradguard.findings import Finding, Position, Severity
 from gradguard.rules import RULES, RuleContext
@@ -39,16 +40,19 @@ def suppressed(line: str, code: str) -> bool:
     return codes is None or code.upper() in {c.upper() for c in re.split(r"[\s,]+", codes)}
 
 
-def analyse_document(document: Document, settings: Settings) -> list[Finding]:
-    """Every finding of the enabled rules in `document`, sorted by position."""
+def analyse_document(document: Document, settings: Settings, project: ProjectIndex | None = None) -> list[Finding]:
+    """Every finding of the enabled rules in `document`, sorted by position.
+
+    `project` resolves names imported from other files of the project (one per run or server).
+    """
     changes = []
     if document.module is not None:
         try:
-            changes = interpret(document.module).changes
+            changes = interpret(document.module, document.filename, project).changes
         except RecursionError:
             document = replace(document, module=None, syntax_problem=SyntaxProblem(
                 "expressions are nested too deeply to analyse", Position(1, 0)))
-    context = RuleContext(document, changes)
+    context = RuleContext(document, changes, project)
     best: dict[tuple[str, int, int], Finding] = {}
     for rule in RULES:
         if not settings.enabled(rule.code, document.filename):

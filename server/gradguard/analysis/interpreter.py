@@ -9,7 +9,7 @@ loops run to a fixed point (two passes: every value here is stable after one joi
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
@@ -18,6 +18,7 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
+    Definitions,
     FunctionRef,
     ImportRef,
     ModuleValue,
@@ -35,6 +36,9 @@ from gradguard.analysis.values import (
 from gradguard.knowledge import modules as module_facts
 from gradguard.knowledge import ops
 from gradguard.knowledge import surface
+
+if TYPE_CHECKING:
+    from gradguard.analysis.project import ProjectIndex
 
 _MAX_CALL_DEPTH = 3
 _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -112,11 +116,11 @@ def _normalise_torch_name(name: str) -> str:
 class Interpreter:
     """Interprets one parsed file and collects its in-place changes."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None) -> None:
         self.module = module
         self.result = ScopeResult()
-        self.globals: dict[str, Value] = {}
-        self.classes: dict[str, tuple[cst.ClassDef, ModuleValue | None]] = {}
+        self.definitions = Definitions(path, module)
+        self.project = project
         self.deferred: list[Callable[[], None]] = []
         self.pending: list[InplaceChange] = []
         self.backward_now = Tri.NO
@@ -131,15 +135,17 @@ class Interpreter:
 
     # ---- entry points -------------------------------------------------------------------
 
-    def run(self) -> ScopeResult:
-        state = State(self.globals)
+    def run(self, *, functions: bool = True) -> ScopeResult:
+        """Interpret the module-level code, then (with `functions`) every function and method."""
+        state = State(self.definitions.globals)
         self.exec_block(self.module.body, state)
-        self.globals = state.env
+        self.definitions.globals = state.env
         for change in self.pending:
             change.backward_follows = Tri.NO
         self.pending = []
-        while self.deferred:
+        while self.deferred and functions:
             self.deferred.pop(0)()
+        self.deferred = []
         return self.result
 
     # ---- statements ---------------------------------------------------------------------
@@ -214,13 +220,13 @@ class Interpreter:
                 state.env[top] = ImportRef(top)
 
     def _import_from(self, node: cst.ImportFrom, state: State) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        origin = dotted_name(node.module) or ""
+        origin = "." * len(node.relative) + (dotted_name(node.module) or "" if node.module is not None else "")
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             bound = (dotted_name(alias.asname.name) or "") if alias.asname is not None else name
-            state.env[bound] = ImportRef(f"{origin}.{name}")
+            state.env[bound] = ImportRef(f"{origin}{name}" if origin.endswith(".") else f"{origin}.{name}")
 
     def _if(self, node: cst.If, state: State) -> None:
         self.eval(node.test, state)
@@ -295,19 +301,20 @@ class Interpreter:
 
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
-        state.env[name] = FunctionRef(name, node)
+        state.env[name] = FunctionRef(name, node, self.definitions)
         self.deferred.append(lambda: self.analyse_function(node, self_value=None, is_forward=False))
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
-        state.env[name] = FunctionRef(name, node)
+        state.env[name] = FunctionRef(name, node, self.definitions)
         is_module = self.is_module_class(node, state)
-        template = ModuleValue(name, None, user_class=name) if is_module else None
-        self.classes[name] = (node, template)
+        template = ModuleValue(name, None, user_class=name, definitions=self.definitions) if is_module else None
+        self.definitions.classes[name] = (node, template)
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         init = next((m for m in methods if m.name.value == "__init__"), None)
         if init is not None:
-            self.analyse_function(init, self_value=template or ModuleValue(name, None, user_class=name),
+            self.analyse_function(init, self_value=template or ModuleValue(name, None, user_class=name,
+                                                                           definitions=self.definitions),
                                   is_forward=False, enclosing=state.env)
         for method in methods:
             if method is init:
@@ -353,7 +360,9 @@ class Interpreter:
                                      or _normalise_torch_name(name).removeprefix("torch.nn.") in module_facts.MODULES
                                      or name.endswith(".Module")):
                 return True
-            if isinstance(value, FunctionRef) and self.classes.get(value.name, (None, None))[1] is not None:
+            if isinstance(value, ImportRef) and not value.qualname.startswith("torch"):
+                value = self.resolve_import(value)
+            if isinstance(value, FunctionRef) and value.definitions.classes.get(value.name, (None, None))[1] is not None:
                 return True
         return False
 
@@ -368,22 +377,20 @@ class Interpreter:
                 vc = remap.setdefault(value.version_counter, new_version_counter())
                 return replace(value, version_counter=vc)
             if isinstance(value, ModuleValue) and value.user_class is None:
-                return ModuleValue(value.class_name, value.node, {k: fresh(v) for k, v in value.parameters.items()},
-                                   None if value.children is None else [fresh(c) for c in value.children],
-                                   {k: fresh(v) for k, v in value.named_children.items()},
-                                   value.inplace, value.training, None, value.arguments)
+                return replace(value, parameters={k: fresh(v) for k, v in value.parameters.items()},
+                               children=None if value.children is None else [fresh(c) for c in value.children],
+                               named_children={k: fresh(v) for k, v in value.named_children.items()})
             if isinstance(value, ModuleValue):
                 copy = self.instance_copy(value)
                 return copy if copy is not None else UNKNOWN
             return value
 
-        return ModuleValue(template.class_name, template.node, {k: fresh(v) for k, v in template.parameters.items()},
-                           template.children, {k: fresh(v) for k, v in template.named_children.items()},
-                           template.inplace, template.training, template.user_class, template.arguments)
+        return replace(template, parameters={k: fresh(v) for k, v in template.parameters.items()},
+                       named_children={k: fresh(v) for k, v in template.named_children.items()})
 
     def analyse_function(self, node: cst.FunctionDef, self_value: ModuleValue | None, is_forward: bool,
                          enclosing: dict[str, Value] | None = None) -> None:
-        env: dict[str, Value] = dict(enclosing if enclosing is not None else self.globals)
+        env: dict[str, Value] = dict(enclosing if enclosing is not None else self.definitions.globals)
         params = node.params
         all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
         for index, param in enumerate(all_params):
@@ -500,8 +507,8 @@ class Interpreter:
         name = node.value
         if name in state.env:
             return state.env[name]
-        if name in self.globals:
-            return self.globals[name]
+        if name in self.definitions.globals:
+            return self.definitions.globals[name]
         if name in ("True", "False", "None"):
             return ConstValue({"True": True, "False": False, "None": None}[name])
         return UNKNOWN
@@ -682,18 +689,20 @@ class Interpreter:
         if method is not None and receiver is not None and not isinstance(receiver, ImportRef):
             return self.call_method(receiver, method, args, kwargs, node, state)
         name = qualname_of(callee)
+        if name is not None and not name.startswith("torch"):
+            callee, name = self.resolve_import(callee), None
         if name is not None:
             return self.call_qualified(_normalise_torch_name(name), args, kwargs, node, state)
         if isinstance(callee, ModuleValue):
             return self.call_module(callee, args, kwargs, node, state, report_node=node)
-        if isinstance(callee, FunctionRef) and callee.name in self.classes:
-            template = self.classes[callee.name][1]
+        if isinstance(callee, FunctionRef) and isinstance(callee.node, cst.ClassDef):
+            template = callee.definitions.classes.get(callee.name, (None, None))[1]
             instance = self.instance_copy(template)
             if instance is not None:
                 instance.node = node
                 return instance
-        elif isinstance(callee, FunctionRef) and isinstance(callee.node, cst.FunctionDef):
-            return self.call_user_function(callee.node, None, args, kwargs, node, state)
+        elif isinstance(callee, FunctionRef):
+            return self.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state)
         return UNKNOWN
 
     _expression_handlers: dict[type, Callable[[Interpreter, object, State], Value]] = {
@@ -837,10 +846,10 @@ class Interpreter:
 
     def call_method(self, receiver: Value, method: str, args: list[Value], kwargs: dict[str, Value],
                     node: cst.Call, state: State) -> Value:
-        if isinstance(receiver, ModuleValue) and receiver.user_class is not None:
-            function = self.method_of(receiver.user_class, method)
+        if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
+            function = receiver.definitions.method(receiver.user_class, method)
             if function is not None:
-                return self.call_user_function(function, receiver, args, kwargs, node, state)
+                return self.call_user_function(function, receiver.definitions, receiver, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue):
             return self.call_module_method(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, OptimizerValue):
@@ -1162,20 +1171,20 @@ class Interpreter:
 
     # ---- calls of the file's own functions -------------------------------------------------
 
-    def method_of(self, class_name: str, method: str) -> cst.FunctionDef | None:
-        entry = self.classes.get(class_name)
-        if entry is None:
-            return None
-        return next((s for s in entry[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == method), None)
+    def resolve_import(self, ref: Value) -> Value:
+        """What an imported name is, when it is defined in another file of the project."""
+        if self.project is None or not isinstance(ref, ImportRef) or self.definitions.path is None:
+            return UNKNOWN
+        return self.project.resolve(self.definitions.path, ref.qualname)
 
-    def call_user_function(self, function: cst.FunctionDef, self_value: ModuleValue | None, args: list[Value],
-                           kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:
+    def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
+                           args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:
         """Interpret `function`'s body with the caller's arguments and saves (its summary at this call)."""
         if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs:
             return UNKNOWN
         params = function.params
         positional = [*params.posonly_params, *params.params]
-        env: dict[str, Value] = dict(self.globals)
+        env: dict[str, Value] = dict(definitions.globals)
         values = ([self_value] if self_value is not None else []) + list(args)
         for index, param in enumerate(positional):
             name = param.name.value
@@ -1277,10 +1286,10 @@ class Interpreter:
             for child in module.children:
                 value = self.call_module(child, [value], {}, node, state, report_node=child.node or node)
             return value
-        if module.user_class is not None:
-            forward = self.method_of(module.user_class, "forward")
+        if module.user_class is not None and module.definitions is not None:
+            forward = module.definitions.method(module.user_class, "forward")
             if forward is not None:
-                return self.call_user_function(forward, module, args, kwargs, report_node, state)
+                return self.call_user_function(forward, module.definitions, module, args, kwargs, report_node, state)
         facts = module_facts.module(module.class_name) if module.user_class is None else None
         if facts is None or not isinstance(source, TensorValue):
             return self.module_output(module, source, node, state)
@@ -1365,6 +1374,6 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return "." + ".".join(reversed(parts)) if parts else None
 
 
-def interpret(module: cst.Module) -> ScopeResult:
+def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None) -> ScopeResult:
     """Interpret a parsed file; the result lists every in-place change with its context."""
-    return Interpreter(module).run()
+    return Interpreter(module, path, project).run()

@@ -136,6 +136,7 @@ class ModuleValue:
     training: Tri = Tri.YES
     user_class: str | None = None
     arguments: dict[str, Value] = field(default_factory=dict)
+    definitions: Definitions | None = None
 
     def all_parameters(self) -> tuple[list[TensorValue], bool]:
         """Every parameter of the module and its children, and whether the list is complete."""
@@ -179,10 +180,29 @@ class OptimizerValue:
 
 @dataclass(frozen=True, eq=False)
 class FunctionRef:
-    """A function or class defined in the analysed file."""
+    """A function or class defined in an analysed file (`definitions` is that file's)."""
 
     name: str
-    node: cst.FunctionDef | cst.ClassDef
+    node: cst.FunctionDef | cst.ClassDef = field(repr=False)
+    definitions: Definitions = field(repr=False)
+
+
+@dataclass(eq=False)
+class Definitions:
+    """One file's top-level names: the globals its functions see, and its classes."""
+
+    path: str | None
+    module: cst.Module | None = field(default=None, repr=False)
+    globals: dict[str, Value] = field(default_factory=dict, repr=False)
+    classes: dict[str, tuple[cst.ClassDef, ModuleValue | None]] = field(default_factory=dict, repr=False)
+
+    def method(self, class_name: str, method: str) -> cst.FunctionDef | None:
+        """The method `method` defined in the body of class `class_name`, if any."""
+        entry = self.classes.get(class_name)
+        if entry is None:
+            return None
+        return next((s for s in entry[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == method),
+                    None)
 
 
 class _Unknown:

@@ -11,7 +11,8 @@ import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import SavedRecord
-from gradguard.findings import Finding, Related, Severity
+from gradguard.analysis.project import ProjectIndex
+from gradguard.findings import Finding, Related, Severity, Span
 from gradguard.source.document import Document
 
 
@@ -21,12 +22,27 @@ class RuleContext:
 
     document: Document
     changes: list[InplaceChange]
+    project: ProjectIndex | None = None
 
     def code(self, node: cst.CSTNode) -> str:
         return self.document.code(node)
 
-    def line(self, node: cst.CSTNode) -> int:
-        return self.document.span(node).start.line
+    def locate(self, node: cst.CSTNode) -> tuple[str, Span]:
+        """The file and range of `node`, which may lie in another file of the project."""
+        try:
+            return self.document.filename, self.document.span(node)
+        except KeyError:
+            found = self.project.locate(node) if self.project is not None else None
+            if found is None:
+                raise
+            return found
+
+    def where(self, node: cst.CSTNode) -> str:
+        """`line 14` in this file, `blocks.py:11` in another one."""
+        filename, span = self.locate(node)
+        if filename == self.document.filename:
+            return f"line {span.start.line}"
+        return f"{Path(filename).name}:{span.start.line}"
 
     def subject(self, change: InplaceChange) -> str:
         """How a message names the changed tensor: its source text, when it has one."""
@@ -36,13 +52,13 @@ class RuleContext:
                         created: str) -> Finding:
         """A finding for an error PyTorch raises at the changing line, pointing at the tensor's creation."""
         origin = change.target.origin.node
-        related = (Related(self.document.filename, self.document.span(origin), created),) if origin is not None else ()
+        related = (Related(*self.locate(origin), created),) if origin is not None else ()
         return Finding(code, Severity.ERROR if certain else Severity.WARNING, message,
                        self.document.filename, self.document.span(change.node), related)
 
     def saved_here(self, record: SavedRecord) -> Related:
         """Related information: where the op saved the tensor."""
-        return Related(self.document.filename, self.document.span(record.node),
+        return Related(*self.locate(record.node),
                        f"`{record.saved_by}` saved its {record.what} for backward here ({record.aten_op})")
 
 

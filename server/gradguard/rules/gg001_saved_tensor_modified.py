@@ -65,8 +65,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
                            "input when nothing needs to change)")
         if change.backward_follows is not Tri.YES:
             reasons.append("this holds if a backward pass later runs through it")
-        line = context.line(record.node)
-        saved = f"the {record.what} of `{record.saved_by}` (line {line})"
+        saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node)})"
         why = f"which `{record.aten_op}` saves for backward"
         outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
         if change.target_node is not None:

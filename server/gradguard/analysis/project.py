@@ -1,0 +1,173 @@
+"""The project index: what a name imported from another file of the project is.
+
+`from .blocks import Block` or `from timm.layers import Mlp` inside the project is resolved to
+the file that defines it; that file's top level (imports, functions, classes and what each
+class's `__init__` builds) is interpreted once and cached, following re-exports through
+`__init__.py` files. Names this cheap module-path resolution cannot place (installed packages
+found through `sys.path`, star imports, dynamic imports) are asked of jedi, which is slow on its
+first query and so is asked only for those. The files each analysis read are recorded, so a
+cache can be invalidated when any of them changes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
+from gradguard.findings import Position, Span
+
+_MAX_REEXPORT_DEPTH = 6
+
+
+class ProjectIndex:
+    """Resolves imported names to definitions in other files; caches the files it read."""
+
+    def __init__(self, capacity: int = 64, use_jedi: bool = True) -> None:
+        self._definitions: OrderedDict[Path, Definitions | None] = OrderedDict()
+        self._capacity = capacity
+        self._loading: set[Path] = set()
+        self._use_jedi = use_jedi
+        self._positions: dict[Path, dict[cst.CSTNode, CodeRange]] = {}
+        self.dependencies: dict[str, set[str]] = {}
+
+    def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
+        """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
+        if depth > _MAX_REEXPORT_DEPTH:
+            return UNKNOWN
+        located = self._locate(Path(from_path), qualname)
+        if located is None:
+            located = self._locate_with_jedi(Path(from_path), qualname)
+        if located is None:
+            return UNKNOWN
+        file, attribute = located
+        self.dependencies.setdefault(from_path, set()).add(str(file))
+        definitions = self.definitions_of(file)
+        if definitions is None:
+            return UNKNOWN
+        value = definitions.globals.get(attribute, UNKNOWN)
+        if isinstance(value, ImportRef) and not value.qualname.startswith("torch"):
+            return self.resolve(str(file), value.qualname, depth + 1)
+        return value
+
+    def definitions_of(self, file: Path) -> Definitions | None:
+        """The top-level definitions of `file` (interpreted once; None if unreadable)."""
+        if file in self._definitions:
+            self._definitions.move_to_end(file)
+            return self._definitions[file]
+        if file in self._loading:
+            return None
+        self._loading.add(file)
+        try:
+            definitions = self._interpret(file)
+        finally:
+            self._loading.discard(file)
+        self._definitions[file] = definitions
+        if len(self._definitions) > self._capacity:
+            evicted, _ = self._definitions.popitem(last=False)
+            self._positions.pop(evicted, None)
+        return definitions
+
+    def locate(self, node: cst.CSTNode) -> tuple[str, Span] | None:
+        """The file and range of a node of one of the files this index read."""
+        for file, definitions in self._definitions.items():
+            if definitions is None or definitions.module is None:
+                continue
+            positions = self._positions.get(file)
+            if positions is None:
+                wrapper = MetadataWrapper(definitions.module, unsafe_skip_copy=True)
+                positions = self._positions[file] = dict(wrapper.resolve(PositionProvider))
+            code_range = positions.get(node)
+            if code_range is not None:
+                return str(file), Span(Position(code_range.start.line, code_range.start.column),
+                                       Position(code_range.end.line, code_range.end.column))
+        return None
+
+    def _interpret(self, file: Path) -> Definitions | None:
+        from gradguard.analysis.interpreter import Interpreter
+
+        try:
+            module = cst.parse_module(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+            return None
+        interpreter = Interpreter(module, str(file), self)
+        try:
+            interpreter.run(functions=False)
+        except RecursionError:
+            return None
+        return interpreter.definitions
+
+    @staticmethod
+    def _locate(from_path: Path, qualname: str) -> tuple[Path, str] | None:
+        """(file defining it, name in that file) by Python's module-path rules, without importing."""
+        level = len(qualname) - len(qualname.lstrip("."))
+        parts = qualname.lstrip(".").split(".")
+        if len(parts) < 1 or not parts[-1]:
+            return None
+        if level:
+            base = from_path.resolve().parent
+            for _ in range(level - 1):
+                base = base.parent
+            roots = [base]
+        else:
+            roots = [_package_root(from_path)]
+        for root in roots:
+            module_parts, attribute = parts[:-1], parts[-1]
+            candidate = _module_file(root, module_parts)
+            if candidate is not None:
+                return candidate, attribute
+        return None
+
+    def _locate_with_jedi(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
+        if not self._use_jedi or qualname.startswith("."):
+            return None
+        module, _, attribute = qualname.rpartition(".")
+        if not module or module.split(".")[0] in _NEVER_PROJECT:
+            return None
+        import jedi
+
+        source = f"from {module} import {attribute}\n"
+        try:
+            names = jedi.Script(source, path=str(from_path)).goto(1, len(source) - 2, follow_imports=True)
+        except Exception:  # jedi fails on broken environments; the name then stays unknown
+            return None
+        for name in names:
+            path = name.module_path
+            if path is not None and path.suffix == ".py" and not _installed(Path(path)):
+                return Path(path), name.name
+        return None
+
+
+#: Top-level packages that are never part of the user's project (and never define nn modules we follow).
+_NEVER_PROJECT = frozenset({
+    "torch", "numpy", "typing", "collections", "functools", "itertools", "math", "os", "sys", "re", "json",
+    "logging", "dataclasses", "abc", "enum", "warnings", "copy", "pathlib", "contextlib", "inspect", "einops",
+    "scipy", "PIL", "transformers", "huggingface_hub", "safetensors", "typing_extensions",
+})
+
+
+def _installed(path: Path) -> bool:
+    """Installed packages and the standard library are not the user's project."""
+    parts = set(path.parts)
+    return bool(parts & {"site-packages", "dist-packages"}) or path.is_relative_to(sys.base_prefix)
+
+
+def _package_root(path: Path) -> Path:
+    """The folder on `sys.path` for the package that holds `path` (the parent of its top package)."""
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def _module_file(root: Path, parts: list[str]) -> Path | None:
+    target = root.joinpath(*parts) if parts else root
+    if parts and target.with_suffix(".py").is_file():
+        return target.with_suffix(".py")
+    if (target / "__init__.py").is_file():
+        return target / "__init__.py"
+    return None
