@@ -40,7 +40,7 @@ from gradguard.knowledge import surface
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
 
-_MAX_CALL_DEPTH = 3
+_MAX_CALL_DEPTH = 2
 _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _FUNCTIONAL = "torch.nn.functional."
 _INIT = "torch.nn.init."
@@ -98,6 +98,14 @@ def merge_tensors(a: TensorValue, b: TensorValue, saved_a: tuple[SavedRecord, ..
     merged = replace(join_values(a, replace(b, version_counter=a.version_counter)),
                      version_counter=new_version_counter())
     return merged, records
+
+
+def _carries_tensors(value: Value | None) -> bool:
+    if isinstance(value, (TensorValue, ModuleValue, ArgumentValue)):
+        return True
+    if isinstance(value, SequenceValue):
+        return any(_carries_tensors(v) for v in (*value.items, value.repeated))
+    return False
 
 
 def qualname_of(value: Value) -> str | None:
@@ -1182,6 +1190,8 @@ class Interpreter:
         """Interpret `function`'s body with the caller's arguments and saves (its summary at this call)."""
         if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs:
             return UNKNOWN
+        if not any(_carries_tensors(v) for v in (self_value, *args, *kwargs.values())):
+            return UNKNOWN  # nothing of the caller's graph goes in: nothing to follow
         params = function.params
         positional = [*params.posonly_params, *params.params]
         env: dict[str, Value] = dict(definitions.globals)

@@ -33,15 +33,18 @@ class ProjectIndex:
         self._loading: set[Path] = set()
         self._use_jedi = use_jedi
         self._positions: dict[Path, dict[cst.CSTNode, CodeRange]] = {}
+        self._located: dict[tuple[str, str], tuple[Path, str] | None] = {}
         self.dependencies: dict[str, set[str]] = {}
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
         """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
         if depth > _MAX_REEXPORT_DEPTH:
             return UNKNOWN
-        located = self._locate(Path(from_path), qualname)
-        if located is None:
-            located = self._locate_with_jedi(Path(from_path), qualname)
+        key = (from_path, qualname)
+        if key not in self._located:
+            located = self._locate(Path(from_path), qualname)
+            self._located[key] = located or self._locate_with_jedi(Path(from_path), qualname)
+        located = self._located[key]
         if located is None:
             return UNKNOWN
         file, attribute = located
