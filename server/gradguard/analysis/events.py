@@ -17,6 +17,8 @@ class InplaceChange:
     module that changes it, or the construction of a module that `nn.Sequential` runs).
     `saved` are the live saves of the changed version counter; `storage_saved` those of the
     tensor whose storage a `.data` / `unsafe_*` alias writes to without bumping its version.
+    `statement` is the statement the change happens in (None inside a called function);
+    `aliases` the other names bound, at that point, to tensors sharing the version counter.
     """
 
     node: cst.CSTNode
@@ -29,6 +31,8 @@ class InplaceChange:
     storage_saved: tuple[SavedRecord, ...] = ()
     backward_follows: Tri = Tri.NO
     inside_module: cst.CSTNode | None = None
+    statement: cst.SimpleStatementLine | None = None
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass

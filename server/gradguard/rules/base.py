@@ -12,7 +12,7 @@ import libcst as cst
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import SavedRecord
 from gradguard.analysis.project import ProjectIndex
-from gradguard.findings import Finding, Related, Severity, Span
+from gradguard.findings import Finding, Fix, Related, Severity, Span
 from gradguard.source.document import Document
 
 
@@ -49,12 +49,37 @@ class RuleContext:
         return f"`{self.code(change.target_node)}`" if change.target_node is not None else "This tensor"
 
     def immediate_error(self, code: str, change: InplaceChange, certain: bool, message: str,
-                        created: str) -> Finding:
+                        created: str, fixes: tuple[Fix, ...] = ()) -> Finding:
         """A finding for an error PyTorch raises at the changing line, pointing at the tensor's creation."""
         origin = change.target.origin.node
         related = (Related(*self.locate(origin), created),) if origin is not None else ()
         return Finding(code, Severity.ERROR if certain else Severity.WARNING, message,
-                       self.document.filename, self.document.span(change.node), related)
+                       self.document.filename, self.document.span(change.node), related, fixes)
+
+    def import_name(self, qualname: str) -> str | None:
+        """The name this file binds `qualname` to at top level (`torch.nn` → `nn`), if any."""
+        module = self.document.module
+        if module is None:
+            return None
+        for line in module.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for statement in line.body:
+                if isinstance(statement, cst.Import):
+                    for alias in statement.names:
+                        name = self.code(alias.name)
+                        if name == qualname:
+                            return self.code(alias.asname.name) if alias.asname is not None else name
+                elif isinstance(statement, cst.ImportFrom) and statement.module is not None \
+                        and not statement.relative and not isinstance(statement.names, cst.ImportStar):
+                    parent = self.code(statement.module)
+                    for alias in statement.names:
+                        if f"{parent}.{self.code(alias.name)}" == qualname:
+                            return self.code(alias.asname.name) if alias.asname is not None else self.code(alias.name)
+        return None
+
+    def in_this_file(self, node: cst.CSTNode) -> bool:
+        return self.locate(node)[0] == self.document.filename
 
     def saved_here(self, record: SavedRecord) -> Related:
         """Related information: where the op saved the tensor."""

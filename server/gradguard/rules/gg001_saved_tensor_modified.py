@@ -40,8 +40,18 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gradguard.analysis.values import Tri
-from gradguard.findings import Finding, Severity
+import libcst as cst
+
+from gradguard.analysis.events import InplaceChange
+from gradguard.analysis.values import SavedRecord, Tri
+from gradguard.findings import Applicability, Finding, Fix, Severity
+from gradguard.fixes.edits import (
+    clone_before,
+    clone_result,
+    drop_inplace_argument,
+    out_of_place_augmented,
+    out_of_place_method,
+)
 from gradguard.rules.base import RuleContext
 from gradguard.rules.gg002_leaf_modified import raises_for_leaf
 from gradguard.rules.gg003_multi_output_view_modified import raises_for_view
@@ -79,4 +89,51 @@ def check(context: RuleContext) -> Iterator[Finding]:
             filename=context.document.filename,
             span=context.document.span(change.node),
             related=(context.saved_here(record),),
+            fixes=fixes(context, change, record),
         )
+
+
+def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> tuple[Fix, ...]:
+    """Out of place at the change (safe when nothing else shares the tensor), or clone at the save."""
+    document = context.document
+    applicability = Applicability.UNSAFE if change.aliases else Applicability.SAFE
+    offered: list[Fix] = []
+    inplace_call = change.inside_module if change.inside_module is not None else change.node
+    dropped = drop_inplace_argument(document, inplace_call) if context.in_this_file(inplace_call) else None
+    if dropped is not None:
+        offered.append(Fix("Remove `inplace=True`", applicability, dropped))
+    elif change.statement is not None:
+        rewrite = (out_of_place_augmented(document, change.statement)
+                   or out_of_place_method(document, change.statement))
+        if rewrite is not None:
+            offered.append(Fix(f"Rewrite out of place: `{rewrite[0].content}`", applicability, rewrite))
+        elif isinstance(change.target_node, cst.Name):
+            name = change.target_node.value
+            offered.append(Fix(f"Clone `{name}` before changing it", applicability,
+                               clone_before(document, change.statement, name)))
+    cloned = clone_at_save(context, record)
+    if cloned is not None:
+        offered.append(cloned)
+    return tuple(sorted(offered, key=lambda fix: fix.applicability is not Applicability.SAFE))
+
+
+def clone_at_save(context: RuleContext, record: SavedRecord) -> Fix | None:
+    """Clone where the op saved the tensor, so the change never reaches what backward reads."""
+    node = record.node
+    if not context.in_this_file(node):
+        return None
+    if record.what == "output" and isinstance(node, (cst.Call, cst.BinaryOperation)):
+        return Fix(f"Clone the output of `{record.saved_by}` where it is saved", Applicability.SAFE,
+                   clone_result(context.document, node))
+    if record.what == "input" and isinstance(node, cst.Call):
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        if isinstance(receiver, cst.Name) and receiver.value not in ("torch", "F", "self"):
+            saved = receiver
+        elif len(positional) == 1:
+            saved = positional[0]
+        else:
+            return None
+        return Fix(f"Pass a clone of `{context.code(saved)}` to `{record.saved_by}`", Applicability.SAFE,
+                   clone_result(context.document, saved))
+    return None

@@ -34,9 +34,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import Tri
-from gradguard.findings import Finding
+from gradguard.findings import Applicability, Finding, Fix
+from gradguard.fixes.edits import init_function, through_data, wrap_in_no_grad
 from gradguard.rules.base import RuleContext
 
 CODE = "GG002"
@@ -72,4 +75,25 @@ def check(context: RuleContext) -> Iterator[Finding]:
                    f"outside `torch.no_grad()`, so PyTorch {'raises' if certain else 'may raise'} "
                    f"\"a {'view of a ' if kind != 'leaf' else ''}leaf Variable that requires grad is being used "
                    f"in an in-place operation\".")
-        yield context.immediate_error(CODE, change, certain, message, "the leaf was created here")
+        yield context.immediate_error(CODE, change, certain, message, "the leaf was created here",
+                                      fixes(context, change))
+
+
+def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
+    """`with torch.no_grad():` around the statement, the `nn.init` function, or (unsafe) `.data`."""
+    offered: list[Fix] = []
+    torch_name = context.import_name("torch")
+    if change.statement is not None and torch_name is not None:
+        offered.append(Fix("Wrap in `with torch.no_grad():`", Applicability.SAFE,
+                           wrap_in_no_grad(context.document, change.statement, torch_name)))
+    init_module = context.import_name("torch.nn")
+    statement = change.statement
+    alone = statement is not None and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr) \
+        and statement.body[0].value is change.node
+    init = init_function(context.document, change.node, f"{init_module}.init") if alone and init_module else None
+    if init is not None:
+        offered.append(Fix(f"Use `{init[0].content}`", Applicability.SAFE, init))
+    data = through_data(context.document, change.node) if alone else None
+    if data is not None:
+        offered.append(Fix("Change it through `.data` (hides later errors from autograd)", Applicability.UNSAFE, data))
+    return tuple(offered)

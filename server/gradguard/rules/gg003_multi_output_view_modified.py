@@ -36,7 +36,8 @@ from typing import Iterator
 
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import Tri
-from gradguard.findings import Finding
+from gradguard.findings import Applicability, Finding, Fix
+from gradguard.fixes.edits import out_of_place_augmented, out_of_place_method
 from gradguard.rules.base import RuleContext
 
 CODE = "GG003"
@@ -65,4 +66,17 @@ def check(context: RuleContext) -> Iterator[Finding]:
             reason = (f"{what} is a view created under `torch.no_grad()`; {change.verb} changes it in place with "
                       f"grad enabled, so PyTorch {'raises' if certain else 'may raise'} \"A view was created in "
                       f"no_grad mode and is being modified inplace with grad mode enabled\".")
-        yield context.immediate_error(CODE, change, certain, reason, "the view was created here")
+        yield context.immediate_error(CODE, change, certain, reason, "the view was created here",
+                                      fixes(context, change))
+
+
+def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
+    """The out-of-place op on the view (safe unless the base is read afterwards)."""
+    if change.statement is None:
+        return ()
+    rewrite = (out_of_place_augmented(context.document, change.statement)
+               or out_of_place_method(context.document, change.statement))
+    if rewrite is None:
+        return ()
+    applicability = Applicability.UNSAFE if change.aliases else Applicability.SAFE
+    return (Fix(f"Rewrite out of place: `{rewrite[0].content}`", applicability, rewrite),)

@@ -1,0 +1,137 @@
+"""Text edits for the usual fixes: rewrite out of place, drop `inplace=True`, clone, `no_grad`.
+
+Each builder returns the edits, or None when the code is not in a shape it can rewrite
+faithfully. Positions come from the document; code comes from libcst's code generation, so
+comments and formatting outside the edited range are kept.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradguard.findings import Edit, Position, Span
+from gradguard.source.document import Document
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
+
+_OUT_OF_PLACE_OPERATORS = {
+    "AddAssign": "+", "SubtractAssign": "-", "MultiplyAssign": "*", "DivideAssign": "/",
+    "FloorDivideAssign": "//", "ModuloAssign": "%", "PowerAssign": "**", "BitAndAssign": "&",
+    "BitOrAssign": "|", "BitXorAssign": "^", "LeftShiftAssign": "<<", "RightShiftAssign": ">>",
+}
+
+#: Tensor init methods and their `nn.init` function (which runs under `no_grad`).
+INIT_FUNCTIONS = {"normal_": "normal_", "uniform_": "uniform_", "zero_": "zeros_", "fill_": "constant_"}
+
+
+def _code(document: Document, node: cst.CSTNode) -> str:
+    assert document.module is not None
+    return document.module.code_for_node(node)
+
+
+def _operand(document: Document, node: cst.BaseExpression) -> str:
+    text = _code(document, node).strip()
+    return text if isinstance(node, _ATOMS) else f"({text})"
+
+
+def _indent(document: Document, statement: cst.CSTNode) -> str:
+    start = document.span(statement).start
+    return document.line_text(start.line)[: start.column]
+
+
+def out_of_place_augmented(document: Document, statement: cst.SimpleStatementLine) -> tuple[Edit, ...] | None:
+    """`a += b` → `a = a + b` (every augmented operator), for a single-statement line."""
+    if len(statement.body) != 1 or not isinstance(statement.body[0], cst.AugAssign):
+        return None
+    node = statement.body[0]
+    operator = _OUT_OF_PLACE_OPERATORS.get(type(node.operator).__name__)
+    if operator is None or not isinstance(node.target, (cst.Name, cst.Attribute)):
+        return None
+    target = _code(document, node.target).strip()
+    content = f"{target} = {target} {operator} {_operand(document, node.value)}"
+    return (Edit(document.span(node), content),)
+
+
+def out_of_place_method(document: Document, statement: cst.SimpleStatementLine) -> tuple[Edit, ...] | None:
+    """`x.add_(y)` as a statement → `x = x.add(y)`."""
+    if len(statement.body) != 1 or not isinstance(statement.body[0], cst.Expr):
+        return None
+    call = statement.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, (cst.Name, cst.Attribute))):
+        return None
+    method = call.func.attr.value
+    if not method.endswith("_") or method.startswith("_"):
+        return None
+    receiver = _code(document, call.func.value).strip()
+    arguments = ", ".join(_code(document, arg).strip().rstrip(",") for arg in call.args)
+    content = f"{receiver} = {receiver}.{method[:-1]}({arguments})"
+    return (Edit(document.span(statement.body[0]), content),)
+
+
+def drop_inplace_argument(document: Document, call: cst.CSTNode) -> tuple[Edit, ...] | None:
+    """`nn.ReLU(inplace=True)` / `F.relu(x, inplace=True)` → without the `inplace` argument."""
+    if not isinstance(call, cst.Call):
+        return None
+    keep = [arg for arg in call.args if not (arg.keyword is not None and arg.keyword.value == "inplace")]
+    if len(keep) == len(call.args):
+        return None
+    arguments = ", ".join(_code(document, arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip() for arg in keep)
+    return (Edit(document.span(call), f"{_code(document, call.func).strip()}({arguments})"),)
+
+
+def clone_before(document: Document, statement: cst.SimpleStatementLine, name: str) -> tuple[Edit, ...]:
+    """Insert `name = name.clone()` on its own line before `statement`."""
+    start = document.span(statement).start
+    return (Edit(Span(start, start), f"{name} = {name}.clone()\n{_indent(document, statement)}"),)
+
+
+def clone_result(document: Document, expression: cst.CSTNode) -> tuple[Edit, ...]:
+    """`torch.exp(x)` → `torch.exp(x).clone()`: the op's saved output is never the returned tensor."""
+    text = _code(document, expression).strip()
+    wrapped = text if isinstance(expression, _ATOMS) else f"({text})"
+    return (Edit(document.span(expression), f"{wrapped}.clone()"),)
+
+
+def wrap_in_no_grad(document: Document, statement: cst.SimpleStatementLine, torch_name: str) -> tuple[Edit, ...]:
+    """Put `statement` inside `with torch.no_grad():`."""
+    indent = _indent(document, statement)
+    body = _code(document, statement.with_changes(leading_lines=())).strip()
+    return (Edit(document.span(statement), f"with {torch_name}.no_grad():\n{indent}    {body}"),)
+
+
+def init_function(document: Document, call: cst.CSTNode, init_module: str) -> tuple[Edit, ...] | None:
+    """`w.normal_(0, 0.02)` → `nn.init.normal_(w, 0, 0.02)` (`fill_(v)` → `constant_(w, v)`)."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return None
+    function = INIT_FUNCTIONS.get(call.func.attr.value)
+    if function is None:
+        return None
+    receiver = _code(document, call.func.value).strip()
+    arguments = [receiver] + [_code(document, a.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip()
+                              for a in call.args]
+    return (Edit(document.span(call), f"{init_module}.{function}({', '.join(arguments)})"),)
+
+
+def through_data(document: Document, call: cst.CSTNode) -> tuple[Edit, ...] | None:
+    """`w.normal_()` → `w.data.normal_()` (hides the change from autograd)."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return None
+    end = document.span(call.func.value).end
+    return (Edit(Span(end, end), ".data"),)
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """`text` with `edits` applied (non-overlapping; code-point columns)."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: Position) -> int:
+        return starts[position.line - 1] + position.column if position.line - 1 < len(starts) else len(text)
+
+    result = text
+    for edit in sorted(edits, key=lambda e: (e.span.start, e.span.end), reverse=True):
+        result = result[: offset(edit.span.start)] + edit.content + result[offset(edit.span.end):]
+    return result
