@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gradguard import __version__
 from gradguard.config import ConfigError, ProjectSettings, check_codes
+from gradguard.analysis.project import ProjectIndex
 from gradguard.engine import analyse_document
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.cli.files import mentions_torch, python_files
@@ -45,6 +46,7 @@ def check_files(paths: list[Path], projects: ProjectSettings) -> tuple[list[Find
     Each file is checked with the settings of its own nearest pyproject.toml. Raises `ConfigError`
     when one of those is invalid.
     """
+    project = ProjectIndex()
     findings: list[Finding] = []
     failures: list[str] = []
 
@@ -64,7 +66,7 @@ def check_files(paths: list[Path], projects: ProjectSettings) -> tuple[list[Find
         if not mentions_torch(text):
             continue
         try:
-            findings.extend(analyse_document(Document.parse(str(path), text), settings))
+            findings.extend(analyse_document(Document.parse(str(path), text), settings, project))
         except Exception as error:  # one file's failure must not hide the others' findings
             if os.environ.get("GRADGUARD_DEBUG"):
                 raise
