@@ -1,0 +1,3 @@
+from .stem import Stem
+
+__all__ = ["Stem"]
