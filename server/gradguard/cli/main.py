@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradguard import __version__
@@ -13,7 +14,8 @@ from gradguard.analysis.project import ProjectIndex
 from gradguard.engine import analyse_document
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.cli.files import mentions_torch, python_files
-from gradguard.cli.output import render_json, render_text
+from gradguard.cli.fixing import fix_file, unified_diff
+from gradguard.cli.output import RENDERERS
 from gradguard.source.document import Document
 
 
@@ -27,7 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="analyse files and folders")
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--format", choices=sorted(RENDERERS), default="text")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply unsafe fixes too")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a diff, change no file")
     check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report")
     check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
     check.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
@@ -40,15 +45,25 @@ def unreadable(path: Path, error: Exception) -> Finding:
                    Span(Position(1, 0), Position(1, 0)))
 
 
-def check_files(paths: list[Path], projects: ProjectSettings) -> tuple[list[Finding], list[str]]:
-    """Findings for every file under `paths`, and the internal errors met on the way.
+@dataclass
+class CheckRun:
+    """What a `check` run found, fixed and failed on."""
+
+    findings: list[Finding] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    fixed: int = 0
+    diffs: list[str] = field(default_factory=list)
+
+
+def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = None,
+                unsafe: bool = False) -> CheckRun:
+    """Findings for every file under `paths` (fixed first with `fix` "write" or "diff").
 
     Each file is checked with the settings of its own nearest pyproject.toml. Raises `ConfigError`
     when one of those is invalid.
     """
     project = ProjectIndex()
-    findings: list[Finding] = []
-    failures: list[str] = []
+    run = CheckRun()
 
     def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
         return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
@@ -61,17 +76,26 @@ def check_files(paths: list[Path], projects: ProjectSettings) -> tuple[list[Find
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             if settings.enabled("GG000", str(path)):
-                findings.append(unreadable(path, error))
+                run.findings.append(unreadable(path, error))
             continue
         if not mentions_torch(text):
             continue
         try:
-            findings.extend(analyse_document(Document.parse(str(path), text), settings, project))
+            if fix is None:
+                run.findings.extend(analyse_document(Document.parse(str(path), text), settings, project))
+                continue
+            fixed = fix_file(str(path), text, settings, project, unsafe)
+            run.findings.extend(fixed.remaining)
+            run.fixed += fixed.fixed
+            if fixed.text != text and fix == "diff":
+                run.diffs.append(unified_diff(str(path), text, fixed.text))
+            elif fixed.text != text:
+                path.write_text(fixed.text, encoding="utf-8")
         except Exception as error:  # one file's failure must not hide the others' findings
             if os.environ.get("GRADGUARD_DEBUG"):
                 raise
-            failures.append(f"{path}: {type(error).__name__}: {error}")
-    return findings, failures
+            run.failures.append(f"{path}: {type(error).__name__}: {error}")
+    return run
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -88,21 +112,28 @@ def run_check(args: argparse.Namespace) -> int:
     if missing:
         print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
+    fix = "diff" if args.diff else "write" if args.fix else None
     try:
-        findings, failures = check_files(args.paths, projects)
+        run = check_files(args.paths, projects, fix, args.unsafe_fixes)
     except ConfigError as error:  # a nested project's pyproject.toml, met while walking
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
-    output = render_json(findings) if args.format == "json" else render_text(findings)
+    if fix == "diff":
+        sys.stdout.write("".join(run.diffs))
+        print(f"Would fix {run.fixed} problem{'s' if run.fixed != 1 else ''}.", file=sys.stderr)
+        return 0 if args.exit_zero or not run.diffs else 1
+    output = RENDERERS[args.format](run.findings)
     if output:
         print(output)
     if args.format == "text":
-        print(f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}.", file=sys.stderr)
-    for failure in failures:
+        fixed = f" ({run.fixed} fixed)" if fix else ""
+        count = len(run.findings)
+        print(f"Found {count} problem{'s' if count != 1 else ''}{fixed}.", file=sys.stderr)
+    for failure in run.failures:
         print(f"gradguard: internal error in {failure}", file=sys.stderr)
-    if failures:
+    if run.failures:
         return 2
-    return 0 if args.exit_zero or not findings else 1
+    return 0 if args.exit_zero or not run.findings else 1
 
 
 def main(argv: list[str] | None = None) -> int:
