@@ -220,7 +220,12 @@ def test_json_stdout_is_only_a_list_of_diagnostics_with_the_documented_keys(tmp_
     assert d["related"] == [{"filename": str((tmp_path / "bad.py").resolve()),
                              "location": {"row": 3, "column": 5},
                              "message": SIGMOID_RELATED_MESSAGE}]
-    assert d["fix"] is None
+    assert d["fix"] == {
+        "message": "Clone the output of `torch.sigmoid` where it is saved",
+        "applicability": "safe",
+        "edits": [{"content": "torch.sigmoid(x).clone()", "location": {"row": 3, "column": 5},
+                   "end_location": {"row": 3, "column": 21}}],
+    }
     assert isinstance(d["url"], str) and d["url"]
 
 
@@ -240,7 +245,7 @@ def test_json_every_diagnostic_has_the_same_shape(tmp_path, capsys):
         assert set(d) == JSON_KEYS
         assert set(d["location"]) == set(d["end_location"]) == {"row", "column"}
         assert all(set(r) == {"filename", "location", "message"} for r in d["related"])
-        assert d["fix"] is None
+        assert d["fix"] is None or set(d["fix"]) == {"message", "applicability", "edits"}
     leaf = diagnostics[1]
     assert leaf["related"] == [{"filename": str((tmp_path / "two.py").resolve()),
                                 "location": {"row": 2, "column": 5}, "message": "the leaf was created here"}]
@@ -442,7 +447,8 @@ def test_an_invalid_config_of_a_later_path_exits_2_before_any_output(tmp_path):
     write(tmp_path / "good" / "two.py", LEAF_AND_SAVED)
     bad = project(tmp_path / "bad", 'colour = "always"')
     proc = run("check", "good/two.py", "bad/two.py", cwd=tmp_path)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", "gradguard: unknown [tool.gradguard] keys: colour\n")
+    message = f"gradguard: {(bad / 'pyproject.toml').resolve()}: unknown [tool.gradguard] keys: colour\n"
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", message)
 
 
 def test_config_severity_codes_are_case_insensitive_like_select(tmp_path, capsys):
@@ -469,10 +475,10 @@ def test_invalid_config_exits_2_with_one_clear_line(tmp_path, config, message):
     proc = run("check", "two.py", cwd=root)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert len(proc.stderr.splitlines()) == 1, proc.stderr
-    if message is None:
-        assert proc.stderr.startswith(f"gradguard: {(root / 'pyproject.toml').resolve()}: "), proc.stderr
-    else:
-        assert proc.stderr == message + "\n"
+    prefix = f"gradguard: {(root / 'pyproject.toml').resolve()}: "
+    assert proc.stderr.startswith(prefix), "the message names the file at fault"
+    if message is not None:
+        assert proc.stderr == prefix + message.removeprefix("gradguard: ") + "\n"
     assert run("check", "--no-config", "two.py", cwd=root).returncode == 1, "--no-config must not read the file"
 
 
@@ -509,7 +515,7 @@ def test_unknown_rule_code_exits_2_with_one_line_naming_it(tmp_path, flags, conf
     proc = run("check", *flags, "two.py", cwd=root)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert len(proc.stderr.splitlines()) == 1, proc.stderr
-    assert proc.stderr.startswith(f"gradguard: unknown rule code '{bad}' in "), proc.stderr
+    assert proc.stderr.startswith("gradguard: ") and f"unknown rule code '{bad}' in " in proc.stderr, proc.stderr
     assert "GG001" in proc.stderr, "the message lists the known codes"
 
 

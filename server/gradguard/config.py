@@ -179,7 +179,10 @@ def read_pyproject(pyproject: Path | None) -> Settings:
     table = data.get("tool", {}).get("gradguard")
     if table is None:
         return Settings(root=pyproject.parent)
-    return settings_from_table(table, root=pyproject.parent)
+    try:
+        return settings_from_table(table, root=pyproject.parent)
+    except ConfigError as error:  # say which of the projects' files is wrong
+        raise ConfigError(f"{pyproject}: {error}") from error
 
 
 def load_settings(start: Path) -> Settings:

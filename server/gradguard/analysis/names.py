@@ -1,0 +1,40 @@
+"""How source code names things: dotted names, the qualified names of torch, operator symbols."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradguard.analysis.values import ImportRef, Value
+
+
+def qualname_of(value: Value) -> str | None:
+    """The qualified name an imported name stands for (`torch.nn.functional.relu`), else None."""
+    return value.qualname if isinstance(value, ImportRef) else None
+
+
+def normalise_torch_name(name: str) -> str:
+    """`torch.nn.modules.activation.ReLU` → `torch.nn.ReLU`; `torch.functional.x` → `torch.x`."""
+    if name.startswith("torch.nn.modules."):
+        return "torch.nn." + name.rsplit(".", 1)[-1]
+    if name.startswith("torch.nn.parameter."):
+        return "torch.nn." + name.rsplit(".", 1)[-1]
+    return name
+
+
+OPERATOR_SYMBOLS = {
+    "Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//", "Modulo": "%",
+    "Power": "**", "MatrixMultiply": "@", "BitAnd": "&", "BitOr": "|", "BitXor": "^",
+    "LeftShift": "<<", "RightShift": ">>",
+}
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`self.fc.weight` for a chain of names and attributes; `.softmax` when it starts elsewhere."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return "." + ".".join(reversed(parts)) if parts else None

@@ -1,0 +1,77 @@
+"""Saved tensors: what an op saves, what an in-place change of a version counter meets, what backward frees."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from gradguard.analysis.events import InplaceChange
+from gradguard.analysis.state import State
+from gradguard.analysis.values import ConstValue, SavedRecord, TensorValue, Tri, Value
+
+
+class SavedTensors:
+    """The interpreter's part that records saves, reports in-place changes and runs backward."""
+
+    def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:
+        if state.grad_enabled is Tri.NO:
+            return
+        record = replace(record, serial=self.next_serial)
+        self.next_serial += 1
+        if self.call_site is not None:
+            self.callee_records.add(id(record.node))
+        state.saves[tensor.version_counter] = (*state.saves.get(tensor.version_counter, ()), record)
+
+    def mutate(self, tensor: TensorValue, node: cst.CSTNode, target_node: cst.CSTNode | None, verb: str,
+               state: State, *, inside_module: cst.CSTNode | None = None) -> None:
+        """An in-place change of `tensor`: bumps its version counter (every alias sees it).
+
+        Inside a called function, only changes of what the caller's ops saved are reported, at
+        the caller's line: the callee's own findings come from its own analysis.
+        """
+        saved = state.saves.get(tensor.version_counter, ())
+        storage_saved = state.saves.get(tensor.storage_of, ()) if tensor.storage_of is not None else ()
+        if self.call_site is not None:
+            saved = tuple(r for r in saved if id(r.node) not in self.callee_records)
+            storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.callee_records)
+            if not saved and not storage_saved:
+                return
+            node, label = self.call_site
+            verb, target_node = f"`{label}(...)` (through {verb} inside it)", None
+            tensor = replace(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, no_grad_view=False)
+        change = InplaceChange(
+            node=node,
+            target=tensor,
+            target_node=target_node,
+            verb=verb,
+            grad_enabled=state.grad_enabled,
+            bumps_version=tensor.storage_of is None,
+            saved=saved,
+            storage_saved=storage_saved,
+            backward_follows=self.backward_now,
+            inside_module=inside_module,
+        )
+        self.result.changes.append(change)
+        if self.backward_now is not Tri.YES:
+            self.pending.append(change)
+
+    def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State) -> None:
+        """A backward pass from `loss`: it runs through (confirms) and frees the saves of loss's graph.
+
+        When the loss's graph is unknown, every pending change is confirmed and every save freed.
+        """
+        graph = loss.history if isinstance(loss, TensorValue) and loss.history else None
+        reached = [c for c in self.pending
+                   if graph is None or any(r.serial in graph for r in (*c.saved, *c.storage_saved))]
+        for change in reached:
+            change.backward_follows = Tri.YES
+        self.pending = [c for c in self.pending if c not in reached]
+        retain = kwargs.get("retain_graph") or kwargs.get("create_graph")
+        if isinstance(retain, ConstValue) and retain.value:
+            return
+        if graph is None:
+            state.saves = {}
+            return
+        state.saves = {vc: kept for vc, records in state.saves.items()
+                       if (kept := tuple(r for r in records if r.serial not in graph))}

@@ -1,0 +1,273 @@
+"""ATen ops on abstract tensors: overload selection, what each op saves, its result and its place in the graph."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable
+
+import libcst as cst
+
+from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name
+from gradguard.analysis.state import State
+from gradguard.analysis.values import (
+    UNKNOWN,
+    ArgumentValue,
+    ConstValue,
+    ModuleValue,
+    Origin,
+    SavedRecord,
+    SequenceValue,
+    TensorValue,
+    Tri,
+    Value,
+    new_version_counter,
+)
+from gradguard.knowledge import ops
+from gradguard.knowledge import surface
+
+
+class TensorOps:
+    """The interpreter's part that applies ATen ops and tensor methods and attributes."""
+
+    @staticmethod
+    def is_tensor_method(method: str) -> bool:
+        return bool(ops.overloads(method)) or method in surface.MAYBE_RETURNS_SELF or method in (
+            "detach", "clone", "backward", "requires_grad_", "data")
+
+    def call_tensor_method(self, tensor: TensorValue, method: str, args: list[Value], kwargs: dict[str, Value],
+                           node: cst.Call, state: State) -> Value:
+        target_node = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if method == "backward":
+            self.run_backward(tensor, kwargs, state)
+            return UNKNOWN
+        if method in surface.NOT_TENSORS:
+            return UNKNOWN
+        if method == "detach":
+            return replace(tensor, requires_grad=Tri.NO, is_leaf=True, origin=Origin("`.detach()`", node),
+                           view_of_leaf=False, multi_output_view=None, no_grad_view=False, history=frozenset())
+        if method == "requires_grad_":
+            flag = args[0] if args else kwargs.get("requires_grad", ConstValue(True))
+            rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
+            updated = replace(tensor, requires_grad=rg)
+            self.rebind(state, tensor, updated)
+            return updated
+        if method in surface.RETURNS_SELF:
+            return tensor
+        if method == "detach_":
+            updated = replace(tensor, requires_grad=Tri.NO, is_leaf=True)
+            self.rebind(state, tensor, updated)
+            return updated
+        if method == "clone":
+            return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node), tensor.history)
+        if method in surface.DTYPE_COPIES:
+            return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin(f"`.{method}()`", node),
+                                     tensor.history)
+        if method in surface.MAYBE_RETURNS_SELF:
+            return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
+        if method in surface.MAYBE_VIEW:
+            return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
+        if method in surface.STORAGE_ALIASES:
+            alias = TensorValue(new_version_counter(), tensor.requires_grad, False, Origin(f"`.{method}()`", node),
+                                storage_of=tensor.version_counter, history=tensor.history)
+            return SequenceValue(repeated=alias)
+        if method.startswith("new_") or method in ("numpy",):
+            return TensorValue(new_version_counter(), Tri.NO, True, Origin(f"`.{method}()`", node))
+        return self.apply_aten(method, [tensor, *args], kwargs, node, state, None, target_node=target_node)
+
+    def tensor_attribute(self, owner: TensorValue, attribute: str, node: cst.CSTNode, state: State) -> Value:
+        if attribute == "data":
+            return TensorValue(new_version_counter(), Tri.NO, True, Origin("`.data`", node),
+                               storage_of=owner.version_counter)
+        if attribute in surface.ATTRIBUTE_VIEWS:
+            return owner.fresh_view(Origin(f"`.{attribute}`", node), grad_enabled=state.grad_enabled)
+        if attribute == "grad":
+            return TensorValue(new_version_counter(), Tri.NO, True, Origin("a `.grad`", node))
+        return UNKNOWN
+
+    def select_overload(self, base: str, args: list[Value], kwargs: dict[str, Value]) -> ops.OpFacts | None:
+        candidates = ops.overloads(base)
+        best, best_score = None, -10**9
+        for facts in candidates:
+            if len(args) > len(facts.args) or facts.kind == "out":
+                continue
+            score = 0
+            for name, value in zip(facts.args, args):
+                tensor_like = isinstance(value, (TensorValue, ArgumentValue, SequenceValue))
+                if isinstance(value, ConstValue):
+                    score += -5 if name in facts.tensor_args else 1
+                elif tensor_like:
+                    score += 1 if name in facts.tensor_args else -5
+            score -= sum(1 for key in kwargs if key not in facts.args and key not in ("*", "**", "input", "out"))
+            if score > best_score:
+                best, best_score = facts, score
+        return best
+
+    def apply_aten(self, base: str, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
+                   verb: str | None, *, target_node: cst.CSTNode | None = None, label: str | None = None) -> Value:
+        """Apply the ATen op `base` (an overload is chosen from the argument kinds)."""
+        facts = self.select_overload(base, args, kwargs)
+        if facts is None:
+            return self.opaque_result(args, node, state)
+        bound: dict[str, Value] = dict(zip(facts.args, args))
+        for key, value in kwargs.items():
+            if key == "input" and "input" not in facts.args and facts.args:
+                bound[facts.args[0]] = value
+            elif key in facts.args:
+                bound[key] = value
+        for key, value in list(bound.items()):
+            if isinstance(value, ArgumentValue) and key in facts.tensor_args:
+                bound[key] = self.promote(value, state)
+        label = label or self.label_of(node, base)
+        first_serial = self.next_serial
+        saves_from = facts
+        if facts.composite:
+            decomposition = surface.DECOMPOSITIONS.get(base)
+            target = None
+            if decomposition is not None:
+                target = ops.op(decomposition.aten_op) or next(iter(ops.overloads(decomposition.aten_op)), None)
+            if target is not None:
+                bound = {decomposition.argument(k): v for k, v in bound.items()}
+                saves_from = target
+            else:
+                saves_from = None
+        out = kwargs.get("out")
+        if isinstance(out, TensorValue):
+            self.mutate(out, node, None, f"`{base}(..., out=...)`", state)
+            return out
+        for mutated in facts.mutates:
+            value = bound.get(mutated)
+            if isinstance(value, TensorValue):
+                self.mutate(value, node, target_node, verb or f"`{base}`", state)
+        recorded = self.grad_recorded(saves_from or facts, bound, state)
+        if saves_from is not None and recorded is not Tri.NO:
+            self.record_input_saves(saves_from, bound, recorded, node, label, state)
+        result = self.result_of(facts, bound, recorded, node, state, label)
+        if saves_from is not None and recorded is not Tri.NO:
+            outputs: list[Value] = [result] if isinstance(result, TensorValue) else []
+            if isinstance(result, SequenceValue):
+                outputs = list(result.items) if result.repeated is None else [result.repeated]
+            for index in sorted(saves_from.saves_outputs):
+                repeated = isinstance(result, SequenceValue) and result.repeated is not None
+                output = outputs[0] if repeated and outputs else (outputs[index] if index < len(outputs) else None)
+                if isinstance(output, TensorValue):
+                    self.save(output, SavedRecord(label, saves_from.name, "output", node,
+                                                  recorded is Tri.YES and output.alias_certain), state)
+        if facts.view_of is not None:
+            return result
+        updated = self.with_history(result, bound.values(), first_serial, state)
+        if facts.kind == "inplace" and updated is not result:
+            self.rebind(state, result, updated)
+        return updated
+
+    def with_history(self, result: Value, inputs: Iterable[Value], first_serial: int, state: State) -> Value:
+        """`result` as a node of the graph: its inputs' saves and those its op just made."""
+        history = frozenset(range(first_serial, self.next_serial))
+        for value in inputs:
+            if isinstance(value, TensorValue):
+                history |= value.history
+            elif isinstance(value, SequenceValue):
+                for item in (*value.items, *([value.repeated] if value.repeated is not None else [])):
+                    if isinstance(item, TensorValue):
+                        history |= item.history
+        if not history:
+            return result
+        if isinstance(result, TensorValue):
+            return replace(result, history=result.history | history)
+        if isinstance(result, SequenceValue):
+            return SequenceValue(
+                tuple(replace(i, history=i.history | history) if isinstance(i, TensorValue) else i for i in result.items),
+                replace(result.repeated, history=result.repeated.history | history)
+                if isinstance(result.repeated, TensorValue) else result.repeated)
+        return result
+
+    def grad_recorded(self, facts: ops.OpFacts, bound: dict[str, Value], state: State) -> Tri:
+        """Whether the op records a grad_fn: grad mode on and some differentiable input requires grad."""
+        if not facts.differentiable:
+            return Tri.NO
+        needs = Tri.NO
+        for name in facts.grad_inputs:
+            needs = needs | self.requires_grad_of(bound.get(name))
+        return needs & state.grad_enabled
+
+    def requires_grad_of(self, value: Value | None) -> Tri:
+        """Whether `value` requires grad; values of unknown origin count only inside modules."""
+        if value is None or isinstance(value, (ConstValue, ModuleValue)):
+            return Tri.NO
+        if isinstance(value, TensorValue):
+            return value.requires_grad
+        if isinstance(value, SequenceValue):
+            result = Tri.NO
+            for item in (*value.items, *([value.repeated] if value.repeated is not None else [])):
+                result = result | self.requires_grad_of(item)
+            return result
+        return Tri.MAYBE if self.in_module_method else Tri.NO
+
+    def record_input_saves(self, facts: ops.OpFacts, bound: dict[str, Value], recorded: Tri, node: cst.CSTNode,
+                           label: str, state: State) -> None:
+        for name, condition in facts.saves.items():
+            if facts.saves_clone and name == "self":
+                continue
+            value = bound.get(name)
+            if not isinstance(value, TensorValue):
+                continue
+            if condition is None:
+                when = recorded
+            else:
+                when = Tri.NO
+                for other in condition:
+                    when = when | self.requires_grad_of(bound.get(other))
+                when = when & state.grad_enabled
+            if when is Tri.NO:
+                continue
+            what = "input" if name in ("self", "input") else f"`{name}` argument"
+            self.save(value, SavedRecord(label, facts.name, what, node, when is Tri.YES and value.alias_certain,
+                                         None), state)
+
+    def result_of(self, facts: ops.OpFacts, bound: dict[str, Value], recorded: Tri, node: cst.CSTNode,
+                  state: State, label: str) -> Value:
+        if facts.kind == "inplace" and facts.mutates:
+            target = bound.get(facts.mutates[0])
+            if isinstance(target, TensorValue):
+                if recorded is not Tri.NO and target.requires_grad is Tri.NO:
+                    updated = replace(target, requires_grad=recorded, is_leaf=False)
+                    self.rebind(state, target, updated)
+                    return updated
+                return target
+            return UNKNOWN
+        if facts.view_of is not None:
+            base = bound.get(facts.view_of)
+            if isinstance(base, TensorValue):
+                certain = facts.name.split(".", 1)[0] not in surface.MAYBE_VIEW | surface.MAYBE_RETURNS_SELF
+                view = base.fresh_view(Origin(f"the view `{label}`", node), certain=certain,
+                                       grad_enabled=state.grad_enabled)
+                if facts.multi_output_view:
+                    kind = {"unbind": "Unbind", "split": "Split", "chunk": "Split"}.get(facts.name.split(".", 1)[0],
+                                                                                        "SplitWithSizes")
+                    return SequenceValue(repeated=replace(view, multi_output_view=kind))
+                if facts.name.split(".", 1)[0] in ("tensor_split", "hsplit", "vsplit", "dsplit"):
+                    return SequenceValue(repeated=view)
+                return view
+            return UNKNOWN
+        origin = Origin(f"the output of `{label}`", node)
+        if facts.returns > 1:
+            return SequenceValue(tuple(self.fresh_result(recorded, origin) for _ in range(facts.returns)))
+        if facts.returns_list:
+            return SequenceValue(repeated=self.fresh_result(recorded, origin))
+        return self.fresh_result(recorded, origin)
+
+    @staticmethod
+    def fresh_result(requires_grad: Tri, origin: Origin, history: frozenset[int] = frozenset()) -> TensorValue:
+        """A newly allocated tensor (its own version counter) in the graph after `history`."""
+        return TensorValue(new_version_counter(), requires_grad, requires_grad is Tri.NO, origin, history=history)
+
+    def opaque_result(self, args: list[Value], node: cst.CSTNode, state: State) -> Value:
+        return UNKNOWN
+
+    @staticmethod
+    def label_of(node: cst.CSTNode, base: str) -> str:
+        """How the user wrote the op: `torch.sigmoid`, `x.exp`, `.softmax`, `*`."""
+        if isinstance(node, cst.Call):
+            return dotted_name(node.func) or base
+        if isinstance(node, cst.BinaryOperation):
+            return OPERATOR_SYMBOLS.get(type(node.operator).__name__, base)
+        return base

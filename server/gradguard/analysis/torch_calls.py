@@ -1,0 +1,147 @@
+"""Calls of the torch API by qualified name: grad modes, backward, `nn.Parameter`, `nn.init`, optimizers, `F.*`."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradguard.analysis.names import normalise_torch_name, qualname_of
+from gradguard.analysis.state import State
+from gradguard.analysis.values import (
+    UNKNOWN,
+    ArgumentValue,
+    ConstValue,
+    OptimizerValue,
+    Origin,
+    ParametersValue,
+    TensorValue,
+    Tri,
+    Value,
+    new_version_counter,
+)
+from gradguard.knowledge import surface
+
+_FUNCTIONAL = "torch.nn.functional."
+_INIT = "torch.nn.init."
+_OPTIM = "torch.optim."
+
+
+class TorchCalls:
+    """The interpreter's part that calls `torch.*`, `torch.nn.functional.*` and grad-mode constructs."""
+
+    def grad_mode_of(self, node: cst.BaseExpression, state: State) -> Tri | None:
+        """The grad mode a `with` item or decorator sets, or None if it is not a grad-mode construct."""
+        call = node if isinstance(node, cst.Call) else None
+        target = call.func if call is not None else node
+        name = qualname_of(self.eval(target, state))
+        if name is None:
+            return None
+        name = normalise_torch_name(name)
+        if name not in surface.GRAD_MODES:
+            return None
+        fixed = surface.GRAD_MODES[name]
+        first = call.args[0].value if call is not None and call.args else None
+        flag = self.eval(first, state) if first is not None else None
+        if "inference_mode" in name:
+            if isinstance(flag, ConstValue) and flag.value is False:
+                return state.grad_enabled
+            return Tri.NO if flag is None or isinstance(flag, ConstValue) else Tri.MAYBE
+        if fixed is not None:
+            return Tri.of(fixed)
+        if isinstance(flag, ConstValue):
+            return Tri.of(bool(flag.value))
+        return Tri.MAYBE
+
+    def call_qualified(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                       state: State) -> Value:
+        if name in surface.GRAD_MODES:
+            if name.endswith("set_grad_enabled") and args:
+                flag = args[0]
+                state.grad_enabled = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
+            return UNKNOWN
+        if name in surface.BACKWARD_FUNCTIONS:
+            outputs = args[0] if args else kwargs.get("tensors", kwargs.get("outputs", UNKNOWN))
+            self.run_backward(outputs, kwargs, state)
+            return UNKNOWN
+        if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            base = args[0] if args else kwargs.get("data", UNKNOWN)
+            flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", ConstValue(True))
+            rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
+            vc = base.version_counter if isinstance(base, TensorValue) else new_version_counter()
+            return TensorValue(vc, rg, True, Origin("an `nn.Parameter`", node))
+        if name.startswith(_INIT):
+            if args and isinstance(args[0], TensorValue) and name.endswith("_"):
+                saved_mode = state.grad_enabled
+                state.grad_enabled = Tri.NO
+                self.mutate(args[0], node, None, f"`{name.removeprefix('torch.')}`", state)
+                state.grad_enabled = saved_mode
+            return args[0] if args else UNKNOWN
+        if name.startswith(_OPTIM) and name.rsplit(".", 1)[-1] in surface.OPTIMIZERS:
+            params = args[0] if args else kwargs.get("params", UNKNOWN)
+            tensors = params.tensors if isinstance(params, ParametersValue) else ()
+            return OptimizerValue(name.rsplit(".", 1)[-1], tensors)
+        if name.startswith("torch.nn.") and name.count(".") == 2:
+            return self.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
+        if name.startswith("torch.Tensor.") and args:
+            receiver = args[0]
+            if isinstance(receiver, ArgumentValue):
+                receiver = self.promote(receiver, state)
+            if isinstance(receiver, TensorValue):
+                return self.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state)
+            return UNKNOWN
+        if name.startswith(_FUNCTIONAL):
+            return self.call_functional(name.removeprefix(_FUNCTIONAL), args, kwargs, node, state)
+        if name.startswith("torch.") and name.count(".") == 1:
+            function = name.removeprefix("torch.")
+            if function in surface.FUNCTIONAL_DROPOUT:
+                return self.call_functional(function, args, kwargs, node, state)
+            if function in surface.FACTORIES:
+                flag = kwargs.get("requires_grad")
+                rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else (Tri.NO if flag is None else Tri.MAYBE)
+                if function == "clone" and args and isinstance(args[0], TensorValue):
+                    rg = args[0].requires_grad & state.grad_enabled
+                    return self.fresh_result(rg, Origin("a clone", node), args[0].history)
+                return TensorValue(new_version_counter(), rg, True, Origin(f"`torch.{function}`", node))
+            if function in surface.MAYBE_RETURNS_SELF and args and isinstance(args[0], TensorValue):
+                return args[0].fresh_view(Origin(f"`torch.{function}`", node), certain=False)
+            if args and isinstance(args[0], ArgumentValue):
+                args[0] = self.promote(args[0], state)
+            return self.apply_aten(function, args, kwargs, node, state, None)
+        return UNKNOWN
+
+    def call_functional(self, function: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                        state: State) -> Value:
+        if args and isinstance(args[0], ArgumentValue):
+            args[0] = self.promote(args[0], state)
+        source = args[0] if args else kwargs.get("input", UNKNOWN)
+        if function in surface.FUNCTIONAL_DROPOUT:
+            training_at, inplace_at = surface.FUNCTIONAL_DROPOUT[function]
+            training = self.flag(args, kwargs, training_at, "training", True)
+            inplace = self.flag(args, kwargs, inplace_at, "inplace", False)
+            probability = args[1] if len(args) > 1 else kwargs.get("p")
+            if training is Tri.NO or (isinstance(probability, ConstValue) and probability.value == 0):
+                return source if isinstance(source, TensorValue) else UNKNOWN
+            if not isinstance(source, TensorValue):
+                return UNKNOWN
+            if inplace is Tri.YES and training is Tri.YES:
+                self.mutate(source, node, node.args[0].value if node.args else None, "`F.dropout(..., inplace=True)`", state)
+                return source
+            return self.fresh_result(source.requires_grad & state.grad_enabled, Origin(f"`F.{function}`", node),
+                                     source.history)
+        if function in surface.FUNCTIONAL_INPLACE:
+            position, inplace_op = surface.FUNCTIONAL_INPLACE[function]
+            if self.flag(args, kwargs, position, "inplace", False) is Tri.YES:
+                return self.apply_aten(inplace_op, args[:1], {}, node, state, f"`F.{function}(..., inplace=True)`",
+                                       label=f"F.{function}")
+        if function == "adaptive_avg_pool2d" and len(args) > 1 and isinstance(args[1], ConstValue) and args[1].value == 1:
+            return self.fresh_result(source.requires_grad & state.grad_enabled, Origin("a mean", node), source.history) \
+                if isinstance(source, TensorValue) else UNKNOWN
+        return self.apply_aten(function, args, kwargs, node, state, None, label=f"F.{function}")
+
+    @staticmethod
+    def flag(args: list[Value], kwargs: dict[str, Value], position: int, keyword: str, default: bool) -> Tri:
+        value = args[position] if len(args) > position else kwargs.get(keyword)
+        if value is None:
+            return Tri.of(default)
+        if isinstance(value, ConstValue):
+            return Tri.of(bool(value.value))
+        return Tri.MAYBE

@@ -1,0 +1,84 @@
+"""Calls of the project's own functions and methods, interpreted with the caller's arguments and saves."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradguard.analysis.names import dotted_name
+from gradguard.analysis.state import State
+from gradguard.analysis.values import (
+    UNKNOWN,
+    ArgumentValue,
+    ConstValue,
+    Definitions,
+    ImportRef,
+    ModuleValue,
+    SequenceValue,
+    TensorValue,
+    Value,
+    join_values,
+)
+
+_MAX_CALL_DEPTH = 2
+
+
+def _carries_tensors(value: Value | None) -> bool:
+    if isinstance(value, (TensorValue, ModuleValue, ArgumentValue)):
+        return True
+    if isinstance(value, SequenceValue):
+        return any(_carries_tensors(v) for v in (*value.items, value.repeated))
+    return False
+
+
+class UserCalls:
+    """The interpreter's part that follows calls into the file's and the project's own code."""
+
+    def resolve_import(self, ref: Value) -> Value:
+        """What an imported name is, when it is defined in another file of the project."""
+        if self.project is None or not isinstance(ref, ImportRef) or self.definitions.path is None:
+            return UNKNOWN
+        return self.project.resolve(self.definitions.path, ref.qualname)
+
+    def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
+                           args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:
+        """Interpret `function`'s body with the caller's arguments and saves (its summary at this call)."""
+        if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs:
+            return UNKNOWN
+        if not any(_carries_tensors(v) for v in (self_value, *args, *kwargs.values())):
+            return UNKNOWN  # nothing of the caller's graph goes in: nothing to follow
+        params = function.params
+        positional = [*params.posonly_params, *params.params]
+        env: dict[str, Value] = dict(definitions.globals)
+        values = ([self_value] if self_value is not None else []) + list(args)
+        for index, param in enumerate(positional):
+            name = param.name.value
+            env[name] = values[index] if index < len(values) else kwargs.get(name, UNKNOWN)
+        for param in params.kwonly_params:
+            env[param.name.value] = kwargs.get(param.name.value, UNKNOWN)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env[star.name.value] = UNKNOWN
+        callee_state = State(env, state.saves, state.grad_enabled)
+        for decorator in function.decorators:
+            mode = self.grad_mode_of(decorator.decorator, callee_state)
+            if mode is not None:
+                callee_state.grad_enabled = mode
+        outer_site = self.call_site
+        if outer_site is None:
+            label = dotted_name(node.func) if isinstance(node, cst.Call) else None
+            self.call_site = (node, label or function.name.value)
+        self.call_stack.append(function)
+        self.return_values.append([])
+        try:
+            self.exec_block(function.body.body, callee_state)
+        finally:
+            returned = self.return_values.pop()
+            self.call_stack.pop()
+            self.call_site = outer_site
+            if outer_site is None:
+                self.callee_records = set()
+        state.saves = callee_state.saves
+        result: Value | None = None
+        for value in returned:
+            result = value if result is None else join_values(result, value)
+        return result if result is not None else ConstValue(None)
