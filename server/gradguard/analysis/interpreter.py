@@ -67,6 +67,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         self.call_stack: list[cst.FunctionDef] = []
         self.return_values: list[list[Value]] = []
         self.call_site: tuple[cst.CSTNode, str] | None = None
+        self.current_line: cst.SimpleStatementLine | None = None
         self.callee_records: set[int] = set()
         self.next_serial = 1
         self.loop_depth = 0
@@ -97,7 +98,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                 handler(self, statement, state)
 
     def _simple_line(self, node: cst.SimpleStatementLine, state: State) -> None:
-        self.exec_block(node.body, state)
+        outer, self.current_line = self.current_line, node
+        try:
+            self.exec_block(node.body, state)
+        finally:
+            self.current_line = outer
 
     def _expr(self, node: cst.Expr, state: State) -> None:
         self.eval(node.value, state)

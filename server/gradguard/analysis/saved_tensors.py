@@ -51,10 +51,24 @@ class SavedTensors:
             storage_saved=storage_saved,
             backward_follows=self.backward_now,
             inside_module=inside_module,
+            statement=self.current_line if self.call_site is None else None,
+            aliases=self.aliases_of(tensor, target_node, state),
         )
         self.result.changes.append(change)
         if self.backward_now is not Tri.YES:
             self.pending.append(change)
+
+    @staticmethod
+    def aliases_of(tensor: TensorValue, target_node: cst.CSTNode | None, state: State) -> tuple[str, ...]:
+        """Other names bound to tensors that share `tensor`'s version counter (what a rewrite would change).
+
+        Sibling outputs of one multi-output view op are disjoint pieces: they do not count.
+        """
+        name = target_node.value if isinstance(target_node, cst.Name) else None
+        return tuple(sorted(
+            other for other, value in state.env.items()
+            if other != name and isinstance(value, TensorValue) and value.version_counter == tensor.version_counter
+            and not (tensor.multi_output_view and value.multi_output_view)))
 
     def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State) -> None:
         """A backward pass from `loss`: it runs through (confirms) and frees the saves of loss's graph.

@@ -96,7 +96,7 @@ def clone_result(document: Document, expression: cst.CSTNode) -> tuple[Edit, ...
 def wrap_in_no_grad(document: Document, statement: cst.SimpleStatementLine, torch_name: str) -> tuple[Edit, ...]:
     """Put `statement` inside `with torch.no_grad():`."""
     indent = _indent(document, statement)
-    body = _code(document, statement.with_changes(leading_lines=())).strip()
+    body = _code(document, statement.with_changes(leading_lines=(), trailing_whitespace=cst.TrailingWhitespace())).strip()
     return (Edit(document.span(statement), f"with {torch_name}.no_grad():\n{indent}    {body}"),)
 
 
