@@ -173,14 +173,42 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
 
     def _if(self, node: cst.If, state: State) -> None:
         self.eval(node.test, state)
+        known = self.isinstance_test(node.test, state)
         then_state = state.copy()
-        self.exec_block(node.body.body, then_state)
+        if known is not False:
+            self.exec_block(node.body.body, then_state)
+        else:
+            then_state.dead = True
         else_state = state.copy()
-        if isinstance(node.orelse, cst.If):
+        if known is True:
+            else_state.dead = True
+        elif isinstance(node.orelse, cst.If):
             self._if(node.orelse, else_state)
         elif isinstance(node.orelse, cst.Else):
             self.exec_block(node.orelse.body.body, else_state)
         self._replace(state, then_state.join(else_state))
+
+    def isinstance_test(self, test: cst.BaseExpression, state: State) -> bool | None:
+        """The outcome of `isinstance(m, nn.Linear)` (or a tuple of classes) for a known torch module."""
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2):
+            return None
+        subject = self.eval(test.args[0].value, state)
+        if not isinstance(subject, ModuleValue) or subject.user_class is not None:
+            return None
+        classes = self.eval(test.args[1].value, state)
+        candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
+        names = []
+        for candidate in candidates:
+            name = qualname_of(candidate)
+            if name is None:
+                if isinstance(candidate, FunctionRef) and isinstance(candidate.node, cst.ClassDef):
+                    continue  # a class of the project: never a base of torch's own modules
+                return None
+            names.append(normalise_torch_name(name))
+        if any(not n.startswith("torch.nn.") for n in names):
+            return None
+        return f"torch.nn.{subject.class_name}" in names or "torch.nn.Module" in names
 
     def _loop(self, body: cst.BaseSuite, state: State, bind_target: Callable[[State], None] | None,
               orelse: cst.Else | None) -> None:
@@ -201,6 +229,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
 
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.eval(node.iter, state)
+        if (isinstance(iterable, SequenceValue) and iterable.repeated is None and iterable.items
+                and all(isinstance(item, ModuleValue) for item in iterable.items)):
+            for item in iterable.items:  # `for m in model.modules()`: each module in turn
+                self.bind(node.target, item, state, node.iter)
+                self.exec_block(node.body.body, state)
+                state.dead = False
+            return
 
         def bind(iteration: State) -> None:
             self.bind(node.target, self.iterate(iterable, node.iter, iteration), iteration, node.iter)
@@ -585,7 +620,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                 instance.node = node
                 return instance
         elif isinstance(callee, FunctionRef):
-            return self.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state)
+            return self.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
         return UNKNOWN
 
     _expression_handlers: dict[type, Callable[[Interpreter, object, State], Value]] = {

@@ -26,6 +26,7 @@ from gradguard.analysis.values import (
 )
 from gradguard.knowledge import modules as module_facts
 
+_MAX_UNROLLED = 64  # `model.modules()` / `model.apply(f)` are followed module by module up to this many
 _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
@@ -71,6 +72,10 @@ class ModuleCalls:
     def module_attribute(self, owner: ModuleValue, attribute: str, node: cst.CSTNode) -> Value:
         if attribute in owner.named_children:
             return owner.named_children[attribute]
+        if owner.user_class is not None and owner.definitions is not None:
+            method = owner.definitions.method(owner.user_class, attribute)
+            if method is not None:
+                return FunctionRef(attribute, method, owner.definitions, bound_self=owner)
         if attribute in owner.parameters:
             return owner.parameters[attribute]
         if owner.user_class is None and attribute in ("running_mean", "running_var"):
@@ -120,6 +125,16 @@ class ModuleCalls:
             return module
         if method == "forward":
             return self.call_module(module, args, kwargs, node, state, report_node=node)
+        if method == "modules":
+            found, complete = module.submodules()
+            return SequenceValue(tuple(found)) if complete and len(found) <= _MAX_UNROLLED else UNKNOWN
+        if method == "apply" and args and isinstance(args[0], FunctionRef) and isinstance(args[0].node, cst.FunctionDef):
+            function = args[0]
+            found, _ = module.submodules()
+            for submodule in found[:_MAX_UNROLLED]:
+                self.call_user_function(function.node, function.definitions, function.bound_self, [submodule], {},
+                                        node, state, at_call_site=False)
+            return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
             module.children.append(args[0])
         return UNKNOWN

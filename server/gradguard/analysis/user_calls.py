@@ -40,8 +40,13 @@ class UserCalls:
         return self.project.resolve(self.definitions.path, ref.qualname)
 
     def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
-                           args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:
-        """Interpret `function`'s body with the caller's arguments and saves (its summary at this call)."""
+                           args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
+                           *, at_call_site: bool = True) -> Value:
+        """Interpret `function`'s body with the caller's arguments and saves (its summary at this call).
+
+        With `at_call_site`, what the body changes is reported at the call; without it (a function
+        `model.apply` runs on each module), at the body's own lines.
+        """
         if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs:
             return UNKNOWN
         if not any(_carries_tensors(v) for v in (self_value, *args, *kwargs.values())):
@@ -64,7 +69,7 @@ class UserCalls:
             if mode is not None:
                 callee_state.grad_enabled = mode
         outer_site = self.call_site
-        if outer_site is None:
+        if outer_site is None and at_call_site:
             label = dotted_name(node.func) if isinstance(node, cst.Call) else None
             self.call_site = (node, label or function.name.value)
         self.call_stack.append(function)

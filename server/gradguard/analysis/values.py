@@ -138,6 +138,17 @@ class ModuleValue:
     arguments: dict[str, Value] = field(default_factory=dict)
     definitions: Definitions | None = None
 
+    def submodules(self) -> tuple[list[ModuleValue], bool]:
+        """This module and every module under it (`modules()`), and whether the list is complete."""
+        found, complete = [self], self.children is not None or self.class_name not in ("Sequential", "ModuleList",
+                                                                                           "ModuleDict")
+        for child in [*(self.children or []), *self.named_children.values()]:
+            if isinstance(child, ModuleValue):
+                below, child_complete = child.submodules()
+                found.extend(below)
+                complete = complete and child_complete
+        return found, complete
+
     def all_parameters(self) -> tuple[list[TensorValue], bool]:
         """Every parameter of the module and its children, and whether the list is complete."""
         found = list(self.parameters.values())
@@ -185,6 +196,7 @@ class FunctionRef:
     name: str
     node: cst.FunctionDef | cst.ClassDef = field(repr=False)
     definitions: Definitions = field(repr=False)
+    bound_self: ModuleValue | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False)
