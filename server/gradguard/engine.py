@@ -48,7 +48,10 @@ def analyse_document(document: Document, settings: Settings, project: ProjectInd
     changes = []
     if document.module is not None:
         try:
-            changes = interpret(document.module, document.filename, project).changes
+            result = interpret(document.module, document.filename, project)
+            changes = result.changes
+            if project is not None and result.definitions is not None:
+                project.register(document.filename, document.text, result.definitions)
         except RecursionError:
             document = replace(document, module=None, syntax_problem=SyntaxProblem(
                 "expressions are nested too deeply to analyse", Position(1, 0)))

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradguard.analysis.values import SavedRecord, TensorValue, Tri
+from gradguard.analysis.values import Definitions, SavedRecord, TensorValue, Tri
 
 
 @dataclass(eq=False)
@@ -40,3 +40,4 @@ class ScopeResult:
     """Everything observed while interpreting one file."""
 
     changes: list[InplaceChange] = field(default_factory=list)
+    definitions: Definitions | None = None

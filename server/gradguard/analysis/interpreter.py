@@ -66,7 +66,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         self.in_module_method = False
         self.call_stack: list[cst.FunctionDef] = []
         self.return_values: list[list[Value]] = []
-        self.call_site: tuple[cst.CSTNode, str] | None = None
+        self.call_site: tuple[cst.CSTNode, str, bool] | None = None
         self.current_line: cst.SimpleStatementLine | None = None
         self.callee_records: set[int] = set()
         self.next_serial = 1
@@ -673,4 +673,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
 
 def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None) -> ScopeResult:
     """Interpret a parsed file; the result lists every in-place change with its context."""
-    return Interpreter(module, path, project).run()
+    interpreter = Interpreter(module, path, project)
+    result = interpreter.run()
+    result.definitions = interpreter.definitions
+    return result

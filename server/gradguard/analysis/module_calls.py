@@ -128,12 +128,13 @@ class ModuleCalls:
         if method == "modules":
             found, complete = module.submodules()
             return SequenceValue(tuple(found)) if complete and len(found) <= _MAX_UNROLLED else UNKNOWN
-        if method == "apply" and args and isinstance(args[0], FunctionRef) and isinstance(args[0].node, cst.FunctionDef):
-            function = args[0]
+        function = self.resolve_import(args[0]) if args and isinstance(args[0], ImportRef) else (args or [None])[0]
+        if method == "apply" and isinstance(function, FunctionRef) and isinstance(function.node, cst.FunctionDef):
             found, _ = module.submodules()
             for submodule in found[:_MAX_UNROLLED]:
                 self.call_user_function(function.node, function.definitions, function.bound_self, [submodule], {},
-                                        node, state, at_call_site=False)
+                                        node, state,
+                                        report="inside" if function.definitions is self.definitions else "every-change")
             return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
             module.children.append(args[0])

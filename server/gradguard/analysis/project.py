@@ -27,13 +27,14 @@ _MAX_REEXPORT_DEPTH = 6
 class ProjectIndex:
     """Resolves imported names to definitions in other files; caches the files it read."""
 
-    def __init__(self, capacity: int = 64, use_jedi: bool = True) -> None:
+    def __init__(self, capacity: int = 128, use_jedi: bool = True) -> None:
         self._definitions: OrderedDict[Path, Definitions | None] = OrderedDict()
         self._capacity = capacity
         self._loading: set[Path] = set()
         self._use_jedi = use_jedi
         self._positions: dict[Path, dict[cst.CSTNode, CodeRange]] = {}
         self._located: dict[tuple[str, str], tuple[Path, str] | None] = {}
+        self._text_hashes: dict[Path, int] = {}
         self.dependencies: dict[str, set[str]] = {}
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
@@ -75,6 +76,26 @@ class ProjectIndex:
             self._positions.pop(evicted, None)
         return definitions
 
+    def parsed(self, filename: str, text: str) -> cst.Module | None:
+        """The tree of `filename` if the index holds it for this very text (no second parse)."""
+        file = Path(filename).resolve()
+        definitions = self._definitions.get(file)
+        if definitions is None or self._text_hashes.get(file) != hash(text):
+            return None
+        return definitions.module
+
+    def register(self, filename: str, text: str, definitions: Definitions) -> None:
+        """Keep what analysing `filename` found at its top level, for the files that import it."""
+        file = Path(filename).resolve()
+        self._definitions[file] = definitions
+        self._definitions.move_to_end(file)
+        self._text_hashes[file] = hash(text)
+        self._positions.pop(file, None)
+        if len(self._definitions) > self._capacity:
+            evicted, _ = self._definitions.popitem(last=False)
+            self._positions.pop(evicted, None)
+            self._text_hashes.pop(evicted, None)
+
     def locate(self, node: cst.CSTNode) -> tuple[str, Span] | None:
         """The file and range of a node of one of the files this index read."""
         for file, definitions in self._definitions.items():
@@ -94,9 +115,11 @@ class ProjectIndex:
         from gradguard.analysis.interpreter import Interpreter
 
         try:
-            module = cst.parse_module(file.read_text(encoding="utf-8"))
+            text = file.read_text(encoding="utf-8")
+            module = cst.parse_module(text)
         except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
             return None
+        self._text_hashes[file] = hash(text)
         interpreter = Interpreter(module, str(file), self)
         try:
             interpreter.run(functions=False)

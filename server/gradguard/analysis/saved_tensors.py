@@ -33,13 +33,14 @@ class SavedTensors:
         saved = state.saves.get(tensor.version_counter, ())
         storage_saved = state.saves.get(tensor.storage_of, ()) if tensor.storage_of is not None else ()
         if self.call_site is not None:
-            saved = tuple(r for r in saved if id(r.node) not in self.callee_records)
-            storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.callee_records)
-            if not saved and not storage_saved:
-                return
-            node, label = self.call_site
+            node, label, every_change = self.call_site
             verb, target_node = f"`{label}(...)` (through {verb} inside it)", None
-            tensor = replace(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, no_grad_view=False)
+            if not every_change:
+                saved = tuple(r for r in saved if id(r.node) not in self.callee_records)
+                storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.callee_records)
+                if not saved and not storage_saved:
+                    return
+                tensor = replace(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, no_grad_view=False)
         change = InplaceChange(
             node=node,
             target=tensor,

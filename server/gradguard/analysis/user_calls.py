@@ -41,11 +41,13 @@ class UserCalls:
 
     def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
                            args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
-                           *, at_call_site: bool = True) -> Value:
+                           *, report: str = "caller-saves") -> Value:
         """Interpret `function`'s body with the caller's arguments and saves (its summary at this call).
 
-        With `at_call_site`, what the body changes is reported at the call; without it (a function
-        `model.apply` runs on each module), at the body's own lines.
+        `report` says where the body's changes are reported: "caller-saves", at the call and only
+        those hitting what the caller's ops saved (the body's own findings come from its own
+        analysis); "every-change", all of them at the call (a function of another file that
+        `model.apply` runs); "inside", at the body's own lines (such a function of this file).
         """
         if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs:
             return UNKNOWN
@@ -69,9 +71,9 @@ class UserCalls:
             if mode is not None:
                 callee_state.grad_enabled = mode
         outer_site = self.call_site
-        if outer_site is None and at_call_site:
+        if outer_site is None and report != "inside":
             label = dotted_name(node.func) if isinstance(node, cst.Call) else None
-            self.call_site = (node, label or function.name.value)
+            self.call_site = (node, label or function.name.value, report == "every-change")
         self.call_stack.append(function)
         self.return_values.append([])
         try:

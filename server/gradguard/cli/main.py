@@ -82,7 +82,8 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
             continue
         try:
             if fix is None:
-                run.findings.extend(analyse_document(Document.parse(str(path), text), settings, project))
+                document = Document.parse(str(path), text, project.parsed(str(path), text))
+                run.findings.extend(analyse_document(document, settings, project))
                 continue
             fixed = fix_file(str(path), text, settings, project, unsafe)
             run.findings.extend(fixed.remaining)
@@ -94,7 +95,7 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
         except Exception as error:  # one file's failure must not hide the others' findings
             if os.environ.get("GRADGUARD_DEBUG"):
                 raise
-            run.failures.append(f"{path}: {type(error).__name__}: {error}")
+            run.failures.append(f"{path}: {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}")
     return run
 
 
@@ -121,19 +122,20 @@ def run_check(args: argparse.Namespace) -> int:
     if fix == "diff":
         sys.stdout.write("".join(run.diffs))
         print(f"Would fix {run.fixed} problem{'s' if run.fixed != 1 else ''}.", file=sys.stderr)
-        return 0 if args.exit_zero or not run.diffs else 1
-    output = RENDERERS[args.format](run.findings)
-    if output:
-        print(output)
-    if args.format == "text":
-        fixed = f" ({run.fixed} fixed)" if fix else ""
-        count = len(run.findings)
-        print(f"Found {count} problem{'s' if count != 1 else ''}{fixed}.", file=sys.stderr)
+    else:
+        output = RENDERERS[args.format](run.findings)
+        if output:
+            print(output)
+        if args.format == "text":
+            fixed = f" ({run.fixed} fixed)" if fix else ""
+            count = len(run.findings)
+            print(f"Found {count} problem{'s' if count != 1 else ''}{fixed}.", file=sys.stderr)
     for failure in run.failures:
         print(f"gradguard: internal error in {failure}", file=sys.stderr)
     if run.failures:
         return 2
-    return 0 if args.exit_zero or not run.findings else 1
+    found = run.diffs if fix == "diff" else run.findings
+    return 0 if args.exit_zero or not found else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
             return run_check(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `gradguard check | head`: the reader left, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as error:  # an internal error: say so without a traceback
         if os.environ.get("GRADGUARD_DEBUG"):
             raise

@@ -69,9 +69,12 @@ def check(context: RuleContext) -> Iterator[Finding]:
             continue
         target = change.target
         certain = change.grad_enabled is Tri.YES and (kind != "leaf" or target.requires_grad is Tri.YES)
-        what = context.subject(change)
         origin = target.origin.description
-        message = (f"{what} is a {kind} that requires grad ({origin}); {change.verb} changes it in place "
+        if change.target_node is not None:
+            what = f"{context.subject(change)} is a {kind} that requires grad ({origin})"
+        else:
+            what = f"{origin[:1].upper()}{origin[1:]} is a {kind} that requires grad"
+        message = (f"{what}; {change.verb} changes it in place "
                    f"outside `torch.no_grad()`, so PyTorch {'raises' if certain else 'may raise'} "
                    f"\"a {'view of a ' if kind != 'leaf' else ''}leaf Variable that requires grad is being used "
                    f"in an in-place operation\".")

@@ -61,8 +61,10 @@ class Document:
     _positions: dict[cst.CSTNode, object] | None = field(default=None, repr=False)
 
     @classmethod
-    def parse(cls, filename: str, text: str) -> Document:
-        """Parse `text`; a syntax error becomes `syntax_problem`, never an exception."""
+    def parse(cls, filename: str, text: str, module: cst.Module | None = None) -> Document:
+        """Parse `text` (unless its tree `module` is given); a syntax error becomes `syntax_problem`."""
+        if module is not None:
+            return cls(filename, text, module=module)
         if _bracket_depth(text) > _MAX_BRACKET_DEPTH:  # libcst's native parser crashes on these
             return cls(filename, text, syntax_problem=_python_syntax_problem(text) or SyntaxProblem(
                 "too many nested parentheses", Position(1, 0)))
