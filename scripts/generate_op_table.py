@@ -29,7 +29,7 @@ from torchgen.api.autograd import (
     match_differentiability_info,
 )
 from torchgen.gen import parse_native_yaml
-from torchgen.model import BackendIndex, DispatchKey, NativeFunction, SchemaKind
+from torchgen.model import BackendIndex, DispatchKey, NativeFunction, SchemaKind, Variant
 from torchgen.packaged.autograd import gen_variable_type
 from torchgen.packaged.autograd.gen_inplace_or_view_type import use_derived
 from torchgen.packaged.autograd.gen_trace_type import MANUAL_AUTOGRAD
@@ -150,6 +150,8 @@ def _record(fn: NativeFunctionWithDifferentiabilityInfo, indices: dict[DispatchK
         schema_kind, "mutable"
     )
     rec["kind"] = kind
+    if Variant.method in f.variants:
+        rec["method"] = True
     if len(schema.returns) > 1:
         rec["returns"] = len(schema.returns)
     elif schema.returns and schema.returns[0].type.is_list_like():

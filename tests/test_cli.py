@@ -221,10 +221,10 @@ def test_json_stdout_is_only_a_list_of_diagnostics_with_the_documented_keys(tmp_
                              "location": {"row": 3, "column": 5},
                              "message": SIGMOID_RELATED_MESSAGE}]
     assert d["fix"] == {
-        "message": "Clone the output of `torch.sigmoid` where it is saved",
+        "message": "Rewrite out of place: `y = y.mul(2)`",
         "applicability": "safe",
-        "edits": [{"content": "torch.sigmoid(x).clone()", "location": {"row": 3, "column": 5},
-                   "end_location": {"row": 3, "column": 21}}],
+        "edits": [{"content": "y = y.mul(2)", "location": {"row": 4, "column": 1},
+                   "end_location": {"row": 4, "column": 10}}],
     }
     assert isinstance(d["url"], str) and d["url"]
 

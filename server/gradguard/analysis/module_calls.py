@@ -203,7 +203,7 @@ class ModuleCalls:
             }[facts.saves_input]
             if input_when is not Tri.NO:
                 self.save(source, SavedRecord(label, facts.op, "input", save_node,
-                                              input_when is Tri.YES and source.alias_certain), state)
+                                              input_when is Tri.YES and source.alias_certain, at_call=direct), state)
             weight_when = {
                 module_facts.Saves.ALWAYS: recorded,
                 module_facts.Saves.IF_INPUT_REQUIRES_GRAD: source.requires_grad & recorded,
@@ -212,12 +212,14 @@ class ModuleCalls:
             }[facts.saves_weight]
             weight = module.parameters.get("weight")
             if weight_when is not Tri.NO and weight is not None:
-                self.save(weight, SavedRecord(label, facts.op, "weight", save_node, weight_when is Tri.YES), state)
+                self.save(weight, SavedRecord(label, facts.op, "weight", save_node, weight_when is Tri.YES,
+                                              at_call=False), state)
         if facts.output_views_input:
             return source.fresh_view(Origin(f"the output of `{label}`", node), grad_enabled=state.grad_enabled)
         result = self.fresh_result(recorded, Origin(f"the output of `{label}`", save_node))
         if facts.saves_output and recorded is not Tri.NO:
-            self.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES), state)
+            self.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES, at_call=direct),
+                      state)
         return self.with_history(result, [source], first_serial, state)
 
     def module_output(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State) -> Value:

@@ -35,8 +35,9 @@ class TensorOps:
             "detach", "clone", "backward", "requires_grad_", "data")
 
     def call_tensor_method(self, tensor: TensorValue, method: str, args: list[Value], kwargs: dict[str, Value],
-                           node: cst.Call, state: State) -> Value:
-        target_node = node.func.value if isinstance(node.func, cst.Attribute) else None
+                           node: cst.Call, state: State, *, bound: bool = True) -> Value:
+        """`tensor.method(*args)` (`bound`) or `torch.Tensor.method(tensor, *args)`."""
+        target_node = node.func.value if bound and isinstance(node.func, cst.Attribute) else None
         if method == "backward":
             self.run_backward(tensor, kwargs, state)
             return UNKNOWN

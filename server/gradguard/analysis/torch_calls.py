@@ -86,7 +86,8 @@ class TorchCalls:
             if isinstance(receiver, ArgumentValue):
                 receiver = self.promote(receiver, state)
             if isinstance(receiver, TensorValue):
-                return self.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state)
+                return self.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state,
+                                               bound=False)
             return UNKNOWN
         if name.startswith(_FUNCTIONAL):
             return self.call_functional(name.removeprefix(_FUNCTIONAL), args, kwargs, node, state)

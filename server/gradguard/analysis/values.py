@@ -240,6 +240,7 @@ class SavedRecord:
     certain: bool
     tensor_node: cst.CSTNode | None = None
     serial: int = 0
+    at_call: bool = True
 
 
 def join_values(a: Value, b: Value) -> Value:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradguard.findings import Edit, Position, Span
+from gradguard.knowledge import ops
 from gradguard.source.document import Document
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
@@ -52,16 +53,17 @@ def out_of_place_augmented(document: Document, statement: cst.SimpleStatementLin
     return (Edit(document.span(node), content),)
 
 
-def out_of_place_method(document: Document, statement: cst.SimpleStatementLine) -> tuple[Edit, ...] | None:
-    """`x.add_(y)` as a statement → `x = x.add(y)`."""
+def out_of_place_method(document: Document, statement: cst.SimpleStatementLine,
+                        receiver_node: cst.CSTNode | None) -> tuple[Edit, ...] | None:
+    """`x.add_(y)` as a statement → `x = x.add(y)`, when `x` is the changed tensor and `add` exists."""
     if len(statement.body) != 1 or not isinstance(statement.body[0], cst.Expr):
         return None
     call = statement.body[0].value
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-            and isinstance(call.func.value, (cst.Name, cst.Attribute))):
+            and call.func.value is receiver_node and isinstance(receiver_node, (cst.Name, cst.Attribute))):
         return None
     method = call.func.attr.value
-    if not method.endswith("_") or method.startswith("_"):
+    if not method.endswith("_") or method.startswith("_") or not any(o.method for o in ops.overloads(method[:-1])):
         return None
     receiver = _code(document, call.func.value).strip()
     arguments = ", ".join(_code(document, arg).strip().rstrip(",") for arg in call.args)

@@ -46,6 +46,7 @@ class OpFacts:
     saves_outputs: frozenset[int] = frozenset()
     returns: int = 1  # how many tensors the op returns as a tuple (`topk` → 2)
     returns_list: bool = False  # the one return is a list of tensors (`unbind`, `_foreach_*`)
+    method: bool = False  # also a method of Tensor (`x.add(y)`), not only `torch.add`
 
     def saved_inputs(self, requires_grad: Mapping[str, bool]) -> frozenset[str]:
         """Inputs saved by reference (so mutating them later breaks backward).
@@ -88,6 +89,7 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
         saves_outputs=outputs,
         returns=int(rec.get("returns", 1)),
         returns_list=bool(rec.get("returns_list", False)),
+        method=bool(rec.get("method", False)),
     )
 
 

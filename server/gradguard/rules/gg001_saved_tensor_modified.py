@@ -44,7 +44,7 @@ import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import SavedRecord, Tri
-from gradguard.findings import Applicability, Finding, Fix, Severity
+from gradguard.findings import Applicability, Edit, Finding, Fix, Severity
 from gradguard.fixes.edits import (
     clone_before,
     clone_result,
@@ -102,38 +102,50 @@ def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> t
     dropped = drop_inplace_argument(document, inplace_call) if context.in_this_file(inplace_call) else None
     if dropped is not None:
         offered.append(Fix("Remove `inplace=True`", applicability, dropped))
-    elif change.statement is not None:
+    elif change.statement is not None and change.grad_enabled is Tri.YES:  # under no_grad, out of place drops grad
         rewrite = (out_of_place_augmented(document, change.statement)
-                   or out_of_place_method(document, change.statement))
+                   or out_of_place_method(document, change.statement, change.target_node))
         if rewrite is not None:
             offered.append(Fix(f"Rewrite out of place: `{rewrite[0].content}`", applicability, rewrite))
         elif isinstance(change.target_node, cst.Name):
             name = change.target_node.value
             offered.append(Fix(f"Clone `{name}` before changing it", applicability,
                                clone_before(document, change.statement, name)))
-    cloned = clone_at_save(context, record)
+    cloned = clone_at_saves(context, change.saved)
     if cloned is not None:
         offered.append(cloned)
     return tuple(sorted(offered, key=lambda fix: fix.applicability is not Applicability.SAFE))
 
 
-def clone_at_save(context: RuleContext, record: SavedRecord) -> Fix | None:
-    """Clone where the op saved the tensor, so the change never reaches what backward reads."""
+def clone_at_saves(context: RuleContext, records: tuple[SavedRecord, ...]) -> Fix | None:
+    """Clone wherever an op saved the tensor (every one of them), so the change never reaches backward."""
+    edits: dict[int, tuple[Edit, ...]] = {}
+    for record in records:
+        saved = _saved_expression(context, record)
+        if saved is None:
+            return None
+        edits.setdefault(id(saved), clone_result(context.document, saved))
+    if not edits:
+        return None
+    first = records[0]
+    message = (f"Clone the output of `{first.saved_by}` where it is saved" if first.what == "output"
+               else f"Pass a clone to `{first.saved_by}`")
+    return Fix(message, Applicability.SAFE, tuple(e for group in edits.values() for e in group))
+
+
+def _saved_expression(context: RuleContext, record: SavedRecord) -> cst.BaseExpression | None:
+    """The expression whose value the op saved, when the user's code spells it out."""
     node = record.node
-    if not context.in_this_file(node):
+    if not record.at_call or not context.in_this_file(node) or record.aten_op.endswith("_"):
         return None
     if record.what == "output" and isinstance(node, (cst.Call, cst.BinaryOperation)):
-        return Fix(f"Clone the output of `{record.saved_by}` where it is saved", Applicability.SAFE,
-                   clone_result(context.document, node))
+        return node
     if record.what == "input" and isinstance(node, cst.Call):
         receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
         positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-        if isinstance(receiver, cst.Name) and receiver.value not in ("torch", "F", "self"):
-            saved = receiver
-        elif len(positional) == 1:
-            saved = positional[0]
-        else:
-            return None
-        return Fix(f"Pass a clone of `{context.code(saved)}` to `{record.saved_by}`", Applicability.SAFE,
-                   clone_result(context.document, saved))
+        if isinstance(receiver, cst.Name) and context.import_name(receiver.value) is None \
+                and receiver.value not in ("self", "torch", "F"):
+            return receiver
+        if len(positional) == 1:
+            return positional[0]
     return None

@@ -72,10 +72,10 @@ def check(context: RuleContext) -> Iterator[Finding]:
 
 def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
     """The out-of-place op on the view (safe unless the base is read afterwards)."""
-    if change.statement is None:
+    if change.statement is None or change.grad_enabled is not Tri.YES:
         return ()
     rewrite = (out_of_place_augmented(context.document, change.statement)
-               or out_of_place_method(context.document, change.statement))
+               or out_of_place_method(context.document, change.statement, change.target_node))
     if rewrite is None:
         return ()
     applicability = Applicability.UNSAFE if change.aliases else Applicability.SAFE
