@@ -39,8 +39,16 @@ knowledge: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python scripts/generate_docs.py
 
-bench: $(STAMP) $(MODELS)/.stamp
-	$(BIN)/python bench/scan.py
+# TorchFix pins libcst<1.6, so it gets a venv of its own. `make bench ARGS="--tree PATH --skip-torchfix"`.
+TORCHFIX_VENV := bench/.venv-torchfix
+
+$(TORCHFIX_VENV)/.stamp:
+	$(PYTHON) -m venv $(TORCHFIX_VENV)
+	$(TORCHFIX_VENV)/bin/pip install -q "torchfix==0.7.0"
+	touch $@
+
+bench: $(STAMP) $(MODELS)/.stamp $(TORCHFIX_VENV)/.stamp
+	$(BIN)/python bench/scan.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) third_party

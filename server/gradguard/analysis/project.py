@@ -76,6 +76,17 @@ class ProjectIndex:
             self._positions.pop(evicted, None)
         return definitions
 
+    def read_by(self, filename: str) -> set[str]:
+        """Every file the analysis of `filename` read, directly or through re-exports."""
+        seen: set[str] = set()
+        todo = [filename]
+        while todo:
+            for dependency in self.dependencies.get(todo.pop(), ()):
+                if dependency not in seen:
+                    seen.add(dependency)
+                    todo.append(dependency)
+        return seen
+
     def parsed(self, filename: str, text: str) -> cst.Module | None:
         """The tree of `filename` if the index holds it for this very text (no second parse)."""
         file = Path(filename).resolve()

@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradguard import __version__
-from gradguard.config import ConfigError, ProjectSettings, check_codes
+from gradguard.config import ConfigError, ProjectSettings, Settings, check_codes
 from gradguard.analysis.project import ProjectIndex
-from gradguard.engine import analyse_document
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.cli.files import mentions_torch, python_files
+from gradguard.cli.cache import Cache
 from gradguard.cli.fixing import fix_file, unified_diff
+from gradguard.cli.scan import scan
 from gradguard.cli.output import RENDERERS
-from gradguard.source.document import Document
 
 
 def _codes(value: str) -> list[str]:
@@ -33,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a diff, change no file")
+    check.add_argument("--no-cache", action="store_true", help="analyse every file, ignore the result cache")
+    check.add_argument("--cache-dir", type=Path, default=Path(".gradguard_cache"),
+                       help="where results are cached (default: .gradguard_cache)")
+    check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                       help="processes analysing files in parallel (default: all cores)")
     check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report")
     check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
     check.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
@@ -56,14 +61,14 @@ class CheckRun:
 
 
 def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = None,
-                unsafe: bool = False) -> CheckRun:
+                unsafe: bool = False, cache: Cache | None = None, jobs: int = 1) -> CheckRun:
     """Findings for every file under `paths` (fixed first with `fix` "write" or "diff").
 
     Each file is checked with the settings of its own nearest pyproject.toml. Raises `ConfigError`
     when one of those is invalid.
     """
-    project = ProjectIndex()
     run = CheckRun()
+    items: list[tuple[Path, str, Settings]] = []
 
     def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
         return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
@@ -78,24 +83,29 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
             if settings.enabled("GG000", str(path)):
                 run.findings.append(unreadable(path, error))
             continue
-        if not mentions_torch(text):
-            continue
+        if mentions_torch(text):
+            items.append((path, text, settings))
+    if fix is None:
+        for result in scan(items, cache, jobs):
+            run.findings.extend(result.findings)
+            if result.failure is not None:
+                run.failures.append(result.failure)
+        return run
+    project = ProjectIndex()
+    for path, text, settings in items:
         try:
-            if fix is None:
-                document = Document.parse(str(path), text, project.parsed(str(path), text))
-                run.findings.extend(analyse_document(document, settings, project))
-                continue
             fixed = fix_file(str(path), text, settings, project, unsafe)
-            run.findings.extend(fixed.remaining)
-            run.fixed += fixed.fixed
-            if fixed.text != text and fix == "diff":
-                run.diffs.append(unified_diff(str(path), text, fixed.text))
-            elif fixed.text != text:
-                path.write_text(fixed.text, encoding="utf-8")
-        except Exception as error:  # one file's failure must not hide the others' findings
+        except Exception as error:  # one file's failure must not hide the others' fixes
             if os.environ.get("GRADGUARD_DEBUG"):
                 raise
             run.failures.append(f"{path}: {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}")
+            continue
+        run.findings.extend(fixed.remaining)
+        run.fixed += fixed.fixed
+        if fixed.text != text and fix == "diff":
+            run.diffs.append(unified_diff(str(path), text, fixed.text))
+        elif fixed.text != text:
+            path.write_text(fixed.text, encoding="utf-8")
     return run
 
 
@@ -115,7 +125,8 @@ def run_check(args: argparse.Namespace) -> int:
         return 2
     fix = "diff" if args.diff else "write" if args.fix else None
     try:
-        run = check_files(args.paths, projects, fix, args.unsafe_fixes)
+        cache = None if args.no_cache else Cache(args.cache_dir)
+        run = check_files(args.paths, projects, fix, args.unsafe_fixes, cache, max(args.jobs, 1))
     except ConfigError as error:  # a nested project's pyproject.toml, met while walking
         print(f"gradguard: {error}", file=sys.stderr)
         return 2

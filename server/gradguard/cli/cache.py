@@ -1,0 +1,102 @@
+"""The result cache of `gradguard check`: findings per file, keyed by content hashes.
+
+An entry holds a file's findings with the hash of its text, of the settings it was checked
+with, of gradguard itself, and of every file its analysis read from the project (the imports it
+followed). It is used only when all of them are unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from gradguard import __version__
+from gradguard.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
+from gradguard.knowledge.ops import torch_version
+
+
+def digest(text: str) -> str:
+    """A stable hash of a file's text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def file_digest(path: str) -> str | None:
+    try:
+        return digest(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+class Cache:
+    """Findings of unchanged files, stored as one JSON file per source file under `folder`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.tool = digest(f"{__version__}:{torch_version()}:{_source_stamp()}")
+        self._digests: dict[str, str | None] = {}
+
+    def _entry(self, path: str) -> Path:
+        return self.folder / f"{digest(os.path.abspath(path))[:32]}.json"
+
+    def _current(self, path: str) -> str | None:
+        if path not in self._digests:
+            self._digests[path] = file_digest(path)
+        return self._digests[path]
+
+    def get(self, path: str, text: str, settings_key: str) -> list[Finding] | None:
+        """The cached findings of `path`, if it and everything it read are unchanged."""
+        try:
+            entry = json.loads(self._entry(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if (entry.get("tool") != self.tool or entry.get("text") != digest(text)
+                or entry.get("settings") != settings_key):
+            return None
+        if any(self._current(dep) != dep_digest for dep, dep_digest in entry.get("dependencies", {}).items()):
+            return None
+        return [finding_from_dict(f) for f in entry["findings"]]
+
+    def put(self, path: str, text: str, settings_key: str, dependencies: dict[str, str | None],
+            findings: list[Finding]) -> None:
+        """Store `path`'s findings (silently skipped when the folder cannot be written)."""
+        entry = {"tool": self.tool, "text": digest(text), "settings": settings_key,
+                 "dependencies": dependencies, "findings": [asdict(f) for f in findings]}
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            gitignore = self.folder / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("*\n", encoding="utf-8")
+            temporary = self._entry(path).with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(entry), encoding="utf-8")
+            temporary.replace(self._entry(path))
+        except OSError:
+            pass
+
+
+def _source_stamp() -> str:
+    """Changes whenever gradguard's own code or data changes (an editable install included)."""
+    package = Path(__file__).resolve().parents[1]
+    stamps = sorted(f"{p.relative_to(package)}:{p.stat().st_mtime_ns}:{p.stat().st_size}"
+                    for p in package.rglob("*") if p.suffix in (".py", ".json"))
+    return digest("\n".join(stamps))
+
+
+def _span(data: dict) -> Span:
+    return Span(Position(**data["start"]), Position(**data["end"]))
+
+
+def finding_from_dict(data: dict) -> Finding:
+    """The inverse of `dataclasses.asdict` on a `Finding`."""
+    return Finding(
+        code=data["code"],
+        severity=Severity(data["severity"]),
+        message=data["message"],
+        filename=data["filename"],
+        span=_span(data["span"]),
+        related=tuple(Related(r["filename"], _span(r["span"]), r["message"]) for r in data["related"]),
+        fixes=tuple(Fix(f["message"], Applicability(f["applicability"]),
+                        tuple(Edit(_span(e["span"]), e["content"]) for e in f["edits"])) for f in data["fixes"]),
+    )

@@ -1,0 +1,99 @@
+"""Analysing many files: cached results first, the rest in parallel on every core."""
+
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gradguard.analysis.project import ProjectIndex
+from gradguard.cli.cache import Cache, file_digest
+from gradguard.config import Settings
+from gradguard.engine import analyse_document
+from gradguard.findings import Finding
+from gradguard.source.document import Document
+
+_PARALLEL_FROM = 24  # fewer files than this are analysed in this process: workers cost more
+
+
+@dataclass
+class FileResult:
+    """One file's findings, the files its analysis read (with their hashes), or its failure."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    dependencies: dict[str, str | None] = field(default_factory=dict)
+    failure: str | None = None
+
+
+def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
+    """Analyse (path, text, settings) items in order with one project index."""
+    project = ProjectIndex()
+    results = []
+    for path, text, settings in items:
+        try:
+            document = Document.parse(str(path), text, project.parsed(str(path), text))
+            findings = analyse_document(document, settings, project)
+            dependencies = {dep: file_digest(dep) for dep in sorted(project.read_by(str(path)))}
+            results.append(FileResult(str(path), findings, dependencies))
+        except Exception as error:  # one file's failure must not hide the others' findings
+            if os.environ.get("GRADGUARD_DEBUG"):
+                raise
+            message = str(error).splitlines()[0][:200] if str(error) else ""
+            results.append(FileResult(str(path), failure=f"{path}: {type(error).__name__}: {message}"))
+    return results
+
+
+def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int) -> list[FileResult]:
+    """Results for every item: from the cache when nothing it depends on changed, else analysed."""
+    results: dict[str, FileResult] = {}
+    todo = []
+    for path, text, settings in items:
+        cached = cache.get(str(path), text, repr(settings)) if cache is not None else None
+        if cached is not None:
+            results[str(path)] = FileResult(str(path), cached)
+        else:
+            todo.append((path, text, settings))
+    progress = _Progress(len(todo))
+    if jobs > 1 and len(todo) >= _PARALLEL_FROM:
+        size = -(-len(todo) // (jobs * 2))  # contiguous chunks: neighbours import each other
+        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(analyse_files, chunk) for chunk in chunks]
+            for future in as_completed(futures):
+                done = future.result()
+                progress.advance(len(done))
+                results.update((r.path, r) for r in done)
+    else:
+        done = analyse_files(todo)
+        progress.advance(len(done))
+        results.update((r.path, r) for r in done)
+    progress.finish()
+    if cache is not None:
+        for path, text, settings in todo:
+            result = results[str(path)]
+            if result.failure is None:
+                cache.put(str(path), text, repr(settings), result.dependencies, result.findings)
+    return [results[str(path)] for path, _, _ in items]
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when stderr is a terminal and the scan is long."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done = total, 0
+        self.shown = total >= _PARALLEL_FROM and sys.stderr.isatty()
+
+    def advance(self, count: int) -> None:
+        self.done += count
+        if self.shown:
+            filled = self.done * 30 // max(self.total, 1)
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} files")
+            sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()

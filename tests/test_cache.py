@@ -1,0 +1,56 @@
+"""The result cache and parallel scans: what a second run reuses, and what makes it analyse again."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GRADGUARD = Path(sys.executable).with_name("gradguard")
+PROJECT = ROOT / "tests" / "projects" / "imported_gate"
+
+
+def check(cwd: Path, *args: str) -> list[tuple[str, int, str]]:
+    proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", *args, "."],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    return sorted((Path(d["filename"]).name, d["location"]["row"], d["code"]) for d in json.loads(proc.stdout))
+
+
+def test_a_second_run_reads_the_cache_and_reports_the_same(tmp_path):
+    shutil.copytree(PROJECT, tmp_path / "p")
+    first = check(tmp_path / "p")
+    assert first == [("train.py", 16, "GG001")]
+    entries = list((tmp_path / "p" / ".gradguard_cache").glob("*.json"))
+    assert len(entries) == 2, "one entry per analysed file (train.py and pkg/blocks.py)"
+    assert check(tmp_path / "p") == first
+
+
+def test_changing_an_imported_file_invalidates_its_importers(tmp_path):
+    shutil.copytree(PROJECT, tmp_path / "p")
+    blocks = tmp_path / "p" / "pkg" / "blocks.py"
+    assert check(tmp_path / "p") == [("train.py", 16, "GG001")]
+    blocks.write_text(blocks.read_text().replace("torch.sigmoid(self.fc(x))", "self.fc(x)"))
+    assert check(tmp_path / "p") == [], "Linear saves no output: the cached finding must not come back"
+
+
+def test_no_cache_writes_nothing(tmp_path):
+    shutil.copytree(PROJECT, tmp_path / "p")
+    assert check(tmp_path / "p", "--no-cache") == [("train.py", 16, "GG001")]
+    assert not (tmp_path / "p" / ".gradguard_cache").exists()
+
+
+def test_settings_are_part_of_the_key(tmp_path):
+    shutil.copytree(PROJECT, tmp_path / "p")
+    assert check(tmp_path / "p") == [("train.py", 16, "GG001")]
+    assert check(tmp_path / "p", "--ignore", "GG001") == []
+    assert check(tmp_path / "p") == [("train.py", 16, "GG001")]
+
+
+def test_parallel_and_serial_scans_agree(tmp_path):
+    cases = ROOT / "tests" / "cases"
+    serial = check(cases, "--no-cache", "--jobs", "1")
+    parallel = check(cases, "--no-cache", "--jobs", "2")
+    assert len(serial) > 30
+    assert parallel == serial
