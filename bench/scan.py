@@ -88,7 +88,8 @@ def gradguard_runs(tree: Path) -> tuple[Measurement, list[Measurement], list[str
     if len(findings) > 1:
         notes.append(f"the runs disagree on the number of findings: {sorted(findings)}")
     elif findings:
-        notes.append(f"gradguard found {findings.pop()} problems.")
+        count = findings.pop()
+        notes.append(f"gradguard found {count} problem{'s' if count != 1 else ''}.")
     return cold, cached, notes
 
 

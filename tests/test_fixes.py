@@ -152,6 +152,18 @@ GUARDED = {"torch": torch, "torch.nn": nn, "torch.nn.functional": nn.functional,
            "torch.autograd": torch.autograd, "torch.Tensor": torch.Tensor, "torch.nn.Module": nn.Module}
 
 
+def _warm_up_torch() -> None:
+    """Let torch make its lazy, one-time rebindings (the first optimizer step wraps `torch.manual_seed`
+    for dynamo) before any snapshot, so they are not mistaken for the program's."""
+    weight = torch.zeros(1, requires_grad=True)
+    optimizer = torch.optim.SGD([weight], lr=0.1)
+    (weight * 2).sum().backward()
+    optimizer.step()
+
+
+_warm_up_torch()
+
+
 def _snapshot() -> dict[str, dict]:
     return {name: dict(vars(namespace)) for name, namespace in GUARDED.items()}
 

@@ -18,7 +18,8 @@ class InplaceChange:
     `saved` are the live saves of the changed version counter; `storage_saved` those of the
     tensor whose storage a `.data` / `unsafe_*` alias writes to without bumping its version.
     `statement` is the statement the change happens in (None inside a called function);
-    `aliases` the other names bound, at that point, to tensors sharing the version counter.
+    `aliases` the other names bound, at that point, to tensors sharing the version counter;
+    `backward_statement` the later statement whose backward pass runs into the changed save.
     """
 
     node: cst.CSTNode
@@ -30,6 +31,7 @@ class InplaceChange:
     saved: tuple[SavedRecord, ...]
     storage_saved: tuple[SavedRecord, ...] = ()
     backward_follows: Tri = Tri.NO
+    backward_statement: cst.SimpleStatementLine | None = None
     inside_module: cst.CSTNode | None = None
     statement: cst.SimpleStatementLine | None = None
     aliases: tuple[str, ...] = ()

@@ -168,6 +168,7 @@ class ModuleCalls:
         if facts is None or not isinstance(source, TensorValue):
             return self.module_output(module, source, node, state)
         direct = isinstance(report_node, cst.Call) and report_node is node
+        run_by = None if direct else node
         label = (dotted_name(report_node.func) if direct else None) or f"nn.{module.class_name}"
         training = module.training
         if facts.returns_input or (facts.returns_input_in_eval and training is Tri.NO):
@@ -182,7 +183,7 @@ class ModuleCalls:
             recorded = (source.requires_grad | module.has_trainable_parameters()) & state.grad_enabled
             if facts.inplace is module_facts.InplaceSaves.RESULT and recorded is not Tri.NO:
                 self.save(source, SavedRecord(label, f"{facts.op}_", "output", report_node,
-                                              recorded is Tri.YES and source.alias_certain), state)
+                                              recorded is Tri.YES and source.alias_certain, run_by=run_by), state)
             updated = source
             if recorded is not Tri.NO and source.requires_grad is Tri.NO:
                 updated = replace(source, requires_grad=recorded, is_leaf=False)
@@ -203,7 +204,8 @@ class ModuleCalls:
             }[facts.saves_input]
             if input_when is not Tri.NO:
                 self.save(source, SavedRecord(label, facts.op, "input", save_node,
-                                              input_when is Tri.YES and source.alias_certain, at_call=direct), state)
+                                              input_when is Tri.YES and source.alias_certain, at_call=direct,
+                                              run_by=run_by), state)
             weight_when = {
                 module_facts.Saves.ALWAYS: recorded,
                 module_facts.Saves.IF_INPUT_REQUIRES_GRAD: source.requires_grad & recorded,
@@ -213,13 +215,13 @@ class ModuleCalls:
             weight = module.parameters.get("weight")
             if weight_when is not Tri.NO and weight is not None:
                 self.save(weight, SavedRecord(label, facts.op, "weight", save_node, weight_when is Tri.YES,
-                                              at_call=False), state)
+                                              at_call=False, run_by=run_by), state)
         if facts.output_views_input:
             return source.fresh_view(Origin(f"the output of `{label}`", node), grad_enabled=state.grad_enabled)
         result = self.fresh_result(recorded, Origin(f"the output of `{label}`", save_node))
         if facts.saves_output and recorded is not Tri.NO:
-            self.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES, at_call=direct),
-                      state)
+            self.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES,
+                                          at_call=direct, run_by=run_by), state)
         return self.with_history(result, [source], first_serial, state)
 
     def module_output(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State) -> Value:

@@ -81,6 +81,7 @@ class SavedTensors:
                    if graph is None or any(r.serial in graph for r in (*c.saved, *c.storage_saved))]
         for change in reached:
             change.backward_follows = Tri.YES
+            change.backward_statement = self.current_line if self.call_site is None else None
         self.pending = [c for c in self.pending if c not in reached]
         retain = kwargs.get("retain_graph") or kwargs.get("create_graph")
         if isinstance(retain, ConstValue) and retain.value:

@@ -241,6 +241,7 @@ class SavedRecord:
     tensor_node: cst.CSTNode | None = None
     serial: int = 0
     at_call: bool = True
+    run_by: cst.CSTNode | None = None
 
 
 def join_values(a: Value, b: Value) -> Value:

@@ -123,6 +123,20 @@ def through_data(document: Document, call: cst.CSTNode) -> tuple[Edit, ...] | No
     return (Edit(Span(end, end), ".data"),)
 
 
+def move_after(document: Document, statement: cst.SimpleStatementLine,
+               anchor: cst.SimpleStatementLine) -> tuple[Edit, ...] | None:
+    """Move `statement` (a line of its own) to just after `anchor`, at the same indentation."""
+    moved, target = document.span(statement), document.span(anchor)
+    if moved.start.column != target.start.column or target.start <= moved.start:
+        return None
+    code = _code(document, statement.with_changes(leading_lines=())).rstrip("\n")
+    line_start = Position(moved.start.line, 0)
+    next_line = Position(moved.start.line + 1, 0)
+    anchor_end = Position(target.end.line, len(document.line_text(target.end.line)))
+    return (Edit(Span(line_start, next_line), ""),
+            Edit(Span(anchor_end, anchor_end), "\n" + _indent(document, anchor) + code.strip()))
+
+
 def apply_edits(text: str, edits: list[Edit]) -> str:
     """`text` with `edits` applied (non-overlapping; code-point columns)."""
     lines = text.splitlines(keepends=True)

@@ -81,10 +81,13 @@ class RuleContext:
     def in_this_file(self, node: cst.CSTNode) -> bool:
         return self.locate(node)[0] == self.document.filename
 
-    def saved_here(self, record: SavedRecord) -> Related:
-        """Related information: where the op saved the tensor."""
-        return Related(*self.locate(record.node),
-                       f"`{record.saved_by}` saved its {record.what} for backward here ({record.aten_op})")
+    def saved_here(self, record: SavedRecord) -> tuple[Related, ...]:
+        """Related information: where the op saved the tensor (and the user's call that ran it)."""
+        related = [Related(*self.locate(record.node),
+                           f"`{record.saved_by}` saved its {record.what} for backward here ({record.aten_op})")]
+        if record.run_by is not None:
+            related.append(Related(*self.locate(record.run_by), f"`{record.saved_by}` ran in this call"))
+        return tuple(related)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from gradguard.fixes.edits import (
     clone_before,
     clone_result,
     drop_inplace_argument,
+    move_after,
     out_of_place_augmented,
     out_of_place_method,
 )
@@ -76,6 +77,8 @@ def check(context: RuleContext) -> Iterator[Finding]:
         if change.backward_follows is not Tri.YES:
             reasons.append("this holds if a backward pass later runs through it")
         saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node)})"
+        if isinstance(record.run_by, cst.Call):
+            saved += f" that `{context.code(record.run_by.func)}(...)` ran ({context.where(record.run_by)})"
         why = f"which `{record.aten_op}` saves for backward"
         outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
         if change.target_node is not None:
@@ -88,7 +91,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
             message=message,
             filename=context.document.filename,
             span=context.document.span(change.node),
-            related=(context.saved_here(record),),
+            related=context.saved_here(record),
             fixes=fixes(context, change, record),
         )
 
@@ -114,6 +117,11 @@ def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> t
     cloned = clone_at_saves(context, change.saved)
     if cloned is not None:
         offered.append(cloned)
+    if change.verb.endswith(".step()`") and change.statement is not None and change.backward_statement is not None:
+        moved = move_after(document, change.statement, change.backward_statement)
+        if moved is not None:
+            offered.append(Fix("Step the optimizer after the backward pass that still needs these weights",
+                               Applicability.UNSAFE, moved))
     return tuple(sorted(offered, key=lambda fix: fix.applicability is not Applicability.SAFE))
 
 
