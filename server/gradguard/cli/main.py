@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from dataclasses import dataclass, field
@@ -27,6 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gradguard", description=__doc__)
     parser.add_argument("--version", action="version", version=f"gradguard {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("lsp", help="run the language server (stdio by default)")
+    serve.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
+    serve.add_argument("--tcp", action="store_true", help="serve over TCP")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=2087)
+    serve.add_argument("--log-file", type=Path, help="also write the server's log to this file")
+    serve.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     check = commands.add_parser("check", help="analyse files and folders")
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
     check.add_argument("--format", choices=sorted(RENDERERS), default="text")
@@ -149,11 +157,22 @@ def run_check(args: argparse.Namespace) -> int:
     return 0 if args.exit_zero or not found else 1
 
 
+def run_lsp(args: argparse.Namespace) -> int:
+    from gradguard.lsp.server import start  # pygls is imported only by the server
+
+    if args.log_file is not None:
+        logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.INFO)
+    start("tcp" if args.tcp else "stdio", args.host, args.port)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "check":
             return run_check(args)
+        if args.command == "lsp":
+            return run_lsp(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gradguard check | head`: the reader left, stop quietly

@@ -1,0 +1,1 @@
+"""The language server: pygls wiring only; the analysis is the engine's."""

@@ -1,0 +1,208 @@
+"""`gradguard lsp`: diagnostics, quick fixes and hovers over the Language Server Protocol.
+
+Handlers stay thin: they convert, schedule and publish. Each change schedules an analysis of
+an immutable snapshot (uri, version, text) off the event loop; when it finishes, its results
+are published only if the document is still at that version (the latest change wins).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
+
+from gradguard import __version__
+from gradguard.analysis.project import ProjectIndex
+from gradguard.cli.fixing import fix_file
+from gradguard.config import ConfigError, Settings, settings_from_table
+from gradguard.engine import analyse_document
+from gradguard.findings import Applicability, Finding, Position, Severity, Span
+from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
+from gradguard.rules import RULES_BY_CODE
+from gradguard.source.document import Document
+
+FIX_ALL = "source.fixAll.gradguard"
+_NOQA_CODE = re.compile(r"#\s*noqa:[\sA-Z0-9,]*?\b(GG\d{3})\b", re.IGNORECASE)
+MAX_SIZE = 2_000_000
+
+
+@dataclass
+class Analysed:
+    """The findings of one version of one document."""
+
+    version: int | None
+    text: str
+    findings: list[Finding]
+
+
+class GradguardServer(LanguageServer):
+    """The server's state: settings, the project index and the latest findings per document."""
+
+    def __init__(self) -> None:
+        super().__init__("gradguard", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.project = ProjectIndex()
+        self.analysed: dict[str, Analysed] = {}
+        self.tasks: dict[str, asyncio.Task] = {}
+
+    def client_supports(self, *path: str) -> bool:
+        value: object = self.client_capabilities
+        for name in path:
+            value = getattr(value, name, None)
+            if value is None:
+                return False
+        return bool(value)
+
+    def schedule(self, uri: str) -> None:
+        """Analyse the document's current version; a newer change cancels the older analysis."""
+        previous = self.tasks.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        self.tasks[uri] = asyncio.ensure_future(self.analyse_and_publish(uri))
+
+    async def analyse_and_publish(self, uri: str) -> None:
+        document = self.workspace.get_text_document(uri)
+        version, text, path = document.version, document.source, document.path
+        if len(text) > MAX_SIZE:
+            findings = [_too_large(path, len(text))]
+        else:
+            findings = await asyncio.to_thread(self.analyse, path, text)
+        current = self.workspace.get_text_document(uri)
+        if current.version != version:
+            return  # outdated: the newer change's analysis publishes
+        self.analysed[uri] = Analysed(version, text, findings)
+        related = self.client_supports("text_document", "publish_diagnostics", "related_information")
+        diagnostics = [to_diagnostic(current, f, i, related) for i, f in enumerate(findings)]
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+
+    def analyse(self, path: str, text: str) -> list[Finding]:
+        try:
+            return analyse_document(Document.parse(path, text), self.settings, self.project)
+        except Exception as error:  # the server never crashes on a document
+            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error,
+                                                         f"gradguard could not analyse {path}: {error!r}"))
+            return []
+
+
+def _too_large(path: str, size: int) -> Finding:
+    return Finding("GG000", Severity.INFO, f"gradguard skips files over {MAX_SIZE:,} characters "
+                   f"(this one has {size:,})", path, Span(Position(1, 0), Position(1, 0)))
+
+
+server = GradguardServer()
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: GradguardServer, params: lsp.InitializeParams) -> None:
+    apply_settings(ls, params.initialization_options)
+
+
+def apply_settings(ls: GradguardServer, options: object) -> None:
+    """`initializationOptions` / `workspace/didChangeConfiguration`: the CLI's `[tool.gradguard]` keys."""
+    if not isinstance(options, dict):
+        return
+    table = options.get("gradguard", options)
+    try:
+        ls.settings = settings_from_table({k: v for k, v in table.items() if k in
+                                           ("select", "ignore", "per-file-ignores", "severities", "exclude")})
+    except ConfigError as error:
+        ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: GradguardServer, params: lsp.DidChangeConfigurationParams) -> None:
+    apply_settings(ls, params.settings)
+    for uri in list(ls.analysed):
+        ls.schedule(uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: GradguardServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: GradguardServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.analysed.pop(uri, None)
+    task = ls.tasks.pop(uri, None)
+    if task is not None:
+        task.cancel()
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+    code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]))
+def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    uri = params.text_document.uri
+    analysed = ls.analysed.get(uri)
+    document = ls.workspace.get_text_document(uri)
+    if analysed is None or analysed.version != document.version:
+        return []
+    only = params.context.only
+    versioned = ls.client_supports("workspace", "workspace_edit", "document_changes")
+    actions: list[lsp.CodeAction] = []
+    kinds = [getattr(k, "value", k) for k in only or ()]
+    if not kinds or any(k.startswith("quickfix") for k in kinds):
+        related = ls.client_supports("text_document", "publish_diagnostics", "related_information")
+        for diagnostic in params.context.diagnostics:
+            data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+            index = data.get("index")
+            if diagnostic.source != "gradguard" or not isinstance(index, int) or index >= len(analysed.findings):
+                continue
+            finding = analysed.findings[index]
+            own = to_diagnostic(document, finding, index, related)
+            for position, fix in enumerate(finding.fixes):
+                preferred = position == 0 and fix.applicability is Applicability.SAFE
+                actions.append(to_code_action(document, fix, own, preferred, versioned))
+            actions.append(noqa_action(document, finding, own))
+    if not kinds or any(FIX_ALL.startswith(k) for k in kinds):
+        fixed = fix_file(document.path, analysed.text, ls.settings, ls.project, unsafe=False)
+        if fixed.text != analysed.text:
+            last = len(analysed.text.splitlines()) + 1
+            edit = lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), lsp.Position(last, 0)), new_text=fixed.text)
+            actions.append(lsp.CodeAction(title="gradguard: fix all safely fixable problems",
+                                          kind=FIX_ALL,
+                                          edit=lsp.WorkspaceEdit(changes={uri: [edit]})))
+    return actions
+
+
+def noqa_action(document: TextDocument, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
+    line = finding.span.start.line
+    text = document.lines[line - 1].rstrip("\r\n") if line - 1 < len(document.lines) else ""
+    end = Span(Position(line, len(text)), Position(line, len(text)))
+    edit = lsp.TextEdit(range=to_range(document, end), new_text=f"  # noqa: {finding.code}")
+    return lsp.CodeAction(title=f"gradguard: disable {finding.code} for this line", kind=lsp.CodeActionKind.QuickFix,
+                          diagnostics=[diagnostic], edit=lsp.WorkspaceEdit(changes={document.uri: [edit]}))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    line = params.position.line
+    if line >= len(document.lines):
+        return None
+    for match in _NOQA_CODE.finditer(document.lines[line]):
+        rule = RULES_BY_CODE.get(match.group(1).upper())
+        if rule is not None:
+            return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown,
+                                                        value=f"**{rule.code} {rule.name}**\n\n{rule.documentation}"))
+    return None
+
+
+def start(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087) -> None:
+    """Serve over stdio (what editors use) or TCP."""
+    if transport == "tcp":
+        server.start_tcp(host, port)
+    else:
+        server.start_io()

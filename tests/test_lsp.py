@@ -1,0 +1,118 @@
+"""`gradguard lsp` end to end, driven by pytest-lsp as a VS Code-like client and as Neovim.
+
+Each marked case of the shared corpus is opened: the server must publish exactly the expected
+codes at the expected lines; the preferred quick fix is applied and the fixed program must then
+run cleanly with torch.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT.parent / "shared" / "corpus" / "cases"
+MARK = re.compile(r"#\s*expect:\s*(GG\d{3})")
+FIXABLE = ["seed_resnet_relu_then_add.py", "tanh_mul_.py", "seed_leaf_normal.py", "chunk_view_imul.py",
+           "sequential_sigmoid_relu_inplace.py"]
+
+
+@pytest_lsp.fixture(
+    params=["visual-studio-code", "neovim"],
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]),
+)
+async def client(request, lsp_client: LanguageClient):
+    result = await lsp_client.initialize_session(lsp.InitializeParams(capabilities=client_capabilities(request.param)))
+    lsp_client.negotiated_encoding = result.capabilities.position_encoding or lsp.PositionEncodingKind.Utf16
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def open_and_wait(client: LanguageClient, path: Path, text: str | None = None) -> list[lsp.Diagnostic]:
+    uri = path.as_uri()
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
+        uri=uri, language_id="python", version=1, text=text if text is not None else path.read_text())))
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return client.diagnostics[uri]
+
+
+def expected(path: Path) -> set[tuple[int, str]]:
+    return {(n - 1, m.group(1)) for n, line in enumerate(path.read_text().splitlines(), 1)
+            for m in [MARK.search(line)] if m}
+
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.parametrize("name", sorted(p.name for p in CASES.glob("*.py")))
+async def test_each_corpus_case_gets_exactly_its_markers(client: LanguageClient, name: str):
+    diagnostics = await open_and_wait(client, CASES / name)
+    got = {(d.range.start.line, d.code) for d in diagnostics if d.severity in (1, 2)}
+    assert got == expected(CASES / name)
+    assert all(d.source == "gradguard" for d in diagnostics)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.parametrize("name", FIXABLE)
+async def test_preferred_quick_fix_makes_the_program_run(client: LanguageClient, name: str, tmp_path):
+    path = tmp_path / name
+    path.write_text((CASES / name).read_text())
+    diagnostics = await open_and_wait(client, path)
+    target = next(d for d in diagnostics if d.code in {c for _, c in expected(path)})
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=target.range,
+        context=lsp.CodeActionContext(diagnostics=[target], only=[lsp.CodeActionKind.QuickFix])))
+    preferred = [a for a in actions if isinstance(a, lsp.CodeAction) and a.is_preferred]
+    assert preferred, [a.title for a in actions]
+    fixed = apply(path.read_text(), preferred[0].edit, path.as_uri())
+    path.write_text(fixed)
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-800:]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_columns_follow_the_negotiated_encoding(client: LanguageClient, tmp_path):
+    text = ("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.sigmoid(x)\n"
+            "s = '日本😀'; y.mul_(2)\ny.sum().backward()\n")
+    diagnostics = await open_and_wait(client, tmp_path / "cjk.py", text)
+    (diagnostic,) = diagnostics
+    prefix = "s = '日本😀'; "
+    encoding = client.negotiated_encoding
+    units = {lsp.PositionEncodingKind.Utf16: len(prefix.encode("utf-16-le")) // 2,
+             lsp.PositionEncodingKind.Utf8: len(prefix.encode("utf-8")),
+             lsp.PositionEncodingKind.Utf32: len(prefix)}[encoding]
+    assert diagnostic.range.start == lsp.Position(3, units)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_half_typed_file_gets_one_syntax_diagnostic(client: LanguageClient, tmp_path):
+    diagnostics = await open_and_wait(client, tmp_path / "typing.py", "import torch\ndef forward(self, x)\n")
+    assert [(d.code, d.range.start.line) for d in diagnostics] == [("GG000", 1)]
+
+
+def apply(text: str, edit: lsp.WorkspaceEdit, uri: str) -> str:
+    """Apply a WorkspaceEdit's text edits (changes or documentChanges) to `text`."""
+    edits = list((edit.changes or {}).get(uri, []))
+    for change in edit.document_changes or []:
+        edits.extend(change.edits)
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: lsp.Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        line = lines[position.line]
+        units, index = 0, 0
+        while index < len(line) and units < position.character:
+            units += len(line[index].encode("utf-16-le")) // 2
+            index += 1
+        return starts[position.line] + index
+
+    for item in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:offset(item.range.start)] + item.new_text + text[offset(item.range.end):]
+    return text
