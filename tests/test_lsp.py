@@ -5,6 +5,7 @@ codes at the expected lines; the preferred quick fix is applied and the fixed pr
 run cleanly with torch.
 """
 
+import json
 import re
 import subprocess
 import sys
@@ -116,3 +117,41 @@ def apply(text: str, edit: lsp.WorkspaceEdit, uri: str) -> str:
     for item in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
         text = text[:offset(item.range.start)] + item.new_text + text[offset(item.range.end):]
     return text
+
+
+def test_a_request_with_invalid_params_gets_an_error_response():
+    """Raw JSON-RPC, as a buggy client would send it: the server must answer with an error."""
+    server = subprocess.Popen([sys.executable, "-m", "gradguard", "lsp"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(message: dict) -> None:
+        body = json.dumps(message).encode()
+        server.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        server.stdin.flush()
+
+    def receive() -> dict:
+        length = 0
+        while (line := server.stdout.readline().strip()):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(server.stdout.read(length))
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        assert receive()["id"] == 1
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
+              "params": {"textDocument": {"uri": 3}, "position": "nowhere"}})
+        while (reply := receive()).get("id") != 2:
+            pass
+        assert reply["error"]["code"] in (-32602, -32603), reply
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_unknown_documents_and_out_of_range_positions_are_answered(client: LanguageClient):
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier("file:///nowhere/never.py"), position=lsp.Position(10_000, 5)))
+    assert hover is None

@@ -10,9 +10,13 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
 from gradguard import __version__
@@ -39,11 +43,27 @@ class Analysed:
     findings: list[Finding]
 
 
+class AnsweringProtocol(LanguageServerProtocol):
+    """pygls 2 drops a request whose params do not validate, leaving the client waiting forever:
+    this answers it with the JSON-RPC error instead."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise
+            self._send_response(data["id"], error=lsp.ResponseError(
+                code=error.code, message=f"{data['method']}: the request's params are not valid LSP"))
+            return SimpleNamespace(jsonrpc="answered")  # handle_message skips it
+
+
 class GradguardServer(LanguageServer):
     """The server's state: settings, the project index and the latest findings per document."""
 
     def __init__(self) -> None:
-        super().__init__("gradguard", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("gradguard", __version__, protocol_cls=AnsweringProtocol,
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.settings = Settings()
         self.project = ProjectIndex()
         self.analysed: dict[str, Analysed] = {}
@@ -57,6 +77,10 @@ class GradguardServer(LanguageServer):
                 return False
         return bool(value)
 
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The open document at `uri`, or None for a URI the client never opened."""
+        return self.workspace.text_documents.get(uri)
+
     def schedule(self, uri: str) -> None:
         """Analyse the document's current version; a newer change cancels the older analysis."""
         previous = self.tasks.pop(uri, None)
@@ -65,14 +89,16 @@ class GradguardServer(LanguageServer):
         self.tasks[uri] = asyncio.ensure_future(self.analyse_and_publish(uri))
 
     async def analyse_and_publish(self, uri: str) -> None:
-        document = self.workspace.get_text_document(uri)
+        document = self.open_document(uri)
+        if document is None:
+            return
         version, text, path = document.version, document.source, document.path
         if len(text) > MAX_SIZE:
             findings = [_too_large(path, len(text))]
         else:
             findings = await asyncio.to_thread(self.analyse, path, text)
-        current = self.workspace.get_text_document(uri)
-        if current.version != version:
+        current = self.open_document(uri)
+        if current is None or current.version != version:
             return  # outdated: the newer change's analysis publishes
         self.analysed[uri] = Analysed(version, text, findings)
         related = self.client_supports("text_document", "publish_diagnostics", "related_information")
@@ -146,8 +172,8 @@ def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> No
 def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     analysed = ls.analysed.get(uri)
-    document = ls.workspace.get_text_document(uri)
-    if analysed is None or analysed.version != document.version:
+    document = ls.open_document(uri)
+    if analysed is None or document is None or analysed.version != document.version:
         return []
     only = params.context.only
     versioned = ls.client_supports("workspace", "workspace_edit", "document_changes")
@@ -188,9 +214,9 @@ def noqa_action(document: TextDocument, finding: Finding, diagnostic: lsp.Diagno
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    document = ls.workspace.get_text_document(params.text_document.uri)
+    document = ls.open_document(params.text_document.uri)
     line = params.position.line
-    if line >= len(document.lines):
+    if document is None or line >= len(document.lines):
         return None
     for match in _NOQA_CODE.finditer(document.lines[line]):
         rule = RULES_BY_CODE.get(match.group(1).upper())
