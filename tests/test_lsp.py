@@ -155,3 +155,51 @@ async def test_unknown_documents_and_out_of_range_positions_are_answered(client:
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier("file:///nowhere/never.py"), position=lsp.Position(10_000, 5)))
     assert hover is None
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_quick_fixes_come_without_the_diagnostic_being_sent_back(client: LanguageClient, tmp_path):
+    """ALE sends no diagnostics (or stripped ones) in the request: the requested range is enough."""
+    path = tmp_path / "tanh_mul_.py"
+    path.write_text((CASES / "tanh_mul_.py").read_text())
+    (diagnostic,) = await open_and_wait(client, path)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=diagnostic.range,
+        context=lsp.CodeActionContext(diagnostics=[])))
+    titles = [a.title for a in actions]
+    assert "gradguard: Rewrite out of place: `y = y.mul(2)`" in titles
+    assert "gradguard: disable GG001 for this line" in titles
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_files_pyproject_settings_apply(client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.gradguard]\nignore = ["GG001"]\n')
+    path = tmp_path / "tanh_mul_.py"
+    path.write_text((CASES / "tanh_mul_.py").read_text())
+    assert list(await open_and_wait(client, path)) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_hover_shows_the_rule_under_the_cursor(client: LanguageClient, tmp_path):
+    text = "import torch\nz = 1  # noqa: GG002, GG004\n"
+    path = tmp_path / "h.py"
+    await open_and_wait(client, path, text)
+    for column, code in ((16, "GG002"), (24, "GG004")):
+        hover = await client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(path.as_uri()), position=lsp.Position(1, column)))
+        assert hover is not None and hover.contents.value.startswith(f"**{code} ")
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_fix_all_applies_every_safe_fix(client: LanguageClient, tmp_path):
+    path = tmp_path / "tanh_mul_.py"
+    path.write_text((CASES / "tanh_mul_.py").read_text())
+    await open_and_wait(client, path)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+        context=lsp.CodeActionContext(diagnostics=[], only=["source.fixAll.gradguard"])))
+    assert [a.kind for a in actions] == ["source.fixAll.gradguard"]
+    fixed = apply(path.read_text(), actions[0].edit, path.as_uri())
+    assert "y = y.mul(2)" in fixed and fixed.count("\n") == path.read_text().count("\n")
+    path.write_text(fixed)
+    assert subprocess.run([sys.executable, str(path)], capture_output=True, timeout=120).returncode == 0

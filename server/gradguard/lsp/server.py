@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -22,7 +24,7 @@ from pygls.workspace import TextDocument
 from gradguard import __version__
 from gradguard.analysis.project import ProjectIndex
 from gradguard.cli.fixing import fix_file
-from gradguard.config import ConfigError, Settings, settings_from_table
+from gradguard.config import ConfigError, ProjectSettings, Settings, settings_from_table
 from gradguard.engine import analyse_document
 from gradguard.findings import Applicability, Finding, Position, Severity, Span
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
@@ -30,7 +32,6 @@ from gradguard.rules import RULES_BY_CODE
 from gradguard.source.document import Document
 
 FIX_ALL = "source.fixAll.gradguard"
-_NOQA_CODE = re.compile(r"#\s*noqa:[\sA-Z0-9,]*?\b(GG\d{3})\b", re.IGNORECASE)
 MAX_SIZE = 2_000_000
 
 
@@ -64,10 +65,12 @@ class GradguardServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("gradguard", __version__, protocol_cls=AnsweringProtocol,
                          text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
-        self.settings = Settings()
+        self.editor_settings: dict | None = None
+        self.projects = ProjectSettings()
         self.project = ProjectIndex()
         self.analysed: dict[str, Analysed] = {}
         self.tasks: dict[str, asyncio.Task] = {}
+        self.analyser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")  # off the loop
 
     def client_supports(self, *path: str) -> bool:
         value: object = self.client_capabilities
@@ -82,11 +85,22 @@ class GradguardServer(LanguageServer):
         return self.workspace.text_documents.get(uri)
 
     def schedule(self, uri: str) -> None:
-        """Analyse the document's current version; a newer change cancels the older analysis."""
-        previous = self.tasks.pop(uri, None)
-        if previous is not None:
-            previous.cancel()
-        self.tasks[uri] = asyncio.ensure_future(self.analyse_and_publish(uri))
+        """Make sure the document's latest version gets analysed and published.
+
+        One analysis per document runs at a time; changes that arrive meanwhile are picked up
+        when it ends (the latest wins, intermediate versions are never analysed).
+        """
+        task = self.tasks.get(uri)
+        if task is None or task.done():
+            self.tasks[uri] = asyncio.ensure_future(self.keep_up(uri))
+
+    async def keep_up(self, uri: str) -> None:
+        while (document := self.open_document(uri)) is not None:
+            version = document.version
+            await self.analyse_and_publish(uri)
+            latest = self.open_document(uri)
+            if latest is None or latest.version == version:
+                return
 
     async def analyse_and_publish(self, uri: str) -> None:
         document = self.open_document(uri)
@@ -96,7 +110,7 @@ class GradguardServer(LanguageServer):
         if len(text) > MAX_SIZE:
             findings = [_too_large(path, len(text))]
         else:
-            findings = await asyncio.to_thread(self.analyse, path, text)
+            findings = await asyncio.get_running_loop().run_in_executor(self.analyser, self.analyse, path, text)
         current = self.open_document(uri)
         if current is None or current.version != version:
             return  # outdated: the newer change's analysis publishes
@@ -106,9 +120,23 @@ class GradguardServer(LanguageServer):
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
 
+    def settings_for(self, path: str) -> Settings:
+        """The editor's settings when it sent some (the CLI's keys), else the file's pyproject.toml."""
+        project_settings = self.projects.for_path(Path(path))
+        if self.editor_settings is None:
+            return project_settings
+        root = project_settings.root or (Path(self.workspace.root_path) if self.workspace.root_path else None)
+        return settings_from_table(self.editor_settings, root=root)
+
     def analyse(self, path: str, text: str) -> list[Finding]:
         try:
-            return analyse_document(Document.parse(path, text), self.settings, self.project)
+            settings = self.settings_for(path)
+            if settings.excluded(Path(path)):
+                return []
+            return analyse_document(Document.parse(path, text), settings, self.project)
+        except ConfigError as error:
+            self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
+            return []
         except Exception as error:  # the server never crashes on a document
             self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error,
                                                          f"gradguard could not analyse {path}: {error!r}"))
@@ -133,11 +161,15 @@ def apply_settings(ls: GradguardServer, options: object) -> None:
     if not isinstance(options, dict):
         return
     table = options.get("gradguard", options)
+    if not isinstance(table, dict):
+        return
+    keys = {k: v for k, v in table.items() if k in ("select", "ignore", "per-file-ignores", "severities", "exclude")}
     try:
-        ls.settings = settings_from_table({k: v for k, v in table.items() if k in
-                                           ("select", "ignore", "per-file-ignores", "severities", "exclude")})
+        settings_from_table(keys)
     except ConfigError as error:
         ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
+        return
+    ls.editor_settings = keys or None
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -155,6 +187,22 @@ def did_open(ls: GradguardServer, params: lsp.DidOpenTextDocumentParams) -> None
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: GradguardServer, params: lsp.DidChangeTextDocumentParams) -> None:
     ls.schedule(params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: GradguardServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    if params.text_document.uri.endswith("/pyproject.toml"):  # [tool.gradguard] may have changed
+        ls.projects = ProjectSettings()
+        for uri in list(ls.analysed):
+            ls.schedule(uri)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
+        ls.projects = ProjectSettings()
+        for uri in list(ls.analysed):
+            ls.schedule(uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -181,11 +229,7 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
     kinds = [getattr(k, "value", k) for k in only or ()]
     if not kinds or any(k.startswith("quickfix") for k in kinds):
         related = ls.client_supports("text_document", "publish_diagnostics", "related_information")
-        for diagnostic in params.context.diagnostics:
-            data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
-            index = data.get("index")
-            if diagnostic.source != "gradguard" or not isinstance(index, int) or index >= len(analysed.findings):
-                continue
+        for index in wanted_findings(analysed, params):
             finding = analysed.findings[index]
             own = to_diagnostic(document, finding, index, related)
             for position, fix in enumerate(finding.fixes):
@@ -193,14 +237,30 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
                 actions.append(to_code_action(document, fix, own, preferred, versioned))
             actions.append(noqa_action(document, finding, own))
     if not kinds or any(FIX_ALL.startswith(k) for k in kinds):
-        fixed = fix_file(document.path, analysed.text, ls.settings, ls.project, unsafe=False)
+        fixed = fix_file(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
         if fixed.text != analysed.text:
-            last = len(analysed.text.splitlines()) + 1
-            edit = lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), lsp.Position(last, 0)), new_text=fixed.text)
+            lines = analysed.text.splitlines(keepends=True) or [""]
+            end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith("\n") \
+                else Span(Position(1, 0), Position(len(lines) + 1, 0))
+            edit = lsp.TextEdit(range=to_range(document, end), new_text=fixed.text)
             actions.append(lsp.CodeAction(title="gradguard: fix all safely fixable problems",
                                           kind=FIX_ALL,
                                           edit=lsp.WorkspaceEdit(changes={uri: [edit]})))
     return actions
+
+
+def wanted_findings(analysed: Analysed, params: lsp.CodeActionParams) -> list[int]:
+    """The findings the client asks about: those its diagnostics carry (by `data.index`), or,
+    for clients that send diagnostics back stripped (ALE), every finding on the requested lines."""
+    indices = []
+    for diagnostic in params.context.diagnostics:
+        data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+        if isinstance(data.get("index"), int) and data["index"] < len(analysed.findings):
+            indices.append(data["index"])
+    if indices:
+        return sorted(set(indices))
+    first, last = params.range.start.line + 1, params.range.end.line + 1
+    return [i for i, f in enumerate(analysed.findings) if first <= f.span.start.line <= last]
 
 
 def noqa_action(document: TextDocument, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
@@ -218,9 +278,12 @@ def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | None:
     line = params.position.line
     if document is None or line >= len(document.lines):
         return None
-    for match in _NOQA_CODE.finditer(document.lines[line]):
-        rule = RULES_BY_CODE.get(match.group(1).upper())
-        if rule is not None:
+    text = document.lines[line]
+    column = document.position_from_client_units(params.position).character
+    for match in re.finditer(r"\bGG\d{3}\b", text, re.IGNORECASE):
+        rule = RULES_BY_CODE.get(match.group(0).upper())
+        in_noqa = "noqa" in text[:match.start()].lower()
+        if rule is not None and in_noqa and match.start() <= column <= match.end():
             return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown,
                                                         value=f"**{rule.code} {rule.name}**\n\n{rule.documentation}"))
     return None
