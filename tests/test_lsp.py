@@ -28,7 +28,9 @@ FIXABLE = ["seed_resnet_relu_then_add.py", "tanh_mul_.py", "seed_leaf_normal.py"
     config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]),
 )
 async def client(request, lsp_client: LanguageClient):
-    result = await lsp_client.initialize_session(lsp.InitializeParams(capabilities=client_capabilities(request.param)))
+    capabilities = client_capabilities(request.param)
+    result = await lsp_client.initialize_session(lsp.InitializeParams(capabilities=capabilities))
+    lsp_client.pulls = capabilities.text_document.diagnostic is not None
     lsp_client.negotiated_encoding = result.capabilities.position_encoding or lsp.PositionEncodingKind.Utf16
     yield
     await lsp_client.shutdown_session()
@@ -38,6 +40,10 @@ async def open_and_wait(client: LanguageClient, path: Path, text: str | None = N
     uri = path.as_uri()
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
         uri=uri, language_id="python", version=1, text=text if text is not None else path.read_text())))
+    if client.pulls:  # VS Code pulls diagnostics; Neovim receives them
+        report = await client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri)))
+        return report.items
     await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     return client.diagnostics[uri]
 
@@ -203,3 +209,19 @@ async def test_fix_all_applies_every_safe_fix(client: LanguageClient, tmp_path):
     assert "y = y.mul(2)" in fixed and fixed.count("\n") == path.read_text().count("\n")
     path.write_text(fixed)
     assert subprocess.run([sys.executable, str(path)], capture_output=True, timeout=120).returncode == 0
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_pulling_clients_get_result_ids_and_no_pushes(client: LanguageClient, tmp_path):
+    if not client.pulls:
+        pytest.skip("this client receives pushed diagnostics")
+    path = tmp_path / "tanh_mul_.py"
+    path.write_text((CASES / "tanh_mul_.py").read_text())
+    items = await open_and_wait(client, path)
+    assert [(d.code, d.range.start.line) for d in items] == [("GG001", 5)]
+    first = await client.text_document_diagnostic_async(
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(path.as_uri())))
+    again = await client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), previous_result_id=first.result_id))
+    assert again.kind == "unchanged" and again.result_id == first.result_id
+    assert path.as_uri() not in client.diagnostics, "a pulling client gets no publishDiagnostics"

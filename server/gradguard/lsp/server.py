@@ -66,6 +66,7 @@ class GradguardServer(LanguageServer):
         super().__init__("gradguard", __version__, protocol_cls=AnsweringProtocol,
                          text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.editor_settings: dict | None = None
+        self.pull = False  # the client pulls diagnostics (textDocument/diagnostic) instead of receiving them
         self.projects = ProjectSettings()
         self.project = ProjectIndex()
         self.analysed: dict[str, Analysed] = {}
@@ -115,6 +116,8 @@ class GradguardServer(LanguageServer):
         if current is None or current.version != version:
             return  # outdated: the newer change's analysis publishes
         self.analysed[uri] = Analysed(version, text, findings)
+        if self.pull:
+            return  # the client asks with textDocument/diagnostic
         related = self.client_supports("text_document", "publish_diagnostics", "related_information")
         diagnostics = [to_diagnostic(current, f, i, related) for i, f in enumerate(findings)]
         self.text_document_publish_diagnostics(
@@ -154,6 +157,41 @@ server = GradguardServer()
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: GradguardServer, params: lsp.InitializeParams) -> None:
     apply_settings(ls, params.initialization_options)
+    text_document = params.capabilities.text_document
+    ls.pull = text_document is not None and text_document.diagnostic is not None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
+    identifier="gradguard", inter_file_dependencies=True, workspace_diagnostics=False))
+async def pull_diagnostics(ls: GradguardServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
+    """Pull diagnostics: the report of the document's current version (waiting for its analysis)."""
+    uri = params.text_document.uri
+    document = ls.open_document(uri)
+    if document is None:
+        return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+    analysed = ls.analysed.get(uri)
+    if analysed is None or analysed.version != document.version:
+        ls.schedule(uri)
+        await asyncio.shield(ls.tasks[uri])
+        analysed = ls.analysed.get(uri)
+    if analysed is None:
+        return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+    result_id = f"{analysed.version}:{id(analysed)}"
+    if params.previous_result_id == result_id:
+        return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+    related = ls.client_supports("text_document", "diagnostic", "related_document_support") or \
+        ls.client_supports("text_document", "publish_diagnostics", "related_information")
+    items = [to_diagnostic(document, f, i, related) for i, f in enumerate(analysed.findings)]
+    return lsp.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+
+def refresh_all(ls: GradguardServer) -> None:
+    """Settings changed without an edit: analyse again, and tell pulling clients to ask again."""
+    for uri in list(ls.analysed):
+        ls.analysed.pop(uri, None)
+        ls.schedule(uri)
+    if ls.pull and ls.client_supports("workspace", "diagnostics", "refresh_support"):
+        ls.workspace_diagnostic_refresh(None)
 
 
 def apply_settings(ls: GradguardServer, options: object) -> None:
@@ -175,8 +213,7 @@ def apply_settings(ls: GradguardServer, options: object) -> None:
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: GradguardServer, params: lsp.DidChangeConfigurationParams) -> None:
     apply_settings(ls, params.settings)
-    for uri in list(ls.analysed):
-        ls.schedule(uri)
+    refresh_all(ls)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
@@ -193,16 +230,14 @@ def did_change(ls: GradguardServer, params: lsp.DidChangeTextDocumentParams) -> 
 def did_save(ls: GradguardServer, params: lsp.DidSaveTextDocumentParams) -> None:
     if params.text_document.uri.endswith("/pyproject.toml"):  # [tool.gradguard] may have changed
         ls.projects = ProjectSettings()
-        for uri in list(ls.analysed):
-            ls.schedule(uri)
+        refresh_all(ls)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFilesParams) -> None:
     if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
         ls.projects = ProjectSettings()
-        for uri in list(ls.analysed):
-            ls.schedule(uri)
+        refresh_all(ls)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
