@@ -160,7 +160,7 @@ class ProjectIndex:
         return None
 
     def _locate_with_jedi(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
-        if not self._use_jedi or qualname.startswith("."):
+        if not self._use_jedi or qualname.startswith(".") or not from_path.is_file():
             return None
         module, _, attribute = qualname.rpartition(".")
         if not module or module.split(".")[0] in _NEVER_PROJECT:

@@ -68,7 +68,7 @@ class GradguardServer(LanguageServer):
         self.editor_settings: dict | None = None
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic) instead of receiving them
         self.projects = ProjectSettings()
-        self.project = ProjectIndex()
+        self.project = ProjectIndex(use_jedi=False)  # jedi's first query takes seconds: never before an answer
         self.analysed: dict[str, Analysed] = {}
         self.tasks: dict[str, asyncio.Task] = {}
         self.analyser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")  # off the loop
