@@ -108,7 +108,7 @@ class TensorOps:
         """Apply the ATen op `base` (an overload is chosen from the argument kinds)."""
         facts = self.select_overload(base, args, kwargs)
         if facts is None:
-            return self.opaque_result(args, node, state)
+            return UNKNOWN  # not an ATen op we know: nothing is concluded
         bound: dict[str, Value] = dict(zip(facts.args, args))
         for key, value in kwargs.items():
             if key == "input" and "input" not in facts.args and facts.args:
@@ -260,9 +260,6 @@ class TensorOps:
     def fresh_result(requires_grad: Tri, origin: Origin, history: frozenset[int] = frozenset()) -> TensorValue:
         """A newly allocated tensor (its own version counter) in the graph after `history`."""
         return TensorValue(new_version_counter(), requires_grad, requires_grad is Tri.NO, origin, history=history)
-
-    def opaque_result(self, args: list[Value], node: cst.CSTNode, state: State) -> Value:
-        return UNKNOWN
 
     @staticmethod
     def label_of(node: cst.CSTNode, base: str) -> str:

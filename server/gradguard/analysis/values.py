@@ -135,7 +135,6 @@ class ModuleValue:
     inplace: bool = False
     training: Tri = Tri.YES
     user_class: str | None = None
-    arguments: dict[str, Value] = field(default_factory=dict)
     definitions: Definitions | None = None
 
     def submodules(self) -> tuple[list[ModuleValue], bool]:
@@ -238,7 +237,6 @@ class SavedRecord:
     what: str
     node: cst.CSTNode
     certain: bool
-    tensor_node: cst.CSTNode | None = None
     serial: int = 0
     at_call: bool = True
     run_by: cst.CSTNode | None = None

@@ -271,7 +271,7 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
                 preferred = position == 0 and fix.applicability is Applicability.SAFE
                 actions.append(to_code_action(document, fix, own, preferred, versioned))
             actions.append(noqa_action(document, finding, own))
-    if not kinds or any(FIX_ALL.startswith(k) for k in kinds):
+    if any(FIX_ALL.startswith(k) for k in kinds):  # asked for explicitly: it re-analyses the whole file
         fixed = fix_file(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
         if fixed.text != analysed.text:
             lines = analysed.text.splitlines(keepends=True) or [""]
