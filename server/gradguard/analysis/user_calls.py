@@ -75,6 +75,7 @@ class UserCalls:
             label = dotted_name(node.func) if isinstance(node, cst.Call) else None
             self.call_site = (node, label or function.name.value, report == "every-change")
         self.call_stack.append(function)
+        self.entered.add(function)
         self.return_values.append([])
         try:
             self.exec_block(function.body.body, callee_state)

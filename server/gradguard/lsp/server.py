@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from urllib.parse import unquote
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -19,17 +20,17 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
-from pygls.workspace import TextDocument
+from pygls.workspace import TextDocument, Workspace
 
 from gradguard import __version__
 from gradguard.analysis.project import ProjectIndex
 from gradguard.cli.fixing import fix_file
 from gradguard.config import ConfigError, ProjectSettings, Settings, settings_from_table
-from gradguard.engine import analyse_document
+from gradguard.engine import OpenDocument
 from gradguard.findings import Applicability, Finding, Position, Severity, Span
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
 from gradguard.rules import RULES_BY_CODE
-from gradguard.source.document import Document
+from gradguard.source.document import lines_of
 
 FIX_ALL = "source.fixAll.gradguard"
 MAX_SIZE = 2_000_000
@@ -59,6 +60,23 @@ class AnsweringProtocol(LanguageServerProtocol):
             return SimpleNamespace(jsonrpc="answered")  # handle_message skips it
 
 
+class LspTextDocument(TextDocument):
+    """A document whose lines end where LSP (and Python) end them: not at form feeds."""
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return tuple(lines_of(self.source))
+
+
+class LspWorkspace(Workspace):
+    """pygls' workspace, holding `LspTextDocument`s."""
+
+    def _create_text_document(self, doc_uri: str, source: str | None = None, version: int | None = None,
+                              language_id: str | None = None) -> TextDocument:
+        return LspTextDocument(doc_uri, source=source, version=version, language_id=language_id,
+                               sync_kind=self._sync_kind, position_codec=self._position_codec)
+
+
 class GradguardServer(LanguageServer):
     """The server's state: settings, the project index and the latest findings per document."""
 
@@ -70,6 +88,7 @@ class GradguardServer(LanguageServer):
         self.projects = ProjectSettings()
         self.project = ProjectIndex(use_jedi=False)  # jedi's first query takes seconds: never before an answer
         self.analysed: dict[str, Analysed] = {}
+        self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
         self.tasks: dict[str, asyncio.Task] = {}
         self.analyser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")  # off the loop
 
@@ -82,8 +101,13 @@ class GradguardServer(LanguageServer):
         return bool(value)
 
     def open_document(self, uri: str) -> TextDocument | None:
-        """The open document at `uri`, or None for a URI the client never opened."""
-        return self.workspace.text_documents.get(uri)
+        """The open document at `uri`, or None for a URI the client never opened (pygls keeps
+        documents under the percent-decoded URI)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def report_server_error(self, error: Exception, source: object) -> None:
+        """Malformed notifications and the like go to the log, not to a pop-up in the user's editor."""
+        self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, f"gradguard: {error!r}"))
 
     def schedule(self, uri: str) -> None:
         """Make sure the document's latest version gets analysed and published.
@@ -111,7 +135,7 @@ class GradguardServer(LanguageServer):
         if len(text) > MAX_SIZE:
             findings = [_too_large(path, len(text))]
         else:
-            findings = await asyncio.get_running_loop().run_in_executor(self.analyser, self.analyse, path, text)
+            findings = await asyncio.get_running_loop().run_in_executor(self.analyser, self.analyse, uri, path, text)
         current = self.open_document(uri)
         if current is None or current.version != version:
             return  # outdated: the newer change's analysis publishes
@@ -131,12 +155,15 @@ class GradguardServer(LanguageServer):
         root = project_settings.root or (Path(self.workspace.root_path) if self.workspace.root_path else None)
         return settings_from_table(self.editor_settings, root=root)
 
-    def analyse(self, path: str, text: str) -> list[Finding]:
+    def analyse(self, uri: str, path: str, text: str) -> list[Finding]:
         try:
             settings = self.settings_for(path)
             if settings.excluded(Path(path)):
                 return []
-            return analyse_document(Document.parse(path, text), settings, self.project)
+            opened = self.opened.get(uri)
+            if opened is None:
+                opened = self.opened[uri] = OpenDocument(path)
+            return opened.analyse(text, settings, self.project)
         except ConfigError as error:
             self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
             return []
@@ -156,6 +183,7 @@ server = GradguardServer()
 
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: GradguardServer, params: lsp.InitializeParams) -> None:
+    ls.workspace.__class__ = LspWorkspace  # pygls made it a moment ago, before any document
     apply_settings(ls, params.initialization_options)
     text_document = params.capabilities.text_document
     ls.pull = text_document is not None and text_document.diagnostic is not None
@@ -244,6 +272,7 @@ def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFi
 def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.analysed.pop(uri, None)
+    ls.opened.pop(uri, None)
     task = ls.tasks.pop(uri, None)
     if task is not None:
         task.cancel()
@@ -290,8 +319,9 @@ def wanted_findings(analysed: Analysed, params: lsp.CodeActionParams) -> list[in
     indices = []
     for diagnostic in params.context.diagnostics:
         data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
-        if isinstance(data.get("index"), int) and data["index"] < len(analysed.findings):
-            indices.append(data["index"])
+        index = data.get("index")
+        if isinstance(index, int) and 0 <= index < len(analysed.findings) and data.get("version") == analysed.version:
+            indices.append(index)
     if indices:
         return sorted(set(indices))
     first, last = params.range.start.line + 1, params.range.end.line + 1

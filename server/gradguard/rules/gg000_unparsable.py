@@ -33,5 +33,9 @@ def check(context: RuleContext) -> Iterator[Finding]:
     if problem is None:
         return
     end = Position(problem.position.line, problem.position.column + 1)
-    yield Finding(CODE, Severity.ERROR, f"gradguard could not analyse this file: {problem.message}",
-                  context.document.filename, Span(problem.position, end))
+    if context.document.stale_lines:
+        skipped = ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in context.document.stale_lines)
+        message = f"{problem.message}: gradguard skips lines {skipped} until they parse; the rest of the file is analysed"
+    else:
+        message = f"gradguard could not analyse this file: {problem.message}"
+    yield Finding(CODE, Severity.ERROR, message, context.document.filename, Span(problem.position, end))

@@ -7,9 +7,11 @@ to report: most files have nothing, and the position pass costs as much as the p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import ast
 import re
+import warnings
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -17,8 +19,19 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from gradguard.findings import Position, Span
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _MAX_BRACKET_DEPTH = 200  # CPython's own limit on nested parentheses
 _NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+
+
+def lines_of(text: str) -> list[str]:
+    """The lines of `text` with their ends, split where Python and LSP split them: at \\n, \\r\\n
+    and \\r only (`str.splitlines` also splits at form feeds and other separators)."""
+    if text.count("\r") != text.count("\r\n"):
+        return _LINE.findall(text)
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
 
 
 def _bracket_depth(text: str) -> int:
@@ -30,10 +43,12 @@ def _bracket_depth(text: str) -> int:
     return deepest
 
 
-def _python_syntax_problem(text: str) -> SyntaxProblem | None:
-    """Where CPython places the syntax error (libcst points at the token after it)."""
+def python_syntax_problem(text: str) -> SyntaxProblem | None:
+    """Where CPython places the syntax error (libcst points at the token after it); None if it parses."""
     try:
-        ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
     except SyntaxError as error:
         line = max(error.lineno or 1, 1)
         return SyntaxProblem(error.msg, Position(line, max((error.offset or 1) - 1, 0)))
@@ -52,13 +67,21 @@ class SyntaxProblem:
 
 @dataclass
 class Document:
-    """One file's text and tree."""
+    """One file's text and tree.
+
+    An open document kept as blocks (`blocks.py`) may have both a tree and a syntax problem: the
+    lines in `stale_lines` did not parse, their last good tree stands in for them, and `locator`
+    places nodes block by block.
+    """
 
     filename: str
     text: str
     module: cst.Module | None = None
     syntax_problem: SyntaxProblem | None = None
+    stale_lines: tuple[tuple[int, int], ...] = ()
+    locator: Callable[[cst.CSTNode], Span] | None = field(default=None, repr=False)
     _positions: dict[cst.CSTNode, object] | None = field(default=None, repr=False)
+    _lines: list[str] | None = field(default=None, repr=False)
 
     @classmethod
     def parse(cls, filename: str, text: str, module: cst.Module | None = None) -> Document:
@@ -66,20 +89,22 @@ class Document:
         if module is not None:
             return cls(filename, text, module=module)
         if _bracket_depth(text) > _MAX_BRACKET_DEPTH:  # libcst's native parser crashes on these
-            return cls(filename, text, syntax_problem=_python_syntax_problem(text) or SyntaxProblem(
+            return cls(filename, text, syntax_problem=python_syntax_problem(text) or SyntaxProblem(
                 "too many nested parentheses", Position(1, 0)))
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as error:
             fallback = SyntaxProblem(error.message.splitlines()[0] if error.message else "invalid syntax",
                                      Position(max(error.raw_line, 1), max(error.raw_column, 0)))
-            return cls(filename, text, syntax_problem=_python_syntax_problem(text) or fallback)
+            return cls(filename, text, syntax_problem=python_syntax_problem(text) or fallback)
         except (RecursionError, ValueError, MemoryError) as error:
             return cls(filename, text, syntax_problem=SyntaxProblem(f"cannot parse: {error}", Position(1, 0)))
         return cls(filename, text, module=module)
 
     def span(self, node: cst.CSTNode) -> Span:
         """The exact range of `node` (1-based lines, 0-based code-point columns)."""
+        if self.locator is not None:
+            return self.locator(node)
         if self._positions is None:
             assert self.module is not None
             wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
@@ -93,6 +118,11 @@ class Document:
         assert self.module is not None
         return " ".join(self.module.code_for_node(node).split())
 
+    def is_stale(self, line: int) -> bool:
+        """Whether `line` lies in a block that no longer parses (analysed as it last parsed)."""
+        return any(first <= line <= last for first, last in self.stale_lines)
+
     def line_text(self, line: int) -> str:
-        lines = self.text.splitlines()
-        return lines[line - 1] if 0 < line <= len(lines) else ""
+        if self._lines is None:
+            self._lines = lines_of(self.text)
+        return self._lines[line - 1].rstrip("\r\n") if 0 < line <= len(self._lines) else ""

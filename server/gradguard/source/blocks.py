@@ -1,0 +1,292 @@
+"""An open document kept as blocks, so that an edit re-parses only the blocks it touched.
+
+A block is a top-level statement, or a member of a top-level class (a 600-line class is not one
+block: its methods are). Each block knows its lines. An edit is located by comparing the new
+text's lines with the old ones; the blocks it overlaps, with one line of context on each side,
+are parsed again together as a region: top-level statements on their own, class members inside
+a stand-in `class _:` so that they keep their columns. libcst nodes carry no positions, so the
+blocks that did not change are reused as they are, and positions are resolved once per block,
+relative to its first statement line, and shifted as the block moves.
+
+A region that no longer parses keeps its last good tree and carries the syntax error; the rest
+of the file is still analysed. If the whole file does parse (the edit changed where blocks
+begin or end), the whole file is parsed again.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass, replace
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from gradguard.findings import Position, Span
+from gradguard.source.document import Document, SyntaxProblem, lines_of, python_syntax_problem
+
+_STAND_IN = "class _:\n"
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    """One statement of the document and the lines it owns (its leading comments included)."""
+
+    node: cst.BaseStatement
+    first: int  # first line it owns (1-based)
+    start: int  # the line its own position starts on (libcst's: a decorated `def` starts at `def`)
+    last: int  # last line it owns
+    default_indent: str
+    indent: str = ""  # a class member's indentation
+    members: tuple[Block, ...] = ()  # a top-level class's body
+    broken: bool = False  # in a region that stopped parsing: the last good tree stands in
+
+    def moved(self, delta: int) -> Block:
+        if not delta:
+            return self
+        return replace(self, first=self.first + delta, start=self.start + delta, last=self.last + delta,
+                       members=tuple(m.moved(delta) for m in self.members))
+
+
+def _ast(text: str) -> ast.Module:
+    """CPython's tree of `text`, for the statements' lines (its warnings are the compiler's business)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
+def _statement_lines(statements: list[ast.stmt]) -> list[tuple[int, int, int]]:
+    """(first line, anchor line, last line) per libcst statement: statements sharing a line are one."""
+    groups: list[list[int]] = []
+    for statement in statements:
+        decorators = getattr(statement, "decorator_list", ())
+        first = min([statement.lineno, *(d.lineno for d in decorators)])
+        last = statement.end_lineno or statement.lineno
+        if groups and first <= groups[-1][2]:
+            groups[-1][2] = max(groups[-1][2], last)
+        else:
+            groups.append([first, statement.lineno, last])
+    return [(a, b, c) for a, b, c in groups]
+
+
+def _blocks(nodes: list[cst.BaseStatement], statements: list[ast.stmt], first: int, last: int, offset: int,
+            default_indent: str, indent: str, members: bool) -> list[Block] | None:
+    """The blocks of one parsed region (`offset` turns the region's lines into the document's)."""
+    spans = _statement_lines(statements)
+    if len(spans) != len(nodes):
+        return None
+    blocks: list[Block] = []
+    for index, (node, statement, (_, anchor, end)) in enumerate(zip(nodes, _grouped(statements), spans)):
+        owned_first = first if index == 0 else blocks[-1].last + 1
+        owned_last = last if index == len(spans) - 1 else end + offset
+        inner: tuple[Block, ...] = ()
+        if members and isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock) \
+                and isinstance(statement, ast.ClassDef):
+            body_indent = node.body.indent if node.body.indent is not None else default_indent
+            inner_spans = _statement_lines(statement.body)
+            found = _blocks(list(node.body.body), statement.body, inner_spans[0][0] + offset, end + offset, offset,
+                            default_indent, body_indent, members=False) if inner_spans else None
+            inner = tuple(found or ())
+        blocks.append(Block(node, owned_first, anchor + offset, owned_last, default_indent, indent, inner))
+    return blocks
+
+
+def _grouped(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """The first ast statement of each libcst statement (see `_statement_lines`)."""
+    firsts: list[ast.stmt] = []
+    end = 0
+    for statement in statements:
+        decorators = getattr(statement, "decorator_list", ())
+        first = min([statement.lineno, *(d.lineno for d in decorators)])
+        if not firsts or first > end:
+            firsts.append(statement)
+        end = max(end, statement.end_lineno or statement.lineno)
+    return firsts
+
+
+class BlockTree:
+    """The blocks of one open document, carried from version to version."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.lines: list[str] = []
+        self.blocks: list[Block] = []
+        self.module: cst.Module | None = None
+        self.replaced: list[cst.CSTNode] = []
+        self.likely: set[cst.CSTNode] = set()  # statements whose nodes are likely to be asked for
+        self._problem: SyntaxProblem | None = None
+        self._where: dict[cst.CSTNode, Block] = {}  # block statement -> its block in this version
+        self._owner: dict[cst.CSTNode, cst.CSTNode] = {}  # node -> the block statement it lies in
+        self._positions: dict[cst.CSTNode, dict[cst.CSTNode, CodeRange]] = {}  # per block statement
+
+    # ---- versions -----------------------------------------------------------------------
+
+    def update(self, text: str) -> Document:
+        """The document for `text`, re-parsing only what changed since the previous version.
+
+        `replaced` then lists the statements of the previous version that this one no longer has.
+        """
+        lines = lines_of(text)
+        self.replaced = []
+        if self.module is None or not self.blocks or not self._reparse_region(lines):
+            self._parse_whole(text, lines)
+        elif any(b.broken for top in self.blocks for b in (top, *top.members)):
+            self._problem = python_syntax_problem(text)
+            if self._problem is None:
+                self._parse_whole(text, lines)
+        self.lines = lines
+        self._where = {b.node: b for top in self.blocks for b in (top, *top.members)}
+        for gone in [n for n in self._positions if n not in self._where]:
+            for node in self._positions.pop(gone):
+                if self._owner.get(node) is gone:
+                    del self._owner[node]
+        return self._document(text)
+
+    def _parse_whole(self, text: str, lines: list[str]) -> None:
+        self.replaced = [b.node for b in self.blocks]
+        document = Document.parse(self.filename, text)
+        self.blocks, self.module, self._problem = [], document.module, document.syntax_problem
+        if document.module is None:
+            return
+        try:
+            tree = _ast(text)
+        except (SyntaxError, RecursionError, ValueError, MemoryError):
+            return  # libcst accepts what CPython refuses: no blocks, every version is parsed whole
+        blocks = _blocks(list(document.module.body), tree.body, 1, max(len(lines), 1), 0,
+                         document.module.default_indent, "", members=True)
+        self.blocks = blocks or []
+
+    def _reparse_region(self, lines: list[str]) -> bool:
+        """Re-parse the blocks the edit touched; False when the whole file must be parsed again."""
+        old = self.lines
+        prefix = 0
+        limit = min(len(old), len(lines))
+        while prefix < limit and old[prefix] == lines[prefix]:
+            prefix += 1
+        suffix = 0
+        while suffix < limit - prefix and old[-1 - suffix] == lines[-1 - suffix]:
+            suffix += 1
+        if prefix == len(old) == len(lines):
+            return True  # the same text
+        delta = len(lines) - len(old)
+        low, high = max(prefix, 1), min(len(old) - suffix + 1, len(old))
+        touched = [i for i, b in enumerate(self.blocks) if b.first <= high and b.last >= low]
+        if not touched:
+            return False
+        i, j = touched[0], touched[-1]
+        outer = self.blocks[i]
+        if i == j and outer.members and outer.members[0].first <= low and high <= outer.members[-1].last \
+                and not outer.broken:
+            inner = [k for k, m in enumerate(outer.members) if m.first <= high and m.last >= low]
+            k, m = inner[0], inner[-1]
+            first, last = outer.members[k].first, outer.members[m].last + delta
+            members = self._parse_members(outer.members[k:m + 1], lines, first, last)
+            if members is None:
+                members = [replace(b, first=first, last=last, broken=True) for b in outer.members[k:m + 1]]
+            else:
+                self.replaced = [b.node for b in outer.members[k:m + 1]]
+            new_members = (*outer.members[:k], *members, *(b.moved(delta) for b in outer.members[m + 1:]))
+            node = outer.node
+            if self.replaced:
+                node = node.with_changes(body=node.body.with_changes(body=[b.node for b in new_members]))
+            new_outer = replace(outer, node=node, last=outer.last + delta, members=new_members)
+            self._splice(i, i, [new_outer], delta)
+            return True
+        first, last = self.blocks[i].first, self.blocks[j].last + delta
+        region = "".join(lines[first - 1:last])
+        try:
+            module = cst.parse_module(region)
+            tree = _ast(region)
+        except (cst.ParserSyntaxError, SyntaxError, RecursionError, ValueError, MemoryError):
+            return self._keep_broken(lines, first, last, self.blocks[i:j + 1], delta)
+        blocks = _blocks(list(module.body), tree.body, first, last, first - 1, module.default_indent, "",
+                         members=True)
+        if blocks is None:
+            return False
+        self.replaced = [b.node for b in self.blocks[i:j + 1]]
+        self._splice(i, j, blocks, delta)
+        return True
+
+    @staticmethod
+    def _parse_members(members: tuple[Block, ...], lines: list[str], first: int, last: int) -> list[Block] | None:
+        """The class members of lines `first`..`last`, or None if they do not parse as members."""
+        region = "".join(lines[first - 1:last])
+        try:
+            module = cst.parse_module(_STAND_IN + region)
+            tree = _ast(_STAND_IN + region)
+        except (cst.ParserSyntaxError, SyntaxError, RecursionError, ValueError, MemoryError):
+            return None
+        if len(module.body) != 1 or not isinstance(stand_in := module.body[0], cst.ClassDef) \
+                or not isinstance(stand_in.body, cst.IndentedBlock) or len(tree.body) != 1 \
+                or not isinstance(tree.body[0], ast.ClassDef):
+            return None
+        indent = stand_in.body.indent if stand_in.body.indent is not None else module.default_indent
+        if indent != members[0].indent:
+            return None  # the region moved in or out of the class: its structure changed
+        return _blocks(list(stand_in.body.body), tree.body[0].body, first, last, first - 2, module.default_indent,
+                       indent, members=False)
+
+    def _keep_broken(self, lines: list[str], first: int, last: int, blocks: list[Block], delta: int) -> bool:
+        """A region that stopped parsing keeps its last good tree (`update` then asks CPython where
+        the error is, and parses the file whole if it has none: the blocks' structure changed)."""
+        i = self.blocks.index(blocks[0])
+        kept = [replace(b, first=first, last=last, broken=True,
+                        members=tuple(replace(m, first=first, last=last, broken=True) for m in b.members))
+                for b in blocks]
+        self._splice(i, i + len(blocks) - 1, kept, delta)
+        return True
+
+    def _splice(self, i: int, j: int, blocks: list[Block], delta: int) -> None:
+        self.blocks = [*self.blocks[:i], *blocks, *(b.moved(delta) for b in self.blocks[j + 1:])]
+        assert self.module is not None
+        if self.replaced:  # else the same statements stand (a region that stopped parsing keeps its tree)
+            self.module = self.module.with_changes(body=[b.node for b in self.blocks])
+
+    # ---- documents and positions --------------------------------------------------------
+
+    def _document(self, text: str) -> Document:
+        if self.module is None or not self.blocks:
+            return Document(self.filename, text, module=self.module, syntax_problem=self._problem)
+        stale = tuple(sorted({(b.first, b.last) for b in self._where.values() if b.broken}))
+        return Document(self.filename, text, module=self.module, syntax_problem=self._problem if stale else None,
+                        stale_lines=stale, locator=self.span)
+
+    def span(self, node: cst.CSTNode) -> Span:
+        """The range of `node` in the current version (KeyError for a node of no block).
+
+        Blocks are resolved on demand: first the `likely` ones (the functions whose analysis
+        reported something), then, if the node is still not found, all the others.
+        """
+        if node not in self._owner:
+            for block in sorted(self._where.values(), key=lambda b: b.node not in self.likely):
+                if block.node not in self._positions:
+                    self._resolve(block)
+                    if node in self._owner:
+                        break
+        block = self._where[self._owner[node]]
+        if block.broken:  # a stale tree: its findings are dropped, this keeps them in its lines
+            return Span(Position(block.first, 0), Position(block.first, 0))
+        code_range = self._positions[block.node][node]
+        return Span(Position(block.start + code_range.start.line, code_range.start.column),
+                    Position(block.start + code_range.end.line, code_range.end.column))
+
+    def _resolve(self, block: Block) -> None:
+        """Positions of every node of `block`, relative to the block's own start line."""
+        node = block.node
+        if block.members:  # its members resolve themselves; here only the class's header
+            node = node.with_changes(body=cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Pass()])]))
+        if block.indent:
+            wrapped = cst.Module(body=[cst.ClassDef(name=cst.Name("_"), body=cst.IndentedBlock(
+                body=[node], indent=None if block.indent == block.default_indent else block.indent))],
+                default_indent=block.default_indent)
+        else:
+            wrapped = cst.Module(body=[node], default_indent=block.default_indent)
+        positions = MetadataWrapper(wrapped, unsafe_skip_copy=True).resolve(PositionProvider)
+        anchor = positions[node].start.line
+        relative = self._positions[block.node] = {}
+        for inner, code_range in positions.items():
+            if inner is node and block.members:
+                continue
+            relative[inner] = CodeRange((code_range.start.line - anchor, code_range.start.column),
+                                        (code_range.end.line - anchor, code_range.end.column))
+            self._owner[inner] = block.node

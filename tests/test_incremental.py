@@ -1,0 +1,119 @@
+"""An open document re-parses only the blocks an edit touched and re-interprets only the functions
+whose input changed: its findings must equal those of a full analysis of the same text."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from gradguard.analysis.project import ProjectIndex
+from gradguard.config import Settings
+from gradguard.engine import OpenDocument, analyse_document
+from gradguard.source.document import Document
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "third_party" / "models" / "src"
+SNIPPETS = ["x.add_(1)\n", "y = x.sigmoid()\n", "x += 1\n", "y.mul_(2)\n", "# a comment\n", "\n", "pass\n",
+            "return x\n", "x = torch.relu(x, inplace=True)\n"]
+
+
+def shown(findings: list) -> list[tuple]:
+    return [(f.code, f.span.start.line, f.span.start.column, f.span.end.line, f.span.end.column, f.message)
+            for f in findings]
+
+
+def edit(lines: list[str], rng: random.Random) -> None:
+    """One random edit of the kind typing makes: a character, a line added or removed, a bracket lost."""
+    i = rng.randrange(len(lines))
+    line = lines[i]
+    kind = rng.random()
+    if kind < 0.4:
+        column = rng.randrange(max(len(line) - 1, 1))
+        lines[i] = line[:column] + rng.choice("abc_(). +=1:") + line[column:]
+    elif kind < 0.65:
+        indent = line[:len(line) - len(line.lstrip())]
+        lines.insert(i, indent + rng.choice(SNIPPETS))
+    elif kind < 0.85:
+        del lines[i]
+    else:
+        lines[i] = line.replace("(", "", 1)
+
+
+CASES = sorted((ROOT / "tests" / "cases").glob("*.py"))
+REAL = [MODELS / "timm" / "layers" / "mlp.py", MODELS / "torchvision" / "models" / "resnet.py",
+        MODELS / "timm" / "models" / "vision_transformer.py"]
+
+
+@pytest.mark.parametrize("path", [*CASES[::3], *REAL], ids=lambda p: p.name)
+def test_random_edits_give_the_findings_of_a_full_analysis(path: Path) -> None:
+    rng = random.Random(path.name)
+    lines = path.read_text().splitlines(keepends=True)
+    project = ProjectIndex(use_jedi=False)
+    opened = OpenDocument(str(path))
+    opened.analyse("".join(lines), Settings(), project)
+    compared = 0
+    good = list(lines)
+    for _ in range(12 if path in REAL else 25):
+        if rng.random() < 0.5:
+            lines = list(good)  # the user repairs what they broke
+        edit(lines, rng)
+        text = "".join(lines)
+        incremental = opened.analyse(text, Settings(), project)
+        full = Document.parse(str(path), text)
+        if full.module is None:  # a syntax error: reported where CPython places it
+            assert [f.span.start for f in incremental if f.code == "GG000"] == [full.syntax_problem.position]
+            continue
+        good = list(lines)
+        assert shown(incremental) == shown(analyse_document(full, Settings(), project))
+        compared += 1
+    assert compared
+
+
+TWO_FUNCTIONS = '''import torch
+
+
+def first():
+    w = torch.randn(3, requires_grad=True)
+    y = torch.sigmoid(w)
+    y.mul_(2)
+    y.sum().backward()
+
+
+def second():
+    w = torch.randn(3, requires_grad=True)
+    z = torch.tanh(w)
+    z.add_(1)
+    z.sum().backward()
+'''
+
+
+def test_a_block_that_stops_parsing_gets_one_syntax_error_and_the_others_keep_their_findings() -> None:
+    opened = OpenDocument("two.py")
+    project = ProjectIndex(use_jedi=False)
+    assert [(f.code, f.span.start.line) for f in opened.analyse(TWO_FUNCTIONS, Settings(), project)] == [
+        ("GG001", 7), ("GG001", 14)]
+    broken = TWO_FUNCTIONS.replace("z = torch.tanh(w)", "z = torch.tanh(w")
+    found = opened.analyse(broken, Settings(), project)
+    assert [(f.code, f.span.start.line) for f in found] == [("GG001", 7), ("GG000", 13)]
+    assert found[1].message == ("'(' was never closed: gradguard skips lines 9–15 until they parse; "
+                                "the rest of the file is analysed")
+    above = broken.replace("def first():\n", "def first():\n    pass\n")  # the lines below move down
+    assert [(f.code, f.span.start.line) for f in opened.analyse(above, Settings(), project)] == [
+        ("GG001", 8), ("GG000", 14)]
+    repaired = above.replace("z = torch.tanh(w", "z = torch.tanh(w)")
+    assert [(f.code, f.span.start.line) for f in opened.analyse(repaired, Settings(), project)] == [
+        ("GG001", 8), ("GG001", 15)]
+
+
+def test_typing_in_a_method_reparses_only_that_method() -> None:
+    path = MODELS / "timm" / "models" / "vision_transformer.py"
+    text = path.read_text()
+    opened = OpenDocument(str(path))
+    opened.analyse(text, Settings(), ProjectIndex(use_jedi=False))
+    body = text.index("        x = self.patch_embed(x)\n")
+    typed = text[:body] + "        y = x.sigmoid()\n" + text[body:]
+    opened.blocks.update(typed)
+    assert [type(n).__name__ for n in opened.blocks.replaced] == ["FunctionDef"]
+    assert opened.blocks.replaced[0].name.value == "forward_intermediates"
