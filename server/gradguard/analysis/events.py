@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradguard.analysis.values import Definitions, SavedRecord, TensorValue, Tri
+from gradguard.analysis.values import Definitions, ModuleValue, SavedRecord, TensorValue, Tri
 
 
 @dataclass(eq=False)
@@ -38,17 +38,46 @@ class InplaceChange:
 
 
 @dataclass(frozen=True)
+class Deferred:
+    """A function or method to interpret after the module-level code (`template`: its class's
+    instance, for a method of an `nn.Module`; `is_forward`: that method is `forward`)."""
+
+    function: cst.FunctionDef
+    template: ModuleValue | None
+    is_forward: bool
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A tensor a name held at one place, with the live saves of its version counter there."""
+
+    value: TensorValue
+    saved: tuple[SavedRecord, ...]
+    grad_enabled: Tri
+
+
+@dataclass(frozen=True)
 class Unit:
-    """What interpreting one function or method observed, and the functions it followed calls into."""
+    """What interpreting one function or method observed, the functions it followed calls into,
+    and the functions defined inside it (interpreted after it)."""
 
     changes: list[InplaceChange]
     entered: frozenset[cst.FunctionDef]
+    nested: tuple[Deferred, ...] = ()
+    seen: dict[cst.Name, Seen] = field(default_factory=dict)
 
 
 @dataclass
 class ScopeResult:
-    """Everything observed while interpreting one file (`units`: per function and method)."""
+    """Everything observed while interpreting one file: all its in-place changes; those of the
+    module-level code, the functions it ran and the functions it left for later (`plan`); and
+    per function, its `Unit`."""
 
     changes: list[InplaceChange] = field(default_factory=list)
     definitions: Definitions | None = None
     units: dict[cst.FunctionDef, Unit] = field(default_factory=dict)
+    module_changes: list[InplaceChange] = field(default_factory=list)
+    module_entered: frozenset[cst.FunctionDef] = frozenset()
+    module_seen: dict[cst.Name, Seen] = field(default_factory=dict)
+    seen: dict[cst.Name, Seen] = field(default_factory=dict)  # the module level's and every function's
+    plan: list[Deferred] = field(default_factory=list)

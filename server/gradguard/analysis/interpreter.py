@@ -12,12 +12,14 @@ API by name), `module_calls.py` (`nn.Module`s) and `user_calls.py` (the project'
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
-from gradguard.analysis.events import InplaceChange, ScopeResult, Unit
+from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import ModuleCalls
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
@@ -55,16 +57,16 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     """Interprets one parsed file and collects its in-place changes."""
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
-                 reuse: dict[cst.FunctionDef, Unit] | None = None,
-                 replaced: frozenset[cst.FunctionDef] = frozenset()) -> None:
+                 previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = ()) -> None:
         self.module = module
-        self.reuse = reuse or {}
-        self.replaced = replaced
+        self.previous = previous
+        self.replaced = frozenset(f for node in replaced for f in _functions_in(node))
         self.entered: set[cst.FunctionDef] = set()
+        self.seen: dict[cst.Name, Seen] = {}  # what each name of the file's own code held (for hovers)
         self.result = ScopeResult()
         self.definitions = Definitions(path, module)
         self.project = project
-        self.deferred: list[tuple[cst.FunctionDef, Callable[[], None]]] = []
+        self.deferred: list[Deferred] = []
         self.pending: list[InplaceChange] = []
         self.backward_now = Tri.NO
         self.in_forward = False
@@ -82,28 +84,63 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     def run(self, *, functions: bool = True) -> ScopeResult:
         """Interpret the module-level code, then (with `functions`) every function and method.
 
-        A function's result from `reuse` (the previous version's) stands when the module-level
-        code did not run into a `replaced` function and neither did that function's analysis.
+        With the `previous` version's result, whose statements `replaced` this one no longer has,
+        what did not run into a replaced function stands: the module-level code's result (when
+        only function bodies changed, see `_same_module_level`) and each function's.
         """
-        state = State(self.definitions.globals)
-        self.exec_block(self.module.body, state)
-        self.definitions.globals = state.env
-        for change in self.pending:
-            change.backward_follows = Tri.NO
-        self.pending = []
-        reuse = self.reuse if not self.entered & self.replaced else {}
+        reused = self.previous is not None and self._reuse_module_level(self.previous)
+        if not reused:
+            state = State(self.definitions.globals)
+            self.exec_block(self.module.body, state)
+            self.definitions.globals = state.env
+            for change in self.pending:
+                change.backward_follows = Tri.NO
+            self.pending = []
+        self.result.module_changes = list(self.result.changes)
+        self.result.module_entered = frozenset(self.entered)
+        self.result.module_seen = self.seen
+        self.result.plan = list(self.deferred)
+        units = self.previous.units if self.previous is not None and not self.entered & self.replaced else {}
         while self.deferred and functions:
-            function, analyse = self.deferred.pop(0)
-            unit = reuse.get(function)
+            deferred = self.deferred.pop(0)
+            unit = units.get(deferred.function)
             if unit is not None and not unit.entered & self.replaced:
                 self.result.changes.extend(unit.changes)
+                self.deferred.extend(unit.nested)
             else:
-                start, self.entered = len(self.result.changes), set()
-                analyse()
-                unit = Unit(self.result.changes[start:], frozenset(self.entered))
-            self.result.units[function] = unit
+                start, self.entered, self.seen, queued = len(self.result.changes), set(), {}, len(self.deferred)
+                self.analyse_function(deferred.function, self_value=self.instance_copy(deferred.template),
+                                      is_forward=deferred.is_forward)
+                unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
+                            self.seen)
+            self.result.units[deferred.function] = unit
         self.deferred = []
         return self.result
+
+    def _reuse_module_level(self, previous: ScopeResult) -> bool:
+        """Take the previous version's module-level result when the two versions differ only in
+        the bodies of functions and methods (not `__init__`) that the module-level code did not
+        run; the definitions are updated to the new functions."""
+        definitions = previous.definitions
+        if definitions is None or definitions.module is None or previous.module_entered & self.replaced:
+            return False
+        new_for = _replacements(definitions.module, self.module)
+        if new_for is None:
+            return False
+        for name, value in list(definitions.globals.items()):
+            if isinstance(value, FunctionRef) and value.definitions is definitions and value.node in new_for:
+                definitions.globals[name] = replace(value, node=new_for[value.node])
+        for name, (node, template) in list(definitions.classes.items()):
+            if node in new_for:
+                definitions.classes[name] = (new_for[node], template)
+        definitions.module = self.module
+        self.definitions = definitions
+        self.result.changes.extend(previous.module_changes)
+        self.entered = set(previous.module_entered)
+        self.seen = previous.module_seen
+        self.deferred = [replace(d, function=new_for[d.function]) if d.function in new_for else d
+                         for d in previous.plan]
+        return True
 
     # ---- statements ---------------------------------------------------------------------
 
@@ -298,7 +335,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
         state.env[name] = FunctionRef(name, node, self.definitions)
-        self.deferred.append((node, lambda: self.analyse_function(node, self_value=None, is_forward=False)))
+        self.deferred.append(Deferred(node, None, False))
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
@@ -315,9 +352,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         for method in methods:
             if method is init:
                 continue
-            self.deferred.append((method, lambda m=method: self.analyse_function(
-                m, self_value=self.instance_copy(template) if template else None,
-                is_forward=is_module and m.name.value == "forward")))
+            self.deferred.append(Deferred(method, template, is_module and method.name.value == "forward"))
 
     _statement_handlers: dict[type, Callable[[Interpreter, object, State], None]] = {
         cst.SimpleStatementLine: _simple_line,
@@ -372,9 +407,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
 
     # ---- binding ------------------------------------------------------------------------
 
+    def see(self, node: cst.Name, value: Value, state: State) -> None:
+        """Remember a tensor a name of the file's own code holds (not while following a call)."""
+        if isinstance(value, TensorValue) and not self.call_stack:
+            self.seen[node] = Seen(value, state.saves.get(value.version_counter, ()), state.grad_enabled)
+
     def bind(self, target: cst.BaseExpression, value: Value, state: State, value_node: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
             state.env[target.value] = value
+            self.see(target, value, state)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
             starred = any(isinstance(e, cst.StarredElement) for e in elements)
@@ -463,7 +504,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     def _name(self, node: cst.Name, state: State) -> Value:
         name = node.value
         if name in state.env:
-            return state.env[name]
+            value = state.env[name]
+            self.see(node, value, state)
+            return value
         if name in self.definitions.globals:
             return self.definitions.globals[name]
         if name in ("True", "False", "None"):
@@ -471,13 +514,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         return UNKNOWN
 
     def _number(self, node: cst.Integer | cst.Float | cst.Imaginary, state: State) -> Value:
-        try:
-            return ConstValue(node.evaluated_value)
-        except (ValueError, SyntaxError):
-            return ConstValue(0)
+        return ConstValue(_literal(node.value, 0))
 
     def _string(self, node: cst.BaseExpression, state: State) -> Value:
-        return ConstValue(node.evaluated_value if isinstance(node, cst.SimpleString) else "")
+        return ConstValue(_literal(node.value, "") if isinstance(node, cst.SimpleString) else "")
 
     def _sequence(self, node: cst.Tuple | cst.List, state: State) -> Value:
         items: list[Value] = []
@@ -694,18 +734,57 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     """Interpret a parsed file; the result lists every in-place change with its context.
 
     With `previous` (the result for the file's previous version, whose statements `replaced` this
-    version no longer has), the functions whose input did not change keep their results. Only a
-    change inside function and method bodies qualifies: any other statement (an import, a class
+    version no longer has), what the change cannot have affected keeps its result. Only changes
+    inside function and method bodies qualify: any other statement (an import, a class
     attribute, an `__init__` that builds the modules every method sees) interprets everything.
     """
     replaced = list(replaced)
-    reuse = None
-    if previous is not None and all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced):
-        reuse = previous.units
-    interpreter = Interpreter(module, path, project, reuse, frozenset(f for n in replaced for f in _functions_in(n)))
+    if not all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced):
+        previous = None
+    interpreter = Interpreter(module, path, project, previous, replaced)
     result = interpreter.run()
     result.definitions = interpreter.definitions
+    result.seen = dict(result.module_seen)
+    for unit in result.units.values():
+        result.seen.update(unit.seen)
     return result
+
+
+def _replacements(old: cst.Module, new: cst.Module) -> dict[cst.CSTNode, cst.CSTNode] | None:
+    """Old node -> new node, when `new` differs from `old` only in functions and methods (not
+    `__init__`) keeping their names and places; None otherwise."""
+    if len(old.body) != len(new.body):
+        return None
+    found: dict[cst.CSTNode, cst.CSTNode] = {}
+    for before, after in zip(old.body, new.body):
+        if before is after:
+            continue
+        if isinstance(before, cst.FunctionDef) and isinstance(after, cst.FunctionDef):
+            if before.name.value != after.name.value or before.name.value == "__init__":
+                return None
+            found[before] = after
+        elif isinstance(before, cst.ClassDef) and isinstance(after, cst.ClassDef) and \
+                isinstance(before.body, cst.IndentedBlock) and isinstance(after.body, cst.IndentedBlock):
+            if any(getattr(before, f) is not getattr(after, f) for f in ("name", "bases", "keywords", "decorators")):
+                return None
+            members = _replacements(cst.Module(body=before.body.body), cst.Module(body=after.body.body))
+            if members is None:
+                return None
+            found.update(members)
+            found[before] = after
+        else:
+            return None
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _literal(code: str, default: object) -> object:
+    """The value of a number or string literal (libcst's `evaluated_value`, remembered: the same
+    literals come back on every keystroke)."""
+    try:
+        return ast.literal_eval(code)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return default
 
 
 def _functions_in(node: cst.CSTNode) -> Iterable[cst.FunctionDef]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -38,6 +40,7 @@ class ProjectIndex:
         self._clock = 0
         self._changed_at: dict[str, int] = {}  # file -> the tick its text last changed
         self.dependencies: dict[str, set[str]] = {}
+        self._not_read: set[Path] | None = None  # while `without_reading`: the files left unread
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
         """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
@@ -60,11 +63,24 @@ class ProjectIndex:
             return self.resolve(str(file), value.qualname, depth + 1)
         return value
 
+    @contextmanager
+    def without_reading(self) -> Iterator[set[Path]]:
+        """Within, names from files not read yet stay unknown (a miss, never a false alarm): a
+        first answer that does not wait for the imports. The set lists the files left unread."""
+        self._not_read = not_read = set()
+        try:
+            yield not_read
+        finally:
+            self._not_read = None
+
     def definitions_of(self, file: Path) -> Definitions | None:
         """The top-level definitions of `file` (interpreted once; None if unreadable)."""
         if file in self._definitions:
             self._definitions.move_to_end(file)
             return self._definitions[file]
+        if self._not_read is not None:
+            self._not_read.add(file)
+            return None
         if file in self._loading:
             return None
         self._loading.add(file)

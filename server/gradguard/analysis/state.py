@@ -7,6 +7,9 @@ from dataclasses import dataclass, field, replace
 from gradguard.analysis.values import SavedRecord, TensorValue, Tri, Value, join_values, new_version_counter
 
 
+_ABSENT = object()
+
+
 @dataclass
 class State:
     """What holds at one program point of one scope."""
@@ -26,10 +29,14 @@ class State:
             return self.copy()
         saves: dict[int, tuple[SavedRecord, ...]] = {}
         env: dict[str, Value] = {}
+        others = other.env
         for name, value in self.env.items():
-            if name not in other.env:
+            theirs = others.get(name, _ABSENT)
+            if theirs is value:  # most names (the globals among them) are bound alike on both paths
+                env[name] = value
                 continue
-            theirs = other.env[name]
+            if theirs is _ABSENT:
+                continue
             if (isinstance(value, TensorValue) and isinstance(theirs, TensorValue)
                     and value.version_counter != theirs.version_counter):
                 merged, records = merge_tensors(value, theirs, self.saves.get(value.version_counter, ()),

@@ -50,6 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
     check.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when something is found")
+    verify = commands.add_parser("verify", help="run files under the tracer (in a child process) and merge "
+                                 "what it finds with the static findings")
+    verify.add_argument("paths", nargs="+", type=Path, metavar="FILE")
+    verify.add_argument("--target", help="a module class or function of the file to run (default: run it as a script)")
+    verify.add_argument("--device", choices=["auto", "cpu", "cuda"], help="auto: CUDA when available, else the CPU")
+    verify.add_argument("--timeout", type=float, help="seconds of wall time per file (default: 120)")
+    verify.add_argument("--format", choices=["text", "json"], default="text")
     return parser
 
 
@@ -173,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_check(args)
         if args.command == "lsp":
             return run_lsp(args)
+        if args.command == "verify":
+            from gradguard.cli.verify import run_verify
+
+            return run_verify(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gradguard check | head`: the reader left, stop quietly

@@ -8,7 +8,7 @@ are published only if the document is still at that version (the latest change w
 from __future__ import annotations
 
 import asyncio
-import re
+import gc
 from pathlib import Path
 from urllib.parse import unquote
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +29,8 @@ from gradguard.config import ConfigError, ProjectSettings, Settings, settings_fr
 from gradguard.engine import OpenDocument
 from gradguard.findings import Applicability, Finding, Position, Severity, Span
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
-from gradguard.rules import RULES_BY_CODE
+from gradguard.lsp.hover import rule_hover, tensor_hover
+from gradguard.lsp import verification
 from gradguard.source.document import lines_of
 
 FIX_ALL = "source.fixAll.gradguard"
@@ -84,6 +85,7 @@ class GradguardServer(LanguageServer):
         super().__init__("gradguard", __version__, protocol_cls=AnsweringProtocol,
                          text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.editor_settings: dict | None = None
+        self.pulls_settings = False  # the client sent no initializationOptions: ask it (workspace/configuration)
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic) instead of receiving them
         self.projects = ProjectSettings()
         self.project = ProjectIndex(use_jedi=False)  # jedi's first query takes seconds: never before an answer
@@ -132,10 +134,14 @@ class GradguardServer(LanguageServer):
         if document is None:
             return
         version, text, path = document.version, document.source, document.path
+        not_read: set[Path] | None = None
         if len(text) > MAX_SIZE:
             findings = [_too_large(path, len(text))]
         else:
-            findings = await asyncio.get_running_loop().run_in_executor(self.analyser, self.analyse, uri, path, text)
+            findings, not_read = await asyncio.get_running_loop().run_in_executor(
+                self.analyser, self.analyse, uri, path, text)
+        if not_read is not None:
+            asyncio.ensure_future(self.settle_in(uri, not_read))
         current = self.open_document(uri)
         if current is None or current.version != version:
             return  # outdated: the newer change's analysis publishes
@@ -155,22 +161,64 @@ class GradguardServer(LanguageServer):
         root = project_settings.root or (Path(self.workspace.root_path) if self.workspace.root_path else None)
         return settings_from_table(self.editor_settings, root=root)
 
-    def analyse(self, uri: str, path: str, text: str) -> list[Finding]:
+    def analyse(self, uri: str, path: str, text: str) -> tuple[list[Finding], set[Path] | None]:
+        """The findings for `text`; for a document's first analysis, also the imported files it
+        left unread (the first diagnostics of a document do not wait for what it imports)."""
         try:
             settings = self.settings_for(path)
             if settings.excluded(Path(path)):
-                return []
+                return [], None
             opened = self.opened.get(uri)
-            if opened is None:
-                opened = self.opened[uri] = OpenDocument(path)
-            return opened.analyse(text, settings, self.project)
+            if opened is not None:
+                return opened.analyse(text, settings, self.project), None
+            opened = self.opened[uri] = OpenDocument(path)
+            with self.project.without_reading() as not_read:
+                return opened.analyse(text, settings, self.project), not_read
         except ConfigError as error:
             self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
-            return []
         except Exception as error:  # the server never crashes on a document
             self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error,
                                                          f"gradguard could not analyse {path}: {error!r}"))
-            return []
+        return [], None
+
+    async def settle_in(self, uri: str, files: set[Path]) -> None:
+        """After a document's first diagnostics: read the files it imports, if any, and analyse it
+        again; then put what is in memory now out of the garbage collector's way."""
+        if files:
+            await self.read_imports(uri, files)
+        await asyncio.get_running_loop().run_in_executor(self.analyser, _settle_memory)
+
+    async def read_imports(self, uri: str, files: set[Path]) -> None:
+        """Read the files a document imports (with `$/progress`), then analyse it again."""
+        title = f"gradguard: reading {len(files)} imported file{'s' if len(files) > 1 else ''}"
+        token = f"gradguard-imports-{uri}"
+        progress = self.client_supports("window", "work_done_progress")
+        if progress:
+            try:
+                await self.work_done_progress.create_async(token)
+                self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=False))
+            except Exception:  # a client that refuses the token still gets its diagnostics
+                progress = False
+        await asyncio.get_running_loop().run_in_executor(  # one job: one keystroke waits, not several
+            self.analyser, lambda: [self.project.definitions_of(file) for file in sorted(files)])
+        if progress:
+            self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
+        opened = self.opened.get(uri)
+        if opened is None:
+            return
+        opened.forget()
+        self.analysed.pop(uri, None)
+        self.schedule(uri)
+        await asyncio.shield(self.tasks[uri])
+        if self.pull and self.client_supports("workspace", "diagnostics", "refresh_support"):
+            self.workspace_diagnostic_refresh(None)
+
+
+def _settle_memory() -> None:
+    """Freeze what is alive now (the open documents' trees, the files they import) out of the
+    garbage collector's reach: a full collection over them takes hundreds of milliseconds, which
+    would land on a keystroke. Closing a document unfreezes it all."""
+    gc.freeze()
 
 
 def _too_large(path: str, size: int) -> Finding:
@@ -185,6 +233,7 @@ server = GradguardServer()
 def initialize(ls: GradguardServer, params: lsp.InitializeParams) -> None:
     ls.workspace.__class__ = LspWorkspace  # pygls made it a moment ago, before any document
     apply_settings(ls, params.initialization_options)
+    ls.pulls_settings = params.initialization_options is None
     text_document = params.capabilities.text_document
     ls.pull = text_document is not None and text_document.diagnostic is not None
 
@@ -229,6 +278,7 @@ def apply_settings(ls: GradguardServer, options: object) -> None:
     table = options.get("gradguard", options)
     if not isinstance(table, dict):
         return
+    verification.apply_settings(ls, table)  # `trusted`, `verify.*`: for gradguard.verify
     keys = {k: v for k, v in table.items() if k in ("select", "ignore", "per-file-ignores", "severities", "exclude")}
     try:
         settings_from_table(keys)
@@ -238,10 +288,35 @@ def apply_settings(ls: GradguardServer, options: object) -> None:
     ls.editor_settings = keys or None
 
 
+async def pull_settings(ls: GradguardServer) -> None:
+    """`workspace/configuration` for the section "gradguard" (what Neovim's `settings`, Eglot's
+    `workspace-configuration` and Helix's `config` hold), for clients that send none themselves."""
+    if not ls.client_supports("workspace", "configuration"):
+        return
+    try:
+        answer = await ls.workspace_configuration_async(
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="gradguard")]))
+    except Exception as error:  # a client that cannot answer keeps the pyproject.toml settings
+        ls.window_log_message(lsp.LogMessageParams(lsp.MessageType.Log, f"gradguard: no configuration: {error!r}"))
+        return
+    if answer and isinstance(answer[0], dict):
+        apply_settings(ls, answer[0])
+        refresh_all(ls)
+
+
+@server.feature(lsp.INITIALIZED)
+async def initialized(ls: GradguardServer, params: lsp.InitializedParams) -> None:
+    if ls.pulls_settings:
+        await pull_settings(ls)
+
+
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
-def did_change_configuration(ls: GradguardServer, params: lsp.DidChangeConfigurationParams) -> None:
-    apply_settings(ls, params.settings)
-    refresh_all(ls)
+async def did_change_configuration(ls: GradguardServer, params: lsp.DidChangeConfigurationParams) -> None:
+    if isinstance(params.settings, dict) and params.settings:
+        apply_settings(ls, params.settings)
+        refresh_all(ls)
+    elif ls.pulls_settings:  # "something changed, ask me" (the pull model)
+        await pull_settings(ls)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
@@ -272,7 +347,8 @@ def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFi
 def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.analysed.pop(uri, None)
-    ls.opened.pop(uri, None)
+    if ls.opened.pop(uri, None) is not None:
+        gc.unfreeze()  # its trees can go; the next document settled in freezes what is left
     task = ls.tasks.pop(uri, None)
     if task is not None:
         task.cancel()
@@ -338,24 +414,36 @@ def noqa_action(document: TextDocument, finding: Finding, diagnostic: lsp.Diagno
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    document = ls.open_document(params.text_document.uri)
+async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    """On a tensor's name: its provenance; on a code in `# noqa`: its rule's documentation."""
+    uri = params.text_document.uri
+    document = ls.open_document(uri)
     line = params.position.line
     if document is None or line >= len(document.lines):
         return None
-    text = document.lines[line]
     column = document.position_from_client_units(params.position).character
-    for match in re.finditer(r"\bGG\d{3}\b", text, re.IGNORECASE):
-        rule = RULES_BY_CODE.get(match.group(0).upper())
-        in_noqa = "noqa" in text[:match.start()].lower()
-        if rule is not None and in_noqa and match.start() <= column <= match.end():
-            return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown,
-                                                        value=f"**{rule.code} {rule.name}**\n\n{rule.documentation}"))
-    return None
+    text = rule_hover(document.lines[line], column)
+    if text is None:
+        analysed = ls.analysed.get(uri)
+        if analysed is None or analysed.version != document.version:
+            ls.schedule(uri)
+            await asyncio.shield(ls.tasks[uri])
+        opened = ls.opened.get(uri)
+        if opened is None or ls.analysed.get(uri) is None or ls.analysed[uri].version != document.version:
+            return None  # still being edited: the next hover answers
+        text = await asyncio.get_running_loop().run_in_executor(  # with the analysis, not beside it
+            ls.analyser, lambda: opened.describe_tensor(line + 1, column, ls.project, tensor_hover))
+    if text is None:
+        return None
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
+
+
+verification.register(server)  # the gradguard.verify command and its code lenses
 
 
 def start(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087) -> None:
     """Serve over stdio (what editors use) or TCP."""
+    gc.freeze()  # the modules just imported (lsprotocol's types above all) live as long as the server
     if transport == "tcp":
         server.start_tcp(host, port)
     else:

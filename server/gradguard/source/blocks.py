@@ -23,7 +23,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gradguard.findings import Position, Span
-from gradguard.source.document import Document, SyntaxProblem, lines_of, python_syntax_problem
+from gradguard.source.document import Document, SyntaxProblem, python_syntax_problem
 
 _STAND_IN = "class _:\n"
 
@@ -44,8 +44,8 @@ class Block:
     def moved(self, delta: int) -> Block:
         if not delta:
             return self
-        return replace(self, first=self.first + delta, start=self.start + delta, last=self.last + delta,
-                       members=tuple(m.moved(delta) for m in self.members))
+        return Block(self.node, self.first + delta, self.start + delta, self.last + delta, self.default_indent,
+                     self.indent, tuple(m.moved(delta) for m in self.members), self.broken)
 
 
 def _ast(text: str) -> ast.Module:
@@ -53,6 +53,31 @@ def _ast(text: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ast.parse(text)
+
+
+def _common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+    """How many lines at the start, and then at the end, `old` and `new` share (compared 64 at a
+    time at C speed, then one by one)."""
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix + 64 <= limit and old[prefix:prefix + 64] == new[prefix:prefix + 64]:
+        prefix += 64
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    limit -= prefix
+    suffix = 0
+    while suffix + 64 <= limit and old[len(old) - suffix - 64:len(old) - suffix] == \
+            new[len(new) - suffix - 64:len(new) - suffix]:
+        suffix += 64
+    while suffix < limit and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return prefix, suffix
+
+
+def _text(lines: list[str], first: int, last: int) -> str:
+    """Lines `first`..`last` (1-based) of text split at \\n, with their line ends."""
+    text = "\n".join(lines[first - 1:last])
+    return text + "\n" if last < len(lines) else text
 
 
 def _statement_lines(statements: list[ast.stmt]) -> list[tuple[int, int, int]]:
@@ -126,9 +151,10 @@ class BlockTree:
 
         `replaced` then lists the statements of the previous version that this one no longer has.
         """
-        lines = lines_of(text)
+        lines = text.split("\n")  # fast, and exact: text with lone \r line ends is always parsed whole
         self.replaced = []
-        if self.module is None or not self.blocks or not self._reparse_region(lines):
+        if self.module is None or not self.blocks or "\r" in text and text.count("\r") != text.count("\r\n") \
+                or not self._reparse_region(lines):
             self._parse_whole(text, lines)
         elif any(b.broken for top in self.blocks for b in (top, *top.members)):
             self._problem = python_syntax_problem(text)
@@ -152,20 +178,14 @@ class BlockTree:
             tree = _ast(text)
         except (SyntaxError, RecursionError, ValueError, MemoryError):
             return  # libcst accepts what CPython refuses: no blocks, every version is parsed whole
-        blocks = _blocks(list(document.module.body), tree.body, 1, max(len(lines), 1), 0,
+        blocks = _blocks(list(document.module.body), tree.body, 1, len(lines), 0,
                          document.module.default_indent, "", members=True)
         self.blocks = blocks or []
 
     def _reparse_region(self, lines: list[str]) -> bool:
         """Re-parse the blocks the edit touched; False when the whole file must be parsed again."""
         old = self.lines
-        prefix = 0
-        limit = min(len(old), len(lines))
-        while prefix < limit and old[prefix] == lines[prefix]:
-            prefix += 1
-        suffix = 0
-        while suffix < limit - prefix and old[-1 - suffix] == lines[-1 - suffix]:
-            suffix += 1
+        prefix, suffix = _common_ends(old, lines)
         if prefix == len(old) == len(lines):
             return True  # the same text
         delta = len(lines) - len(old)
@@ -193,7 +213,7 @@ class BlockTree:
             self._splice(i, i, [new_outer], delta)
             return True
         first, last = self.blocks[i].first, self.blocks[j].last + delta
-        region = "".join(lines[first - 1:last])
+        region = _text(lines, first, last)
         try:
             module = cst.parse_module(region)
             tree = _ast(region)
@@ -210,7 +230,7 @@ class BlockTree:
     @staticmethod
     def _parse_members(members: tuple[Block, ...], lines: list[str], first: int, last: int) -> list[Block] | None:
         """The class members of lines `first`..`last`, or None if they do not parse as members."""
-        region = "".join(lines[first - 1:last])
+        region = _text(lines, first, last)
         try:
             module = cst.parse_module(_STAND_IN + region)
             tree = _ast(_STAND_IN + region)
@@ -247,7 +267,8 @@ class BlockTree:
     def _document(self, text: str) -> Document:
         if self.module is None or not self.blocks:
             return Document(self.filename, text, module=self.module, syntax_problem=self._problem)
-        stale = tuple(sorted({(b.first, b.last) for b in self._where.values() if b.broken}))
+        lines = len(self.lines) - (self.lines[-1] == "")  # split at \n: a final line end leaves ""
+        stale = tuple(sorted({(b.first, min(b.last, lines)) for b in self._where.values() if b.broken}))
         return Document(self.filename, text, module=self.module, syntax_problem=self._problem if stale else None,
                         stale_lines=stale, locator=self.span)
 
@@ -269,6 +290,20 @@ class BlockTree:
         code_range = self._positions[block.node][node]
         return Span(Position(block.start + code_range.start.line, code_range.start.column),
                     Position(block.start + code_range.end.line, code_range.end.column))
+
+    def name_at(self, line: int, column: int) -> cst.Name | None:
+        """The name at (1-based `line`, 0-based `column`) in the current version, if any."""
+        for block in self._where.values():
+            if block.members or block.broken or not block.first <= line <= block.last:
+                continue
+            if block.node not in self._positions:
+                self._resolve(block)
+            relative = line - block.start
+            for node, code_range in self._positions[block.node].items():
+                if isinstance(node, cst.Name) and code_range.start.line == relative == code_range.end.line \
+                        and code_range.start.column <= column <= code_range.end.column:
+                    return node
+        return None
 
     def _resolve(self, block: Block) -> None:
         """Positions of every node of `block`, relative to the block's own start line."""

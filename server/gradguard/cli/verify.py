@@ -1,0 +1,55 @@
+"""`gradguard verify FILE...`: run files under the tracer and print the merged findings."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+
+from gradguard.cli.output import finding_to_json, render_text
+from gradguard.config import ConfigError
+from gradguard.verify.merge import Verified
+from gradguard.verify.settings import load_verify_settings
+from gradguard.verify.verification import verify_paths
+
+
+def verified_to_json(verified: Verified) -> dict:
+    """`gradguard check --format json`'s object plus `origin`, `device` (and a user exception's `traceback`)."""
+    item = {**finding_to_json(verified.finding), "origin": verified.origin, "device": verified.device}
+    if verified.traceback is not None:
+        item["traceback"] = verified.traceback
+    return item
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Exit 0 when nothing is found, 1 when something is, 2 when a run could not be done."""
+    missing = [p for p in args.paths if not p.is_file()]
+    if missing:
+        print(f"gradguard: no such file: {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    try:
+        settings = load_verify_settings(args.paths[0])
+    except ConfigError as error:
+        print(f"gradguard: {error}", file=sys.stderr)
+        return 2
+    settings = replace(settings, device=args.device or settings.device, timeout=args.timeout or settings.timeout)
+    sys.stdout.flush()
+    results = verify_paths(args.paths, args.target, settings, output=sys.stderr.fileno())
+    verified = [v for result in results for v in result.findings]
+    if args.format == "json":
+        print(json.dumps([verified_to_json(v) for v in verified], indent=2, ensure_ascii=False))
+    else:
+        text = render_text([v.finding for v in verified])
+        if text:
+            print(text)
+        confirmed = sum(v.origin == "both" for v in verified)
+        runtime = sum(v.origin == "runtime" for v in verified)
+        print(f"Found {len(verified)} problem{'s' if len(verified) != 1 else ''} "
+              f"({confirmed} confirmed at run time, {runtime} found only at run time).", file=sys.stderr)
+    for result in results:
+        if result.problem is not None:
+            print(f"gradguard: could not verify {result.path}: {result.problem}", file=sys.stderr)
+    if any(result.problem is not None for result in results):
+        return 2
+    return 1 if verified else 0

@@ -1,0 +1,144 @@
+"""`gradguard.verify` in the editor: the command, its code lenses, and the trust it needs.
+
+The command (`workspace/executeCommand`, arguments `[uri]` or `[uri, target]`) runs the saved
+file, or its module class or function `target`, under the tracer in a child process, off the
+event loop, then publishes the static findings merged with the runtime ones. It runs the user's
+code, so it is refused unless the workspace is trusted: VS Code sends `workspace.isTrusted` as
+the setting `trusted`; other editors set `"trusted": true` themselves. `verify.device` and
+`verify.timeout` (or a nested `verify` table) override `[tool.gradguard.verify]`.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.lsp.server import LanguageServer
+
+from gradguard.analysis.project import ProjectIndex
+from gradguard.config import ConfigError
+from gradguard.verify.settings import DEVICES, load_verify_settings
+from gradguard.verify.verification import FileVerification, static_findings, verify
+
+COMMAND = "gradguard.verify"
+TITLE = "Verify in-place safety"
+_BACKWARD = re.compile(r"\.backward\s*\(")
+
+
+@dataclass(frozen=True)
+class EditorVerify:
+    """What the editor says about running code: whether the workspace is trusted, device, timeout."""
+
+    trusted: bool = False
+    device: str | None = None
+    timeout: float | None = None
+
+
+def editor_verify(table: dict) -> EditorVerify:
+    """Read `trusted`, `verify.device` and `verify.timeout` (dotted or nested) from editor settings."""
+    nested = table.get("verify") if isinstance(table.get("verify"), dict) else {}
+    device = table.get("verify.device", nested.get("device"))
+    timeout = table.get("verify.timeout", nested.get("timeout"))
+    return EditorVerify(
+        trusted=table.get("trusted") is True,
+        device=device if device in DEVICES else None,
+        timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+        and timeout > 0 else None)
+
+
+def apply_settings(ls: LanguageServer, table: dict) -> None:
+    """Remember the editor's verification settings on the server."""
+    ls.verify_settings = editor_verify(table)  # type: ignore[attr-defined]
+
+
+def module_classes(text: str) -> list[tuple[int, str]]:
+    """(0-based line, name) of each class of `text` that subclasses `nn.Module`, directly or
+    through another class of the same file."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    modules: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in classes:
+            bases = {ast.unparse(base) for base in node.bases}
+            if node.name not in modules and bases & ({"nn.Module", "torch.nn.Module", "Module"} | modules):
+                modules.add(node.name)
+                changed = True
+    return [(node.lineno - 1, node.name) for node in classes if node.name in modules]
+
+
+def code_lenses(uri: str, text: str) -> list[lsp.CodeLens]:
+    """One lens above each nn.Module subclass, and one on the first line of a script that calls `.backward()`."""
+    def lens(line: int, arguments: list[str]) -> lsp.CodeLens:
+        position = lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0))
+        return lsp.CodeLens(range=position, command=lsp.Command(title=TITLE, command=COMMAND, arguments=arguments))
+
+    lenses = [lens(line, [uri, name]) for line, name in module_classes(text)]
+    if _BACKWARD.search(text):
+        lenses.insert(0, lens(0, [uri]))
+    return lenses
+
+
+async def run_command(ls: LanguageServer, arguments: tuple) -> dict:
+    """Verify the document named by `arguments` and publish the merged findings."""
+    from gradguard.lsp.convert import to_diagnostic
+    from gradguard.lsp.server import Analysed
+
+    editor: EditorVerify = getattr(ls, "verify_settings", EditorVerify())
+    if not editor.trusted:
+        raise JsonRpcInvalidRequest("gradguard.verify runs your code, so it needs a trusted workspace "
+                                    "(VS Code: trust the folder; other editors: the setting \"trusted\": true)")
+    if not arguments or not isinstance(arguments[0], str) or \
+            (len(arguments) > 1 and not isinstance(arguments[1], str)) or len(arguments) > 2:
+        raise JsonRpcInvalidParams("gradguard.verify takes [uri] or [uri, target]")
+    uri, target = arguments[0], arguments[1] if len(arguments) > 1 else None
+    document = ls.workspace.get_text_document(uri)
+    path = Path(document.path)
+    try:
+        settings = load_verify_settings(path)
+        text = path.read_text(encoding="utf-8")  # the run and the merge use the saved file
+    except (ConfigError, OSError) as error:
+        raise JsonRpcInvalidParams(f"gradguard.verify: {error}") from error
+    settings = replace(settings, device=editor.device or settings.device, timeout=editor.timeout or settings.timeout)
+    file_settings = ls.settings_for(str(path))
+
+    def static_then_run() -> FileVerification:  # off the event loop: minutes of user code
+        static = static_findings(path, file_settings, ProjectIndex(use_jedi=False))
+        return verify([(str(path), static, file_settings)], target, settings)[0]
+
+    result = await asyncio.get_running_loop().run_in_executor(None, static_then_run)
+    findings = [v.finding for v in result.findings]
+    ls.analysed[uri] = Analysed(document.version, text, findings)
+    if ls.pull:
+        if ls.client_supports("workspace", "diagnostics", "refresh_support"):
+            ls.workspace_diagnostic_refresh(None)
+    else:
+        related = ls.client_supports("text_document", "publish_diagnostics", "related_information")
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=uri, version=document.version,
+            diagnostics=[to_diagnostic(document, f, i, related) for i, f in enumerate(findings)]))
+    return {"device": result.device, "problem": result.problem,
+            "findings": [{"code": v.finding.code, "line": v.finding.span.start.line, "origin": v.origin,
+                          "message": v.finding.message} for v in result.findings]}
+
+
+def register(server: LanguageServer) -> None:
+    """Add the `gradguard.verify` command and its code lenses to `server`."""
+
+    @server.command(COMMAND)
+    async def verify_command(ls: LanguageServer, *arguments: object) -> dict:
+        return await run_command(ls, arguments)
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls: LanguageServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        return code_lenses(params.text_document.uri, document.source)

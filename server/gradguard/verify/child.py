@@ -1,0 +1,170 @@
+"""The child process of a verification: `python -m gradguard.verify.child EVENTS_FD`.
+
+It reads the request (JSON) from stdin, limits its memory, then runs each file under the tracer
+and writes one JSON line per event to the file descriptor EVENTS_FD: `start` (a file begins),
+`result` (its findings, the lines it reached, or the problem that stopped it) and `fatal`
+(nothing can run). The user's code writes to this process's stdout and stderr, which the parent
+points at its own stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import traceback
+import warnings
+from typing import IO
+
+from gradguard.verify.protocol import LEAF, OTHER_ERROR, VIEW, hazard_message, raw_finding
+
+
+def _limit_memory(mebibytes: int) -> None:
+    limit = mebibytes << 20
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+
+
+def _reach_tracker(path: str, lines: set[int], reached: set[int]):  # noqa: ANN202 - a sys.settrace function
+    """A trace function noting which of `lines` of `path` run; other files are not traced."""
+    def local(frame, event, arg):  # noqa: ANN001, ANN202
+        if event == "line" and frame.f_lineno in lines:
+            reached.add(frame.f_lineno)
+        return local
+
+    def global_(frame, event, arg):  # noqa: ANN001, ANN202
+        return local if frame.f_code.co_filename == path else None
+
+    return global_
+
+
+def _hazard_finding(hazard, device: str) -> dict | None:  # noqa: ANN001 - a tracer.Hazard
+    mutation, saved = hazard.mutation, hazard.saved
+    if mutation.place is None:
+        return None
+    site = mutation.place.site().to_json()
+    via = mutation.via if mutation.grad_enabled else ", ".join(filter(None, (mutation.via, "under no_grad")))
+    message, related = hazard_message(hazard.kind, mutation.op, via, site, saved.op, saved.via, saved.role,
+                                      saved.description, saved.place and saved.place.site().to_json(), device)
+    return raw_finding(hazard.kind, message, site, related)
+
+
+def _user_traceback(error: BaseException) -> str:
+    """The traceback from the first line of the user's code on (ours and runpy's frames left out)."""
+    from gradguard.verify.sites import is_user_file
+
+    start = error.__traceback__
+    while start is not None and not is_user_file(start.tb_frame.f_code.co_filename):
+        start = start.tb_next
+    return "".join(traceback.format_exception(type(error), error, start or error.__traceback__))
+
+
+def _exception_finding(error: BaseException, device: str) -> dict:
+    """GG002/GG003 when PyTorch raised its in-place error, GV001 for any other exception."""
+    from gradguard.verify.sites import Site, traceback_site, user_frames
+
+    site = traceback_site(error.__traceback__)
+    frames = user_frames(error.__traceback__)
+    if site is None and frames:
+        site = frames[-1]
+    if site is None:
+        site = Site("", 1, 0, 0)
+    text = str(error).split("\n")[0]
+    code = next((c for c, needles in ((LEAF, ("leaf Variable that requires grad",)),
+                                      (VIEW, ("is a view and", "A view was created in no_grad mode",
+                                              "A view was created in inference mode")))
+                 if isinstance(error, RuntimeError) and any(n in text for n in needles)), None)
+    if code is not None:
+        return raw_finding(code, f"PyTorch raised at this line, running on {device}: {text}", site.to_json(), [])
+    kind = type(error).__name__
+    summary = f"{kind}: {text}" if text else kind
+    related = [{"site": s.to_json(), "message": "called from here"} for s in frames[:-1] if s != site]
+    return raw_finding(OTHER_ERROR, f"your code raised `{summary[:300]}` running on {device}; the run stopped here",
+                       site.to_json(), related, _user_traceback(error))
+
+
+def verify_file(entry: dict, device_name: str) -> dict:
+    """Run one file (or target) under the tracer: its findings and the wanted lines it reached."""
+    import torch
+
+    from gradguard.verify.targets import TargetError, run_script, run_target
+    from gradguard.verify.tracer import Tracer
+
+    path, lines, reached = entry["path"], set(entry.get("lines", ())), set()
+    device = torch.device(device_name)
+    findings: list[dict] = []
+    problem: str | None = None
+    previous_path = list(sys.path)
+    torch.set_grad_enabled(True)
+    tracer = Tracer()
+    if lines:
+        sys.settrace(_reach_tracker(path, lines, reached))
+    try:
+        with tracer:
+            if device.type != "cpu":
+                torch.set_default_device(device)
+            try:
+                if entry.get("target"):
+                    run_target(path, entry["target"], entry.get("settings", {}), device)
+                else:
+                    run_script(path)
+            finally:
+                torch.set_default_device(None)
+    except TargetError as error:  # what ran before (the file's own top level) still counts
+        problem = str(error)
+    except SystemExit as error:
+        if error.code not in (None, 0):
+            findings.append(_exception_finding(error, device_name))
+    except Exception as error:  # the user's code failed: a finding, with its traceback
+        sys.stderr.write(_user_traceback(error))
+        findings.append(_exception_finding(error, device_name))
+    finally:
+        sys.settrace(None)
+        sys.path[:] = previous_path
+    findings = [f for f in (_hazard_finding(h, device_name) for h in tracer.hazards) if f is not None] + findings
+    return {"path": path, "device": device_name, "findings": findings, "reached": sorted(reached), "problem": problem}
+
+
+def choose_device(asked: str) -> str:
+    """`auto`: CUDA when torch sees a GPU, else the CPU. Raises RuntimeError for missing CUDA."""
+    import torch
+
+    if asked == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if asked == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda: torch sees no CUDA device here")
+    return asked
+
+
+def main() -> int:
+    events: IO[str] = os.fdopen(int(sys.argv[1]), "w", buffering=1)
+    request = json.load(sys.stdin)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    _limit_memory(request["memory"])
+
+    def emit(event: dict) -> None:
+        events.write(json.dumps(event) + "\n")
+
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")  # torch's, about our own imports
+    try:
+        import torch  # noqa: F401 - fails here when torch is missing
+
+        from gradguard.verify.sites import record_constructions
+        device = choose_device(request["device"])
+    except (ImportError, RuntimeError) as error:
+        emit({"event": "fatal", "message": f"{type(error).__name__}: {error}" if isinstance(error, ImportError)
+              else str(error)})
+        return 0
+    record_constructions()
+    for entry in request["files"]:
+        emit({"event": "start", "path": entry["path"]})
+        emit({"event": "result", **verify_file(entry, device)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

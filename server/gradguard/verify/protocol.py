@@ -1,0 +1,49 @@
+"""What the child tells the parent: the codes of runtime findings and their wording.
+
+Findings travel as JSON dicts (`raw_finding`); sites as `{"filename", "line", "column",
+"end_column"}` with 1-based lines and 0-based code-point columns. Imports nothing of torch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SAVED = "GG001"
+LEAF = "GG002"
+VIEW = "GG003"
+SILENT = "GG004"
+OTHER_ERROR = "GV001"  # user-code-raised: the user's code raised something other than an in-place error
+INCOMPLETE = "GV002"  # run-incomplete: the run could not be done or did not finish (time limit, crash)
+
+
+def raw_finding(code: str, message: str, site: dict, related: list[dict], traceback: str | None = None) -> dict:
+    """One runtime finding as the child sends it."""
+    return {"code": code, "message": message, "site": site, "related": related, "traceback": traceback}
+
+
+def _name(op: str, via: str | None) -> str:
+    base = f"`{op.split('.')[0]}`"
+    return f"{base} (in {via})" if via else base
+
+
+def hazard_message(kind: str, mutation_op: str, mutation_via: str | None, mutation_site: dict, saved_op: str,
+                   saved_via: str | None, role: str, description: str, saved_site: dict | None,
+                   device: str) -> tuple[str, list[dict]]:
+    """The message of a GG001/GG004 found at run time, and its related location (the save)."""
+    saver = _name(saved_op, saved_via) if saved_op != "?" else "an op"
+    what = {"output": "its output", "input": "its input"}.get(role, role)
+    where = ""
+    if saved_site is not None:
+        same = saved_site["filename"] == mutation_site["filename"]
+        where = f" at {'line ' if same else Path(saved_site['filename']).name + ':'}{saved_site['line']}"
+    if kind == SAVED:
+        message = (f"{_name(mutation_op, mutation_via)} changes in place a {description} tensor that {saver} saved "
+                   f"for backward ({what}){where}: backward through it will raise. Found running on {device}.")
+    else:
+        message = (f"{_name(mutation_op, mutation_via)} overwrites a {description} tensor that {saver} saved for "
+                   f"backward ({what}){where}, through an alias with its own version counter (`.data`, "
+                   f"`unsafe_chunk`): backward will not raise, but its gradients will be wrong. "
+                   f"Found running on {device}.")
+    related = [] if saved_site is None else [
+        {"site": saved_site, "message": f"{saver} saved the tensor for backward here ({what})"}]
+    return message, related

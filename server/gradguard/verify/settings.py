@@ -1,0 +1,75 @@
+"""`[tool.gradguard.verify]`: how `gradguard verify` runs the user's code.
+
+```toml
+[tool.gradguard.verify]
+device = "auto"        # auto | cpu | cuda
+timeout = 120          # seconds of wall time per file
+memory = 8192          # MiB of data the run may allocate
+
+[tool.gradguard.verify.targets.Block]   # how to build the module class `Block`
+args = [64]
+kwargs = { bias = false }
+inputs = [[4, 64]]     # the shapes of the random inputs (else inferred from the first layer)
+factory = "make_block" # or: a function of the file returning the module, or (module, inputs)
+```
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gradguard.config import ConfigError, find_pyproject
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+DEVICES = ("auto", "cpu", "cuda")
+_TARGET_KEYS = {"args", "kwargs", "inputs", "factory"}
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """The device, limits and per-target construction settings of a verification run."""
+
+    device: str = "auto"
+    timeout: float = 120.0
+    memory: int = 8192
+    targets: dict[str, dict] = field(default_factory=dict, hash=False)
+
+
+def verify_settings_from_table(table: dict) -> VerifySettings:
+    """Check and read a `[tool.gradguard.verify]` table (or the same keys from an editor)."""
+    unknown = set(table) - {"device", "timeout", "memory", "targets"}
+    if unknown:
+        raise ConfigError(f"unknown [tool.gradguard.verify] keys: {', '.join(sorted(unknown))}")
+    device = table.get("device", "auto")
+    if device not in DEVICES:
+        raise ConfigError(f"[tool.gradguard.verify] device must be one of {', '.join(DEVICES)}")
+    timeout, memory = table.get("timeout", 120.0), table.get("memory", 8192)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ConfigError("[tool.gradguard.verify] timeout must be a positive number of seconds")
+    if isinstance(memory, bool) or not isinstance(memory, int) or memory <= 0:
+        raise ConfigError("[tool.gradguard.verify] memory must be a positive number of MiB")
+    targets = table.get("targets", {})
+    if not isinstance(targets, dict) or not all(isinstance(t, dict) for t in targets.values()):
+        raise ConfigError("[tool.gradguard.verify.targets] must hold one table per target")
+    for name, target in targets.items():
+        if set(target) - _TARGET_KEYS:
+            raise ConfigError(f"[tool.gradguard.verify.targets.{name}] knows only {', '.join(sorted(_TARGET_KEYS))}")
+    return VerifySettings(device, float(timeout), memory, dict(targets))
+
+
+def load_verify_settings(path: Path) -> VerifySettings:
+    """The settings of the nearest pyproject.toml above `path` (the defaults without one)."""
+    pyproject = find_pyproject(path)
+    if pyproject is None:
+        return VerifySettings()
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        return verify_settings_from_table(data.get("tool", {}).get("gradguard", {}).get("verify", {}))
+    except (OSError, tomllib.TOMLDecodeError, ConfigError) as error:
+        raise ConfigError(f"{pyproject}: {error}") from error

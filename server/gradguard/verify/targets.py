@@ -1,0 +1,73 @@
+"""What a verification runs (in the child): a script as `__main__`, or one module class or
+function of a file, the module fed random inputs shaped for its first layer."""
+
+from __future__ import annotations
+
+import inspect
+import runpy
+import sys
+from pathlib import Path
+
+import torch
+from torch import nn
+
+
+class TargetError(Exception):
+    """The target cannot be run as asked (not found, no input can be inferred): no fault of the code."""
+
+
+def run_script(path: str) -> None:
+    """Run the file as `python FILE` would: as `__main__`, its folder first on `sys.path`."""
+    sys.argv = [path]
+    sys.path.insert(0, str(Path(path).parent))
+    runpy.run_path(path, run_name="__main__")
+
+
+def run_target(path: str, name: str, settings: dict, device: torch.device) -> None:
+    """Run the file as a module, then build and call its module class or function `name`."""
+    sys.path.insert(0, str(Path(path).parent))
+    namespace = runpy.run_path(path, run_name="__gradguard_target__")
+    target = namespace.get(name)
+    if target is None:
+        raise TargetError(f"{path} defines no class or function named {name!r}")
+    factory = settings.get("factory")
+    if factory is not None:
+        if not callable(namespace.get(factory)):
+            raise TargetError(f"the factory {factory!r} named for {name} is not a function of {path}")
+        built = namespace[factory]()
+    elif callable(target):
+        args, kwargs = settings.get("args", ()), settings.get("kwargs", {})
+        try:
+            inspect.signature(target).bind(*args, **kwargs)
+        except TypeError as error:  # the arguments do not fit: the settings' fault, not the code's
+            given = "the arguments given" if args or kwargs else "no arguments"
+            raise TargetError(f"cannot call {name} with {given} ({error}): give `args`/`kwargs` or a `factory` "
+                              "for it in [tool.gradguard.verify.targets]") from None
+        except ValueError:
+            pass  # no signature to check (a builtin): let the call tell
+        built = target(*args, **kwargs)
+    else:
+        raise TargetError(f"{name} in {path} is neither an nn.Module class nor a function")
+    module, inputs = built if isinstance(built, tuple) and len(built) == 2 else (built, None)
+    if not isinstance(module, nn.Module):
+        return  # a function that ran its own code
+    module = module.to(device).train()
+    if inputs is None:
+        shapes = settings.get("inputs")
+        inputs = tuple(torch.randn(*s, device=device) for s in shapes) if shapes else infer_inputs(module, device)
+    module(*(inputs if isinstance(inputs, (tuple, list)) else (inputs,)))
+
+
+def infer_inputs(module: nn.Module, device: torch.device) -> tuple[torch.Tensor, ...]:
+    """A batch of 2 random inputs for the first layer: `Linear.in_features`, `ConvNd.in_channels`
+    (64 wide, 16 for 3-D), or indices below `Embedding.num_embeddings` (8 long)."""
+    for layer in module.modules():
+        if isinstance(layer, nn.Linear):
+            return (torch.randn(2, layer.in_features, device=device),)
+        if isinstance(layer, nn.modules.conv._ConvNd):
+            dims = len(layer.kernel_size)
+            return (torch.randn(2, layer.in_channels, *[64 if dims < 3 else 16] * dims, device=device),)
+        if isinstance(layer, nn.Embedding):
+            return (torch.randint(layer.num_embeddings, (2, 8), device=device),)
+    raise TargetError(f"cannot infer an input for {type(module).__name__}: its first layer is no Linear, "
+                      "Conv or Embedding; give `inputs` or a `factory` in [tool.gradguard.verify.targets]")

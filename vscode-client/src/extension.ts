@@ -1,0 +1,409 @@
+// The gradguard extension: runs `python -m gradguard lsp` and keeps it in step with VS Code's settings.
+import { execFile } from 'node:child_process';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { PythonExtension } from '@vscode/python-extension';
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  RevealOutputChannelOn,
+  ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+
+const SECTION = 'gradguard';
+const VERIFY_COMMAND = 'gradguard.verify'; // the server's workspace/executeCommand
+// VS Code setting -> the server's key (the CLI's [tool.gradguard] keys)
+const RULE_SETTINGS: ReadonlyArray<[string, string]> = [
+  ['select', 'select'],
+  ['ignore', 'ignore'],
+  ['severities', 'severities'],
+  ['exclude', 'exclude'],
+  ['perFileIgnores', 'per-file-ignores'],
+];
+
+// `import gradguard` decides; the version is only shown (a source checkout may have no metadata)
+const IMPORT_CHECK = [
+  'import gradguard, importlib.metadata as m',
+  'try: print(m.version("gradguard"))',
+  'except Exception: print("")',
+].join('\n');
+
+type Interpreter = { command: string; source: string };
+type StatusKind = 'starting' | 'running' | 'disabled' | 'stopped' | 'error' | 'verifying';
+
+/** Whether the user set `name` anywhere (not just the default from package.json). */
+function isSet(cfg: vscode.WorkspaceConfiguration, name: string): boolean {
+  const i = cfg.inspect(name);
+  return (
+    i !== undefined &&
+    [i.globalValue, i.workspaceValue, i.workspaceFolderValue,
+      i.globalLanguageValue, i.workspaceLanguageValue, i.workspaceFolderLanguageValue].some((v) => v !== undefined)
+  );
+}
+
+/**
+ * What the server gets as initializationOptions and in workspace/didChangeConfiguration.
+ * Only the rule settings the user set are sent: the server then replaces the project's
+ * [tool.gradguard] table with them; with none set, each file keeps its pyproject.toml's table.
+ */
+export function serverSettings(): { gradguard: Record<string, unknown> } {
+  const cfg = vscode.workspace.getConfiguration(SECTION);
+  const table: Record<string, unknown> = {};
+  for (const [name, key] of RULE_SETTINGS) {
+    if (isSet(cfg, name)) table[key] = cfg.get(name);
+  }
+  const verify: Record<string, unknown> = {};
+  if (isSet(cfg, 'verify.device')) verify.device = cfg.get('verify.device');
+  if (isSet(cfg, 'verify.timeout')) verify.timeout = cfg.get('verify.timeout');
+  if (Object.keys(verify).length > 0) table.verify = verify;
+  table.trusted = vscode.workspace.isTrusted;
+  return { gradguard: table };
+}
+
+function expandPath(value: string): string {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
+  let expanded = value.replace(/\$\{workspaceFolder\}/g, folder).replace(/\$\{userHome\}/g, os.homedir());
+  if (expanded === '~' || expanded.startsWith('~/')) expanded = path.join(os.homedir(), expanded.slice(1));
+  // a relative path with a separator (`.venv/bin/python`) is relative to the workspace folder
+  if (folder && !path.isAbsolute(expanded) && expanded.includes('/')) expanded = path.join(folder, expanded);
+  return expanded;
+}
+
+function run(command: string, args: string[], timeoutMs: number): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { timeout: timeoutMs, env: process.env }, (error, stdout, stderr) => {
+      const code = error ? ((error as NodeJS.ErrnoException).code ?? 1) : 0;
+      resolve({ code: code as number | string, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+class Gradguard implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private interpreter: Interpreter | undefined;
+  private version = '';
+  private stopping = false;
+  private queue: Promise<void> = Promise.resolve();
+  private readonly output = vscode.window.createOutputChannel('gradguard', { log: true });
+  private readonly status = vscode.window.createStatusBarItem('gradguard.status', vscode.StatusBarAlignment.Right, 100);
+  private python: PythonExtension | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.status.name = 'gradguard';
+    this.status.command = 'gradguard.showLogs';
+    this.status.show();
+    this.disposables.push(this.output, this.status);
+  }
+
+  log(message: string): void {
+    this.output.info(message);
+  }
+
+  private setStatus(kind: StatusKind, detail = ''): void {
+    const icons: Record<StatusKind, string> = {
+      starting: '$(sync~spin)', running: '$(check)', disabled: '$(circle-slash)',
+      stopped: '$(debug-stop)', error: '$(error)', verifying: '$(sync~spin)',
+    };
+    const words: Record<StatusKind, string> = {
+      starting: 'starting', running: 'running', disabled: 'disabled',
+      stopped: 'stopped', error: 'not running', verifying: 'verifying',
+    };
+    this.status.text = `${icons[kind]} gradguard${kind === 'running' ? '' : `: ${words[kind]}`}`;
+    const tooltip = new vscode.MarkdownString(`**gradguard** ${this.version} — ${words[kind]}`);
+    if (this.interpreter) tooltip.appendMarkdown(`\n\nInterpreter: \`${this.interpreter.command}\` (${this.interpreter.source})`);
+    if (detail) tooltip.appendMarkdown(`\n\n${detail}`);
+    tooltip.appendMarkdown('\n\nClick to show the logs.');
+    this.status.tooltip = tooltip;
+    this.status.backgroundColor = kind === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    void vscode.commands.executeCommand('setContext', 'gradguard.serverState', kind);
+  }
+
+  /** Runs start/stop/restart one at a time, in the order asked. */
+  private enqueue(step: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(step, step).catch((error) => this.log(`error: ${String(error)}`));
+    return this.queue;
+  }
+
+  /** Stops the server and starts it again, finding the interpreter anew. */
+  restart(): Promise<void> {
+    return this.enqueue(async () => {
+      await this.stopClient();
+      await this.startClient();
+    });
+  }
+
+  activate(): void {
+    const ctx = this.context;
+    this.disposables.push(
+      vscode.commands.registerCommand('gradguard.restartServer', () => this.restart()),
+      vscode.commands.registerCommand('gradguard.showLogs', () => this.output.show(true)),
+      vscode.commands.registerCommand('gradguard.verifyCurrentModule', (uri?: vscode.Uri) => this.verify(uri)),
+      vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.log('workspace trusted: restarting (the workspace interpreter setting now applies)');
+        void this.restart();
+      }),
+    );
+    ctx.subscriptions.push(this);
+    void this.enqueue(() => this.startClient());
+  }
+
+  private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
+    if (!e.affectsConfiguration(SECTION)) return;
+    if (e.affectsConfiguration(`${SECTION}.enable`) || e.affectsConfiguration(`${SECTION}.interpreter`)) {
+      this.log('gradguard.enable or gradguard.interpreter changed: restarting the server');
+      void this.restart();
+      return;
+    }
+    void this.enqueue(() => this.sendSettings());
+  }
+
+  private async sendSettings(): Promise<void> {
+    if (!this.client || this.client.state !== State.Running) return;
+    const settings = serverSettings();
+    this.log(`settings changed: sending ${JSON.stringify(settings)}`);
+    await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings });
+  }
+
+  /** `gradguard.interpreter`, the Python extension's active interpreter, `python3`. */
+  private async resolveInterpreter(): Promise<Interpreter> {
+    const configured = vscode.workspace.getConfiguration(SECTION).get<string>('interpreter', '').trim();
+    if (configured) return { command: expandPath(configured), source: 'gradguard.interpreter' };
+    if (vscode.extensions.getExtension('ms-python.python')) {
+      try {
+        if (!this.python) {
+          this.python = await PythonExtension.api();
+          this.disposables.push(this.python.environments.onDidChangeActiveEnvironmentPath(() => {
+            if (vscode.workspace.getConfiguration(SECTION).get<string>('interpreter', '').trim()) return;
+            this.log('the Python extension changed the active interpreter: restarting the server');
+            void this.restart();
+          }));
+        }
+        const resource = vscode.window.activeTextEditor?.document.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
+        const active = this.python.environments.getActiveEnvironmentPath(resource);
+        const resolved = await this.python.environments.resolveEnvironment(active);
+        const executable = resolved?.executable.uri?.fsPath;
+        if (executable) return { command: executable, source: 'the Python extension' };
+        this.log(`the Python extension's active environment ${active.path} has no executable; using python3`);
+      } catch (error) {
+        this.log(`could not ask the Python extension for its interpreter: ${String(error)}`);
+      }
+    }
+    return { command: 'python3', source: 'the default' };
+  }
+
+  /** Checks `python -c "import gradguard"`; says how to install it if that fails. */
+  private async checkImport(interpreter: Interpreter): Promise<boolean> {
+    const probe = await run(interpreter.command, ['-c', IMPORT_CHECK], 30000);
+    if (probe.code === 0) {
+      this.version = probe.stdout.trim();
+      return true;
+    }
+    const missing = probe.code === 'ENOENT';
+    const reason = missing
+      ? `Python interpreter \`${interpreter.command}\` (from ${interpreter.source}) was not found.`
+      : `gradguard is not installed for \`${interpreter.command}\` (from ${interpreter.source}).`;
+    this.log(`${reason}\n${probe.stderr.trim()}`);
+    this.setStatus('error', reason);
+    const install = `"${interpreter.command}" -m pip install gradguard`;
+    const actions = missing ? ['Open Settings', 'Show Logs'] : ['Install in Terminal', 'Copy Command', 'Open Settings'];
+    // VS Code hides a restricted setting's workspace value (even from inspect()) until the workspace is trusted
+    const restricted = !vscode.workspace.isTrusted && interpreter.source !== 'gradguard.interpreter'
+      ? ' (Restricted Mode: a gradguard.interpreter in the workspace settings applies once you trust the workspace.)' : '';
+    const text = missing
+      ? `${reason.replace(/`/g, "'")} Set gradguard.interpreter to a Python with gradguard installed.${restricted}`
+      : `${reason.replace(/`/g, "'")} Install it with: ${install}${restricted}`;
+    void vscode.window.showErrorMessage(text, ...actions).then(async (choice) => {
+      if (choice === 'Install in Terminal') {
+        const terminal = vscode.window.createTerminal('gradguard install');
+        terminal.show();
+        terminal.sendText(install);
+      } else if (choice === 'Copy Command') {
+        await vscode.env.clipboard.writeText(install);
+      } else if (choice === 'Open Settings') {
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'gradguard.interpreter');
+      } else if (choice === 'Show Logs') {
+        this.output.show(true);
+      }
+    });
+    return false;
+  }
+
+  private async startClient(): Promise<void> {
+    if (!vscode.workspace.getConfiguration(SECTION).get<boolean>('enable', true)) {
+      this.log('gradguard.enable is false: not starting the server');
+      this.setStatus('disabled', 'Set `gradguard.enable` to start it.');
+      return;
+    }
+    this.setStatus('starting');
+    this.interpreter = await this.resolveInterpreter();
+    this.log(`interpreter: ${this.interpreter.command} (${this.interpreter.source})`);
+    if (!(await this.checkImport(this.interpreter))) return;
+
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const serverOptions: ServerOptions = {
+      command: this.interpreter.command,
+      args: ['-m', 'gradguard', 'lsp'], // the client appends --stdio
+      transport: TransportKind.stdio,
+      options: { cwd: folder, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file', language: 'python' }],
+      initializationOptions: serverSettings(),
+      synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pyproject.toml') },
+      outputChannel: this.output,
+      traceOutputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      middleware: this.middleware(),
+    };
+    const client = new LanguageClient(SECTION, 'gradguard', serverOptions, clientOptions);
+    client.onDidChangeState((e) => {
+      if (client !== this.client) return;
+      if (e.newState === State.Running) this.setStatus('running');
+      else if (e.newState === State.Starting) this.setStatus('starting');
+      else if (!this.stopping) this.setStatus('error', 'The server stopped. Run **gradguard: Restart Server**.');
+    });
+    this.client = client;
+    try {
+      await client.start();
+      this.log(`gradguard ${this.version} running: ${this.interpreter.command} -m gradguard lsp`);
+      this.setStatus('running');
+    } catch (error) {
+      this.log(`the server did not start: ${String(error)}`);
+      this.setStatus('error', 'The server did not start; see the logs.');
+      void vscode.window.showErrorMessage(`gradguard: the language server did not start (${this.interpreter.command} -m gradguard lsp).`,
+        'Show Logs').then((choice) => { if (choice) this.output.show(true); });
+    }
+  }
+
+  private async stopClient(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    this.stopping = true;
+    try {
+      if (client.isRunning()) await client.stop(5000);
+      else await client.dispose(5000);
+    } catch (error) {
+      this.log(`error while stopping the server: ${String(error)}`);
+    } finally {
+      this.client = undefined;
+      this.stopping = false;
+      this.setStatus('stopped');
+    }
+  }
+
+  /** `gradguard.verifyCurrentModule`: verifies the module in the active editor (or the one clicked on). */
+  private async verify(uri?: vscode.Uri): Promise<void> {
+    const document = uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString())
+      : vscode.window.activeTextEditor?.document;
+    const target = uri ?? document?.uri;
+    if (!target || (document && document.languageId !== 'python')) {
+      void vscode.window.showWarningMessage('gradguard: open a Python file to verify it.');
+      return;
+    }
+    const client = this.client;
+    if (!client || client.state !== State.Running) {
+      void vscode.window.showWarningMessage('gradguard: the server is not running.', 'Show Logs')
+        .then((choice) => { if (choice) this.output.show(true); });
+      return;
+    }
+    const commands = client.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+    if (!commands.includes(VERIFY_COMMAND)) {
+      void vscode.window.showWarningMessage(
+        `gradguard: this server (gradguard ${this.version}) cannot verify modules; update gradguard in ${this.interpreter?.command}.`);
+      return;
+    }
+    if (document?.isDirty) await document.save(); // the server runs the file on disk
+    await this.runVerify(client, [client.code2ProtocolConverter.asUri(target)],
+      (command, args) => client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }));
+  }
+
+  /**
+   * Every `gradguard.verify` goes through here: this command's and the server's code lenses'
+   * (through the client's executeCommand middleware). It runs the user's code, so never untrusted.
+   */
+  private async runVerify(client: LanguageClient, args: unknown[],
+    send: (command: string, args: unknown[]) => Promise<unknown>): Promise<unknown> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('gradguard: verification runs your code, so it is disabled in an untrusted workspace.');
+      return undefined;
+    }
+    const name = typeof args[0] === 'string' ? path.basename(vscode.Uri.parse(args[0]).fsPath) : 'the module';
+    const what = typeof args[1] === 'string' ? `${args[1]} in ${name}` : name;
+    this.setStatus('verifying');
+    this.log(`verifying ${JSON.stringify(args)}`);
+    try {
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `gradguard: verifying ${what}…` },
+        () => send(VERIFY_COMMAND, args));
+      this.log(`verification result: ${JSON.stringify(result)}`);
+      const { text, problem } = describeVerification(result);
+      const show = problem ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      void show(`gradguard: ${what}: ${text}`, 'Show Logs').then((choice) => { if (choice) this.output.show(true); });
+      return result;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log(`verification failed: ${message}`);
+      void vscode.window.showErrorMessage(`gradguard: verification of ${what} failed: ${message}`);
+      return undefined;
+    } finally {
+      if (this.client === client && client.state === State.Running) this.setStatus('running');
+    }
+  }
+
+  /** The client's middleware: lenses and other callers of `gradguard.verify` get the same checks and UI. */
+  middleware(): LanguageClientOptions['middleware'] {
+    return {
+      executeCommand: (command, args, next) => {
+        if (command !== VERIFY_COMMAND || !this.client) return next(command, args);
+        const client = this.client;
+        return this.runVerify(client, args, (c, a) => Promise.resolve(next(c, a)));
+      },
+    };
+  }
+
+  async shutdown(): Promise<void> {
+    await this.enqueue(() => this.stopClient());
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** A one-line summary of the server's answer to `gradguard.verify`. */
+export function describeVerification(result: unknown): { text: string; problem: boolean } {
+  if (typeof result === 'string') return { text: result, problem: false };
+  if (!result || typeof result !== 'object') return { text: 'done; see the logs.', problem: false };
+  const r = result as { device?: unknown; problem?: unknown; findings?: unknown; message?: unknown };
+  const on = typeof r.device === 'string' && r.device ? ` on ${r.device}` : '';
+  const problem = typeof r.problem === 'string' && r.problem ? r.problem : undefined;
+  if (Array.isArray(r.findings)) {
+    const origins: Record<string, string> = { both: 'confirmed by the run', runtime: 'found by the run', static: 'not seen in the run' };
+    // GV002 says that the run did not complete: `problem` says it in full
+    const items = r.findings.filter((f: { code?: unknown }) => !(problem && f.code === 'GV002'))
+      .map((f: { code?: unknown; line?: unknown; origin?: unknown }) =>
+        `${String(f.code)} line ${String(f.line)}${f.origin ? ` (${origins[String(f.origin)] ?? String(f.origin)})` : ''}`);
+    const summary = `ran${on}; ${items.length === 0 ? 'no findings' : `${items.length} finding${items.length > 1 ? 's' : ''}: ${items.join(', ')}`}.`;
+    return problem ? { text: `${summary} The run did not complete: ${problem}`, problem: true } : { text: summary, problem: false };
+  }
+  if (problem) return { text: `the run${on} did not complete: ${problem}`, problem: true };
+  return { text: typeof r.message === 'string' ? r.message : 'done; see the logs.', problem: false };
+}
+
+let instance: Gradguard | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  instance = new Gradguard(context);
+  instance.activate();
+}
+
+export async function deactivate(): Promise<void> {
+  await instance?.shutdown();
+}
