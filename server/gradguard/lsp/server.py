@@ -217,7 +217,15 @@ class GradguardServer(LanguageServer):
 def _settle_memory() -> None:
     """Freeze what is alive now (the open documents' trees, the files they import) out of the
     garbage collector's reach: a full collection over them takes hundreds of milliseconds, which
-    would land on a keystroke. Closing a document unfreezes it all."""
+    would land on a keystroke. Closing a document collects once (`_release_memory`)."""
+    gc.freeze()
+
+
+def _release_memory() -> None:
+    """A document was closed: collect its trees (once, now, not on some later keystroke) and
+    freeze again what is left."""
+    gc.unfreeze()
+    gc.collect()
     gc.freeze()
 
 
@@ -348,7 +356,7 @@ def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> No
     uri = params.text_document.uri
     ls.analysed.pop(uri, None)
     if ls.opened.pop(uri, None) is not None:
-        gc.unfreeze()  # its trees can go; the next document settled in freezes what is left
+        ls.analyser.submit(_release_memory)
     task = ls.tasks.pop(uri, None)
     if task is not None:
         task.cancel()

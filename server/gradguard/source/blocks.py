@@ -80,53 +80,46 @@ def _text(lines: list[str], first: int, last: int) -> str:
     return text + "\n" if last < len(lines) else text
 
 
-def _statement_lines(statements: list[ast.stmt]) -> list[tuple[int, int, int]]:
-    """(first line, anchor line, last line) per libcst statement: statements sharing a line are one."""
-    groups: list[list[int]] = []
+@dataclass(frozen=True)
+class _Statement:
+    """One libcst statement seen through CPython's tree: statements sharing a line (`a = 1; b = 2`) are one."""
+
+    first_ast: ast.stmt
+    first: int  # its first line, decorators included
+    anchor: int  # the line libcst's position of it starts on
+    last: int
+
+
+def _statements(statements: list[ast.stmt]) -> list[_Statement]:
+    grouped: list[_Statement] = []
     for statement in statements:
-        decorators = getattr(statement, "decorator_list", ())
-        first = min([statement.lineno, *(d.lineno for d in decorators)])
+        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
         last = statement.end_lineno or statement.lineno
-        if groups and first <= groups[-1][2]:
-            groups[-1][2] = max(groups[-1][2], last)
+        if grouped and first <= grouped[-1].last:
+            grouped[-1] = replace(grouped[-1], last=max(grouped[-1].last, last))
         else:
-            groups.append([first, statement.lineno, last])
-    return [(a, b, c) for a, b, c in groups]
+            grouped.append(_Statement(statement, first, statement.lineno, last))
+    return grouped
 
 
 def _blocks(nodes: list[cst.BaseStatement], statements: list[ast.stmt], first: int, last: int, offset: int,
             default_indent: str, indent: str, members: bool) -> list[Block] | None:
     """The blocks of one parsed region (`offset` turns the region's lines into the document's)."""
-    spans = _statement_lines(statements)
-    if len(spans) != len(nodes):
+    seen = _statements(statements)
+    if len(seen) != len(nodes):
         return None
     blocks: list[Block] = []
-    for index, (node, statement, (_, anchor, end)) in enumerate(zip(nodes, _grouped(statements), spans)):
+    for index, (node, statement) in enumerate(zip(nodes, seen)):
         owned_first = first if index == 0 else blocks[-1].last + 1
-        owned_last = last if index == len(spans) - 1 else end + offset
+        owned_last = last if index == len(seen) - 1 else statement.last + offset
         inner: tuple[Block, ...] = ()
-        if members and isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock) \
-                and isinstance(statement, ast.ClassDef):
+        body = statement.first_ast.body if isinstance(statement.first_ast, ast.ClassDef) else []
+        if members and body and isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
             body_indent = node.body.indent if node.body.indent is not None else default_indent
-            inner_spans = _statement_lines(statement.body)
-            found = _blocks(list(node.body.body), statement.body, inner_spans[0][0] + offset, end + offset, offset,
-                            default_indent, body_indent, members=False) if inner_spans else None
-            inner = tuple(found or ())
-        blocks.append(Block(node, owned_first, anchor + offset, owned_last, default_indent, indent, inner))
+            inner = tuple(_blocks(list(node.body.body), body, _statements(body)[0].first + offset,
+                                  statement.last + offset, offset, default_indent, body_indent, members=False) or ())
+        blocks.append(Block(node, owned_first, statement.anchor + offset, owned_last, default_indent, indent, inner))
     return blocks
-
-
-def _grouped(statements: list[ast.stmt]) -> list[ast.stmt]:
-    """The first ast statement of each libcst statement (see `_statement_lines`)."""
-    firsts: list[ast.stmt] = []
-    end = 0
-    for statement in statements:
-        decorators = getattr(statement, "decorator_list", ())
-        first = min([statement.lineno, *(d.lineno for d in decorators)])
-        if not firsts or first > end:
-            firsts.append(statement)
-        end = max(end, statement.end_lineno or statement.lineno)
-    return firsts
 
 
 class BlockTree:
