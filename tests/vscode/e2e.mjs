@@ -157,16 +157,25 @@ async function quickfix() {
 
   step = 'hover over the squiggle shows the message';
   await goToLine(LINE);
-  const centre = await lineCentre(LINE);
-  for (const s of await squiggles.all()) {
-    const box = await s.boundingBox();
-    if (box && Math.abs(box.y + box.height / 2 - centre.y) < centre.height / 2) {
-      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-      break;
-    }
-  }
   const hover = page.locator('.monaco-hover:visible', { hasText: CODE }).first();
-  await hover.waitFor();
+  // the lines can still move (a code lens arriving above them): aim again until the hover shows
+  await until(async () => {
+    const centre = await lineCentre(LINE);
+    for (const s of centre ? await squiggles.all() : []) {
+      const box = await s.boundingBox();
+      if (box && Math.abs(box.y + box.height / 2 - centre.y) < centre.height / 2) {
+        await page.mouse.move(5, 5);
+        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        break;
+      }
+    }
+    try {
+      await hover.waitFor({ timeout: 3000 });
+      return true;
+    } catch {
+      return false;
+    }
+  }, `a hover with ${CODE} over the squiggle`);
   log(`hover: ${JSON.stringify((await hover.innerText()).replace(/\s+/g, ' ').trim().slice(0, 160))}`);
   await shot('diagnostic');
   await page.mouse.move(5, 5);
