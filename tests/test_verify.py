@@ -184,6 +184,17 @@ def test_an_unknown_target_cannot_be_run(tmp_path):
     assert "gradguard: could not verify empty.py: empty.py defines no class or function named 'Missing'" in run.stderr
 
 
+def test_a_class_needing_arguments_says_which_and_what_ran_before_still_counts(tmp_path):
+    case = (CORPUS / "cases" / "seed_resnet_relu_then_add.py").read_text()
+    (tmp_path / "block.py").write_text(case)  # its top level runs `Block(8)`: GG001 at line 16
+    run = verify("--format", "json", "--target", "Block", "block.py", cwd=tmp_path)
+    assert run.returncode == 2
+    found = {(f["code"], f["location"]["row"], f["origin"]) for f in json.loads(run.stdout)}
+    assert found == {("GG001", 16, "both"), ("GV002", 1, "runtime")}
+    assert ("could not verify block.py: cannot call Block with no arguments (missing a required argument: "
+            "'dim'): give `args`/`kwargs` or a `factory` for it in [tool.gradguard.verify.targets]") in run.stderr
+
+
 def test_a_user_exception_is_reported_with_its_traceback(tmp_path):
     write(tmp_path, "boom.py", """
         import torch
