@@ -71,7 +71,7 @@ class OpenDocument:
         if self._previous is None or self._document is None:
             return None
         name = self.blocks.name_at(line, column)
-        seen = self._previous.seen.get(name) if name is not None else None
+        seen = self._previous.seen(name) if name is not None else None
         if seen is None:
             return None
         return describe(RuleContext(self._document, [], project), name.value, seen)

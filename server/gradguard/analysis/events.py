@@ -53,7 +53,6 @@ class Seen:
 
     value: TensorValue
     saved: tuple[SavedRecord, ...]
-    grad_enabled: Tri
 
 
 @dataclass(frozen=True)
@@ -79,5 +78,11 @@ class ScopeResult:
     module_changes: list[InplaceChange] = field(default_factory=list)
     module_entered: frozenset[cst.FunctionDef] = frozenset()
     module_seen: dict[cst.Name, Seen] = field(default_factory=dict)
-    seen: dict[cst.Name, Seen] = field(default_factory=dict)  # the module level's and every function's
+
+    def seen(self, name: cst.Name) -> Seen | None:
+        """What `name` held where it stands, at module level or in a function (asked by hovers only:
+        nothing is merged on the way)."""
+        if name in self.module_seen:
+            return self.module_seen[name]
+        return next((unit.seen[name] for unit in self.units.values() if name in unit.seen), None)
     plan: list[Deferred] = field(default_factory=list)

@@ -410,7 +410,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     def see(self, node: cst.Name, value: Value, state: State) -> None:
         """Remember a tensor a name of the file's own code holds (not while following a call)."""
         if isinstance(value, TensorValue) and not self.call_stack:
-            self.seen[node] = Seen(value, state.saves.get(value.version_counter, ()), state.grad_enabled)
+            self.seen[node] = Seen(value, state.saves.get(value.version_counter, ()))
 
     def bind(self, target: cst.BaseExpression, value: Value, state: State, value_node: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
@@ -744,9 +744,6 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     interpreter = Interpreter(module, path, project, previous, replaced)
     result = interpreter.run()
     result.definitions = interpreter.definitions
-    result.seen = dict(result.module_seen)
-    for unit in result.units.values():
-        result.seen.update(unit.seen)
     return result
 
 

@@ -41,6 +41,11 @@ class Block:
     members: tuple[Block, ...] = ()  # a top-level class's body
     broken: bool = False  # in a region that stopped parsing: the last good tree stands in
 
+    def stale(self, first: int, last: int) -> Block:
+        """This block standing in, with its last good tree, for lines `first`..`last` that no longer parse."""
+        return replace(self, first=first, last=last, broken=True,
+                       members=tuple(m.stale(first, last) for m in self.members))
+
     def moved(self, delta: int) -> Block:
         if not delta:
             return self
@@ -195,7 +200,7 @@ class BlockTree:
             first, last = outer.members[k].first, outer.members[m].last + delta
             members = self._parse_members(outer.members[k:m + 1], lines, first, last)
             if members is None:
-                members = [replace(b, first=first, last=last, broken=True) for b in outer.members[k:m + 1]]
+                members = [b.stale(first, last) for b in outer.members[k:m + 1]]
             else:
                 self.replaced = [b.node for b in outer.members[k:m + 1]]
             new_members = (*outer.members[:k], *members, *(b.moved(delta) for b in outer.members[m + 1:]))
@@ -211,7 +216,10 @@ class BlockTree:
             module = cst.parse_module(region)
             tree = _ast(region)
         except (cst.ParserSyntaxError, SyntaxError, RecursionError, ValueError, MemoryError):
-            return self._keep_broken(lines, first, last, self.blocks[i:j + 1], delta)
+            # the region keeps its last good tree; `update` then asks CPython where the error is, and
+            # parses the file whole if it has none (the edit changed where blocks begin or end)
+            self._splice(i, j, [b.stale(first, last) for b in self.blocks[i:j + 1]], delta)
+            return True
         blocks = _blocks(list(module.body), tree.body, first, last, first - 1, module.default_indent, "",
                          members=True)
         if blocks is None:
@@ -238,16 +246,6 @@ class BlockTree:
             return None  # the region moved in or out of the class: its structure changed
         return _blocks(list(stand_in.body.body), tree.body[0].body, first, last, first - 2, module.default_indent,
                        indent, members=False)
-
-    def _keep_broken(self, lines: list[str], first: int, last: int, blocks: list[Block], delta: int) -> bool:
-        """A region that stopped parsing keeps its last good tree (`update` then asks CPython where
-        the error is, and parses the file whole if it has none: the blocks' structure changed)."""
-        i = self.blocks.index(blocks[0])
-        kept = [replace(b, first=first, last=last, broken=True,
-                        members=tuple(replace(m, first=first, last=last, broken=True) for m in b.members))
-                for b in blocks]
-        self._splice(i, i + len(blocks) - 1, kept, delta)
-        return True
 
     def _splice(self, i: int, j: int, blocks: list[Block], delta: int) -> None:
         self.blocks = [*self.blocks[:i], *blocks, *(b.moved(delta) for b in self.blocks[j + 1:])]
