@@ -18,6 +18,7 @@ from gradguard.findings import Finding, Position, Severity
 from gradguard.rules import RULES, RuleContext
 from gradguard.source.blocks import BlockTree
 from gradguard.source.document import Document, SyntaxProblem
+from gradguard.source.parser import collector_paused
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -50,8 +51,9 @@ def analyse_document(document: Document, settings: Settings, project: ProjectInd
 
     `project` resolves names imported from other files of the project (one per run or server).
     """
-    document, result = _interpret(document, project)
-    return _findings(document, settings, project, result.changes if result is not None else [])
+    with collector_paused():
+        document, result = _interpret(document, project)
+        return _findings(document, settings, project, result.changes if result is not None else [])
 
 
 class OpenDocument:
@@ -81,7 +83,12 @@ class OpenDocument:
         self._previous = None
 
     def analyse(self, text: str, settings: Settings, project: ProjectIndex) -> list[Finding]:
-        """The findings for this version's `text`."""
+        """The findings for this version's `text` (an analysis frees little of what it builds:
+        the garbage collector waits until it ends)."""
+        with collector_paused():
+            return self._analyse(text, settings, project)
+
+    def _analyse(self, text: str, settings: Settings, project: ProjectIndex) -> list[Finding]:
         module = self.blocks.module
         document = self.blocks.update(text)
         seen = (id(project), project.dependencies_changed_at(document.filename))

@@ -22,6 +22,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Position, Span
+from gradguard.source.parser import parse_module
 
 _MAX_REEXPORT_DEPTH = 6
 
@@ -154,7 +155,7 @@ class ProjectIndex:
 
         try:
             text = file.read_text(encoding="utf-8")
-            module = cst.parse_module(text)
+            module = parse_module(text)
         except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
             return None
         self._note_text(file, hash(text))

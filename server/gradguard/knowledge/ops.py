@@ -109,6 +109,12 @@ def _by_base() -> Mapping[str, tuple[OpFacts, ...]]:
     return MappingProxyType({base: tuple(group) for base, group in groups.items()})
 
 
+def load() -> None:
+    """Read the op table now instead of at the first lookup (a language server reads it while the
+    editor starts, so that the first document's diagnostics do not wait for it)."""
+    _by_base()
+
+
 def op(name: str) -> OpFacts | None:
     """Facts for an exact overload key (``"mul.Tensor"``, ``"relu_"``), or None if unknown."""
     return _load()[1].get(name)

@@ -28,6 +28,7 @@ from gradguard.cli.fixing import fix_file
 from gradguard.config import ConfigError, ProjectSettings, Settings, settings_from_table
 from gradguard.engine import OpenDocument
 from gradguard.findings import Applicability, Finding, Position, Severity, Span
+from gradguard.knowledge import ops
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
 from gradguard.lsp.hover import rule_hover, tensor_hover
 from gradguard.lsp import verification
@@ -91,6 +92,7 @@ class GradguardServer(LanguageServer):
         self.project = ProjectIndex(use_jedi=False)  # jedi's first query takes seconds: never before an answer
         self.analysed: dict[str, Analysed] = {}
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
+        self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
         self.analyser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")  # off the loop
 
@@ -134,14 +136,14 @@ class GradguardServer(LanguageServer):
         if document is None:
             return
         version, text, path = document.version, document.source, document.path
-        not_read: set[Path] | None = None
+        first = False
         if len(text) > MAX_SIZE:
             findings = [_too_large(path, len(text))]
         else:
-            findings, not_read = await asyncio.get_running_loop().run_in_executor(
+            findings, first = await asyncio.get_running_loop().run_in_executor(
                 self.analyser, self.analyse, uri, path, text)
-        if not_read is not None:
-            asyncio.ensure_future(self.settle_in(uri, not_read))
+        if first:
+            asyncio.ensure_future(self.settle_in(uri))
         current = self.open_document(uri)
         if current is None or current.version != version:
             return  # outdated: the newer change's analysis publishes
@@ -161,36 +163,58 @@ class GradguardServer(LanguageServer):
         root = project_settings.root or (Path(self.workspace.root_path) if self.workspace.root_path else None)
         return settings_from_table(self.editor_settings, root=root)
 
-    def analyse(self, uri: str, path: str, text: str) -> tuple[list[Finding], set[Path] | None]:
-        """The findings for `text`; for a document's first analysis, also the imported files it
-        left unread (the first diagnostics of a document do not wait for what it imports)."""
+    def analyse(self, uri: str, path: str, text: str) -> tuple[list[Finding], bool]:
+        """The findings for `text`, and whether this was the document's first analysis. Until the
+        document has settled in (`read_imports`), its analyses do not wait for what it imports:
+        names from files not read yet stay unknown (a miss, never a false alarm), and those files
+        are queued to be read."""
         try:
             settings = self.settings_for(path)
             if settings.excluded(Path(path)):
-                return [], None
+                return [], False
             opened = self.opened.get(uri)
-            if opened is not None:
-                return opened.analyse(text, settings, self.project), None
-            opened = self.opened[uri] = OpenDocument(path)
+            first = opened is None
+            if opened is None:
+                opened = self.opened[uri] = OpenDocument(path)
+            elif uri not in self.settling:
+                return opened.analyse(text, settings, self.project), False
             with self.project.without_reading() as not_read:
-                return opened.analyse(text, settings, self.project), not_read
+                findings = opened.analyse(text, settings, self.project)
+            if not_read:
+                self.settling.setdefault(uri, set()).update(not_read)
+            return findings, first
         except ConfigError as error:
             self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
         except Exception as error:  # the server never crashes on a document
             self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error,
                                                          f"gradguard could not analyse {path}: {error!r}"))
-        return [], None
+        return [], False
 
-    async def settle_in(self, uri: str, files: set[Path]) -> None:
+    def read_next_import(self, uri: str) -> bool:
+        """Read one file the settling document imports (and what that file needs in turn): True.
+        When none is left, or the document was closed, it has settled in (its next analysis
+        starts afresh, reading what it imports): False."""
+        pending = self.settling.get(uri)
+        if pending and uri in self.opened:
+            self.project.definitions_of(pending.pop())
+            return True
+        self.settling.pop(uri, None)
+        if (opened := self.opened.get(uri)) is not None:
+            opened.forget()
+        return False
+
+    async def settle_in(self, uri: str) -> None:
         """After a document's first diagnostics: read the files it imports, if any, and analyse it
         again; then put what is in memory now out of the garbage collector's way."""
-        if files:
-            await self.read_imports(uri, files)
+        if uri in self.settling:
+            await self.read_imports(uri)
         await asyncio.get_running_loop().run_in_executor(self.analyser, _settle_memory)
 
-    async def read_imports(self, uri: str, files: set[Path]) -> None:
-        """Read the files a document imports (with `$/progress`), then analyse it again."""
-        title = f"gradguard: reading {len(files)} imported file{'s' if len(files) > 1 else ''}"
+    async def read_imports(self, uri: str) -> None:
+        """Read the files a document imports (with `$/progress`), one executor job each: the
+        analysis of a change made meanwhile waits for one file, not for all. Then analyse it again."""
+        count = len(self.settling.get(uri, ()))
+        title = f"gradguard: reading {count} imported file{'s' if count > 1 else ''}"
         token = f"gradguard-imports-{uri}"
         progress = self.client_supports("window", "work_done_progress")
         if progress:
@@ -199,14 +223,15 @@ class GradguardServer(LanguageServer):
                 self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=False))
             except Exception:  # a client that refuses the token still gets its diagnostics
                 progress = False
-        await asyncio.get_running_loop().run_in_executor(  # one job: one keystroke waits, not several
-            self.analyser, lambda: [self.project.definitions_of(file) for file in sorted(files)])
+        while await asyncio.get_running_loop().run_in_executor(self.analyser, self.read_next_import, uri):
+            pass
         if progress:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
-        opened = self.opened.get(uri)
-        if opened is None:
+        if uri not in self.opened:
             return
-        opened.forget()
+        # The analyses submitted before the last job have run, and their tasks moved on, before
+        # this resumes (the executor and the loop are first in, first out): from here on, every
+        # analysis sees what the document imports.
         self.analysed.pop(uri, None)
         self.schedule(uri)
         await asyncio.shield(self.tasks[uri])
@@ -451,7 +476,8 @@ verification.register(server)  # the gradguard.verify command and its code lense
 
 def start(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087) -> None:
     """Serve over stdio (what editors use) or TCP."""
-    gc.freeze()  # the modules just imported (lsprotocol's types above all) live as long as the server
+    ops.load()
+    gc.freeze()  # the modules just imported (lsprotocol's types above all) and the op table live as long as the server
     if transport == "tcp":
         server.start_tcp(host, port)
     else:

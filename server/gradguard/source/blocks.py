@@ -24,6 +24,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gradguard.findings import Position, Span
 from gradguard.source.document import Document, SyntaxProblem, python_syntax_problem
+from gradguard.source.parser import parse_module
 
 _STAND_IN = "class _:\n"
 
@@ -141,6 +142,8 @@ class BlockTree:
         self._where: dict[cst.CSTNode, Block] = {}  # block statement -> its block in this version
         self._owner: dict[cst.CSTNode, cst.CSTNode] = {}  # node -> the block statement it lies in
         self._positions: dict[cst.CSTNode, dict[cst.CSTNode, CodeRange]] = {}  # per block statement
+        self._unsplit: str | None = None  # parsed whole, not split into blocks yet: the text
+        self._whole: Document | None = None  # CPython refuses the text libcst parsed: no blocks
 
     # ---- versions -----------------------------------------------------------------------
 
@@ -150,35 +153,48 @@ class BlockTree:
         `replaced` then lists the statements of the previous version that this one no longer has.
         """
         lines = text.split("\n")  # fast, and exact: text with lone \r line ends is always parsed whole
+        self._split()
         self.replaced = []
         if self.module is None or not self.blocks or "\r" in text and text.count("\r") != text.count("\r\n") \
                 or not self._reparse_region(lines):
-            self._parse_whole(text, lines)
+            self._parse_whole(text)
         elif any(b.broken for top in self.blocks for b in (top, *top.members)):
             self._problem = python_syntax_problem(text)
             if self._problem is None:
-                self._parse_whole(text, lines)
+                self._parse_whole(text)
         self.lines = lines
+        self._index_blocks()
+        return self._document(text)
+
+    def _index_blocks(self) -> None:
         self._where = {b.node: b for top in self.blocks for b in (top, *top.members)}
         for gone in [n for n in self._positions if n not in self._where]:
             for node in self._positions.pop(gone):
                 if self._owner.get(node) is gone:
                     del self._owner[node]
-        return self._document(text)
 
-    def _parse_whole(self, text: str, lines: list[str]) -> None:
+    def _parse_whole(self, text: str) -> None:
+        """Parse `text` whole; it is split into blocks when first needed (a position asked for,
+        the next version): not before its first findings are out."""
         self.replaced = [b.node for b in self.blocks]
         document = Document.parse(self.filename, text)
         self.blocks, self.module, self._problem = [], document.module, document.syntax_problem
-        if document.module is None:
+        self._unsplit = text if document.module is not None else None
+        self._whole = None
+
+    def _split(self) -> None:
+        """Split the tree parsed whole into blocks, by CPython's lines of its statements."""
+        text, self._unsplit = self._unsplit, None
+        if text is None or self.module is None:
             return
         try:
             tree = _ast(text)
         except (SyntaxError, RecursionError, ValueError, MemoryError):
+            self._whole = Document(self.filename, text, module=self.module)
             return  # libcst accepts what CPython refuses: no blocks, every version is parsed whole
-        blocks = _blocks(list(document.module.body), tree.body, 1, len(lines), 0,
-                         document.module.default_indent, "", members=True)
-        self.blocks = blocks or []
+        self.blocks = _blocks(list(self.module.body), tree.body, 1, len(self.lines), 0,
+                              self.module.default_indent, "", members=True) or []
+        self._index_blocks()
 
     def _reparse_region(self, lines: list[str]) -> bool:
         """Re-parse the blocks the edit touched; False when the whole file must be parsed again."""
@@ -213,7 +229,7 @@ class BlockTree:
         first, last = self.blocks[i].first, self.blocks[j].last + delta
         region = _text(lines, first, last)
         try:
-            module = cst.parse_module(region)
+            module = parse_module(region)
             tree = _ast(region)
         except (cst.ParserSyntaxError, SyntaxError, RecursionError, ValueError, MemoryError):
             # the region keeps its last good tree; `update` then asks CPython where the error is, and
@@ -233,7 +249,7 @@ class BlockTree:
         """The class members of lines `first`..`last`, or None if they do not parse as members."""
         region = _text(lines, first, last)
         try:
-            module = cst.parse_module(_STAND_IN + region)
+            module = parse_module(_STAND_IN + region)
             tree = _ast(_STAND_IN + region)
         except (cst.ParserSyntaxError, SyntaxError, RecursionError, ValueError, MemoryError):
             return None
@@ -256,6 +272,8 @@ class BlockTree:
     # ---- documents and positions --------------------------------------------------------
 
     def _document(self, text: str) -> Document:
+        if self._unsplit is not None:
+            return Document(self.filename, text, module=self.module, locator=self.span)
         if self.module is None or not self.blocks:
             return Document(self.filename, text, module=self.module, syntax_problem=self._problem)
         lines = len(self.lines) - (self.lines[-1] == "")  # split at \n: a final line end leaves ""
@@ -269,6 +287,9 @@ class BlockTree:
         Blocks are resolved on demand: first the `likely` ones (the functions whose analysis
         reported something), then, if the node is still not found, all the others.
         """
+        self._split()
+        if self._whole is not None:
+            return self._whole.span(node)
         if node not in self._owner:
             for block in sorted(self._where.values(), key=lambda b: b.node not in self.likely):
                 if block.node not in self._positions:
@@ -284,6 +305,7 @@ class BlockTree:
 
     def name_at(self, line: int, column: int) -> cst.Name | None:
         """The name at (1-based `line`, 0-based `column`) in the current version, if any."""
+        self._split()
         for block in self._where.values():
             if block.members or block.broken or not block.first <= line <= block.last:
                 continue

@@ -6,12 +6,10 @@ to report: most files have nothing, and the position pass costs as much as the p
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable
 
 import ast
-import gc
 import re
 import warnings
 
@@ -19,11 +17,10 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gradguard.findings import Position, Span
+from gradguard.source.parser import TooDeeplyNested, parse_module
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-_MAX_BRACKET_DEPTH = 200  # CPython's own limit on nested parentheses
-_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 
 
 def lines_of(text: str) -> list[str]:
@@ -34,28 +31,6 @@ def lines_of(text: str) -> list[str]:
     lines = [line + "\n" for line in text.split("\n")]
     lines[-1] = lines[-1][:-1]
     return lines if lines[-1] else lines[:-1]
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while libcst builds a tree: the tree makes no garbage, and each
-    collection would walk its ever larger part already built (a third of a large file's parse)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _bracket_depth(text: str) -> int:
-    """The deepest bracket nesting in `text` (strings and comments included: an upper bound)."""
-    depth = deepest = 0
-    for char in _NOT_BRACKETS.sub("", text):
-        depth = depth + 1 if char in "([{" else max(depth - 1, 0)
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def python_syntax_problem(text: str) -> SyntaxProblem | None:
@@ -103,12 +78,11 @@ class Document:
         """Parse `text` (unless its tree `module` is given); a syntax error becomes `syntax_problem`."""
         if module is not None:
             return cls(filename, text, module=module)
-        if _bracket_depth(text) > _MAX_BRACKET_DEPTH:  # libcst's native parser crashes on these
-            return cls(filename, text, syntax_problem=python_syntax_problem(text) or SyntaxProblem(
-                "too many nested parentheses", Position(1, 0)))
         try:
-            with _collector_paused():
-                module = cst.parse_module(text)
+            module = parse_module(text)
+        except TooDeeplyNested as error:
+            return cls(filename, text, syntax_problem=python_syntax_problem(text) or SyntaxProblem(
+                str(error), Position(1, 0)))
         except cst.ParserSyntaxError as error:
             fallback = SyntaxProblem(error.message.splitlines()[0] if error.message else "invalid syntax",
                                      Position(max(error.raw_line, 1), max(error.raw_column, 0)))

@@ -1,0 +1,183 @@
+"""`gradguard lsp` while a document settles in: its first diagnostics do not wait for the files
+it imports; those are then read one by one, and a change made meanwhile is answered between two
+of them, not after all of them. Once all are read, the document is analysed again with them.
+
+Raw JSON-RPC, so that the order in which the server's messages arrive is exact.
+"""
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gradguard.analysis.project import ProjectIndex
+from gradguard.config import Settings
+from gradguard.engine import OpenDocument
+
+GATES = 5  # imported files, each about 800 lines: reading one takes a noticeable time
+FILLERS = 80
+WAIT = 120.0
+GATE = '''
+
+class Gate{k}(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+'''
+FILLER = '''
+
+class Filler{i}(nn.Module):
+    def __init__(self, width=4):
+        super().__init__()
+        self.a = nn.Linear(width, width)
+        self.b = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Dropout(0.1))
+
+    def forward(self, x):
+        return self.b(torch.tanh(self.a(x))) + x
+'''
+
+
+def make_project(root: Path) -> Path:
+    """`main.py`, which changes in place (`+=`) the output of a gate from each of GATES files."""
+    for k in range(GATES):
+        (root / f"gates_{k}.py").write_text("import torch\nimport torch.nn as nn\n" + GATE.format(k=k)
+                                            + "".join(FILLER.format(i=i) for i in range(FILLERS)))
+    lines = ["import torch", "import torch.nn as nn", *(f"from gates_{k} import Gate{k}" for k in range(GATES)),
+             "", "", "class Net(nn.Module):", "    def __init__(self):", "        super().__init__()",
+             *(f"        self.gate{k} = Gate{k}()" for k in range(GATES)), "",
+             "    def forward(self, x):", "        y = x",
+             *(f"        g{k} = self.gate{k}(x)\n        g{k} += 1\n        y = y + g{k}" for k in range(GATES)),
+             "        return y", "", "", "Net()(torch.randn(2, 4)).sum().backward()", ""]
+    main = root / "main.py"
+    main.write_text("\n".join(lines))
+    return main
+
+
+class Server:
+    """`gradguard lsp` over pipes; answers the server's requests with null and keeps every
+    message in the order it arrived."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "gradguard", "lsp"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.messages: queue.Queue[dict] = queue.Queue()
+        self.log: list[dict] = []
+        self.writing = threading.Lock()  # the reader thread answers requests meanwhile
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            length = None
+            while (line := self.process.stdout.readline()) not in (b"", b"\r\n", b"\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if line == b"" or length is None:
+                return
+            message = json.loads(self.process.stdout.read(length))
+            if "method" in message and "id" in message:
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            self.messages.put(message)
+
+    def send(self, message: dict) -> None:
+        body = json.dumps(message).encode()
+        with self.writing:
+            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.process.stdin.flush()
+
+    def index(self, accepts: Callable[[dict], bool], start: int = 0) -> int:
+        """The place in the log of the first message from `start` on that `accepts` (waiting for it)."""
+        while True:
+            for index in range(start, len(self.log)):
+                if accepts(self.log[index]):
+                    return index
+            start = len(self.log)
+            try:
+                self.log.append(self.messages.get(timeout=WAIT))
+            except queue.Empty:
+                raise AssertionError(f"the server sent nothing for {WAIT:.0f} s") from None
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+def fresh_analysis(path: Path) -> set[tuple[str, int, int]]:
+    """(code, 0-based line, column) of what a fresh analysis, which reads every import, finds in
+    the file (a project index as the server's: without jedi)."""
+    findings = OpenDocument(str(path)).analyse(path.read_text(), Settings(), ProjectIndex(use_jedi=False))
+    return {(f.code, f.span.start.line - 1, f.span.start.column) for f in findings}
+
+
+def found(diagnostics: list[dict]) -> set[tuple[str, int, int]]:
+    return {(d["code"], d["range"]["start"]["line"], d["range"]["start"]["character"]) for d in diagnostics}
+
+
+@pytest.mark.parametrize("pull", [False, True], ids=["push", "pull"])
+def test_a_change_while_imports_are_read_is_answered_before_they_all_are(tmp_path: Path, pull: bool):
+    main = make_project(tmp_path)
+    uri, final = main.as_uri(), main.read_text()
+    server = Server()
+    capabilities: dict = {
+        "window": {"workDoneProgress": True},
+        "textDocument": {"publishDiagnostics": {"versionSupport": True}},
+        "workspace": {"diagnostics": {"refreshSupport": True}},
+    }
+    if pull:
+        capabilities["textDocument"]["diagnostic"] = {}
+
+    def ask(id: int) -> None:
+        """Ask for the diagnostics (pull); pushed ones come by themselves."""
+        if pull:
+            server.send({"jsonrpc": "2.0", "id": id, "method": "textDocument/diagnostic",
+                         "params": {"textDocument": {"uri": uri}}})
+
+    def answer(version: int, id: int) -> Callable[[dict], bool]:
+        """Whether a message brings the diagnostics of `version` (asked for with `id` when pulling)."""
+        if pull:
+            return lambda message: message.get("id") == id and "result" in message
+        return lambda message: (message.get("method") == "textDocument/publishDiagnostics"
+                                and message["params"].get("version") == version)
+
+    def diagnostics(index: int) -> list[dict]:
+        message = server.log[index]
+        return message["result"]["items"] if pull else message["params"]["diagnostics"]
+
+    def progress(kind: str) -> Callable[[dict], bool]:
+        return lambda message: message.get("method") == "$/progress" and message["params"]["value"]["kind"] == kind
+
+    try:
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": capabilities, "initializationOptions": {}}})
+        server.index(lambda message: message.get("id") == 1)
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": "# a draft\n" + final}}})
+        ask(2)
+        first = diagnostics(server.index(answer(1, id=2)))
+        assert first == [], "the first diagnostics do not wait for the imported files"
+
+        begin = server.index(progress("begin"))
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": final}]}})
+        ask(3)
+        changed = server.index(answer(2, id=3), start=begin)
+        end = server.index(progress("end"), start=begin)
+        assert changed < end, "the change waited until every imported file was read"
+
+        if pull:
+            server.index(lambda message: message.get("method") == "workspace/diagnostic/refresh", start=end)
+            ask(4)
+        settled = diagnostics(server.index(answer(2, id=4), start=end))
+        expected = fresh_analysis(main)
+        assert {code for code, _, _ in expected} == {"GG001"} and len(expected) == GATES
+        assert found(settled) == expected
+    finally:
+        server.stop()
