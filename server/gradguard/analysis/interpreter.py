@@ -348,7 +348,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         if init is not None:
             self.analyse_function(init, self_value=template or ModuleValue(name, None, user_class=name,
                                                                            definitions=self.definitions),
-                                  is_forward=False, enclosing=state.env)
+                                  is_forward=False, enclosing=state)
         for method in methods:
             if method is init:
                 continue
@@ -381,8 +381,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     # ---- scopes -------------------------------------------------------------------------
 
     def analyse_function(self, node: cst.FunctionDef, self_value: ModuleValue | None, is_forward: bool,
-                         enclosing: dict[str, Value] | None = None) -> None:
-        env: dict[str, Value] = dict(enclosing if enclosing is not None else self.definitions.globals)
+                         enclosing: State | None = None) -> None:
+        """Interpret `node`'s body. It reads its own names, then those of the `enclosing` scope (a
+        class's `__init__`, run where the class is defined): a function's, or the module's."""
+        module_names = self.definitions.globals
+        env: dict[str, Value] = {}
+        if enclosing is not None and enclosing.globals:  # defined in a function
+            env, module_names = dict(enclosing.env), enclosing.globals
+        elif enclosing is not None:  # defined at module level, which is still running
+            module_names = enclosing.env
         params = node.params
         all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
         for index, param in enumerate(all_params):
@@ -391,7 +398,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
-        state = State(env)
+        state = State(env, globals=module_names)
         for decorator in node.decorators:
             mode = self.grad_mode_of(decorator.decorator, state)
             if mode is not None:
@@ -455,6 +462,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         for name, value in state.env.items():
             if value is old:
                 state.env[name] = new
+        for name, value in state.globals.items():
+            if value is old and name not in state.env:  # the module's binding stays: this scope's changes
+                state.env[name] = new
 
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
         """An argument used as a tensor from now on.
@@ -503,8 +513,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
 
     def _name(self, node: cst.Name, state: State) -> Value:
         name = node.value
-        if name in state.env:
-            value = state.env[name]
+        value = state.lookup(name)
+        if value is not None:
             self.see(node, value, state)
             return value
         if name in self.definitions.globals:

@@ -67,7 +67,7 @@ class SavedTensors:
         """
         name = target_node.value if isinstance(target_node, cst.Name) else None
         return tuple(sorted(
-            other for other, value in state.env.items()
+            other for other, value in {**state.globals, **state.env}.items()
             if other != name and isinstance(value, TensorValue) and value.version_counter == tensor.version_counter
             and not (tensor.multi_output_view and value.multi_output_view)))
 

@@ -12,15 +12,28 @@ _ABSENT = object()
 
 @dataclass
 class State:
-    """What holds at one program point of one scope."""
+    """What holds at one program point of one scope.
+
+    `env` holds the scope's own names; a function's scope reads the module's names from
+    `globals` (shared, not copied: a join then walks only the few names of the function).
+    A module-level scope's `env` is the module's globals.
+    """
 
     env: dict[str, Value]
     saves: dict[int, tuple[SavedRecord, ...]] = field(default_factory=dict)
     grad_enabled: Tri = Tri.YES
     dead: bool = False
+    globals: dict[str, Value] = field(default_factory=dict)
 
     def copy(self) -> State:
-        return State(dict(self.env), dict(self.saves), self.grad_enabled, self.dead)
+        return State(dict(self.env), dict(self.saves), self.grad_enabled, self.dead, self.globals)
+
+    def lookup(self, name: str) -> Value | None:
+        """The value `name` is bound to in this scope or the module's globals, if any."""
+        value = self.env.get(name, _ABSENT)
+        if value is _ABSENT:
+            value = self.globals.get(name, _ABSENT)
+        return None if value is _ABSENT else value  # type: ignore[return-value]
 
     def join(self, other: State) -> State:
         if self.dead:
@@ -29,14 +42,9 @@ class State:
             return self.copy()
         saves: dict[int, tuple[SavedRecord, ...]] = {}
         env: dict[str, Value] = {}
-        others = other.env
-        for name, value in self.env.items():
-            theirs = others.get(name, _ABSENT)
-            if theirs is value:  # most names (the globals among them) are bound alike on both paths
-                env[name] = value
-                continue
-            if theirs is _ABSENT:
-                continue
+        mine, others = self.env, other.env
+
+        def bind(name: str, value: Value, theirs: Value) -> None:
             if (isinstance(value, TensorValue) and isinstance(theirs, TensorValue)
                     and value.version_counter != theirs.version_counter):
                 merged, records = merge_tensors(value, theirs, self.saves.get(value.version_counter, ()),
@@ -46,12 +54,22 @@ class State:
                     saves[merged.version_counter] = records
             else:
                 env[name] = join_values(value, theirs)
+
+        for name, value in mine.items():
+            theirs = others.get(name, _ABSENT)
+            if theirs is value:  # most names are bound alike on both paths
+                env[name] = value
+            elif theirs is not _ABSENT or (theirs := other.globals.get(name, _ABSENT)) is not _ABSENT:
+                bind(name, value, theirs)  # type: ignore[arg-type]
+        for name, theirs in others.items():
+            if name not in mine and (value := self.globals.get(name, _ABSENT)) is not _ABSENT:
+                bind(name, value, theirs)  # type: ignore[arg-type]
         for vc in (self.saves.keys() | other.saves.keys()) - saves.keys():
             mine, theirs = self.saves.get(vc, ()), other.saves.get(vc, ())
             merged = [r if r in theirs else replace(r, certain=False) for r in mine]
             merged += [replace(r, certain=False) for r in theirs if r not in mine]
             saves[vc] = tuple(merged)
-        return State(env, saves, self.grad_enabled.join(other.grad_enabled))
+        return State(env, saves, self.grad_enabled.join(other.grad_enabled), globals=self.globals)
 
 
 def merge_tensors(a: TensorValue, b: TensorValue, saved_a: tuple[SavedRecord, ...],

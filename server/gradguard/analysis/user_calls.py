@@ -55,7 +55,7 @@ class UserCalls:
             return UNKNOWN  # nothing of the caller's graph goes in: nothing to follow
         params = function.params
         positional = [*params.posonly_params, *params.params]
-        env: dict[str, Value] = dict(definitions.globals)
+        env: dict[str, Value] = {}
         values = ([self_value] if self_value is not None else []) + list(args)
         for index, param in enumerate(positional):
             name = param.name.value
@@ -65,7 +65,7 @@ class UserCalls:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
-        callee_state = State(env, state.saves, state.grad_enabled)
+        callee_state = State(env, state.saves, state.grad_enabled, globals=definitions.globals)
         for decorator in function.decorators:
             mode = self.grad_mode_of(decorator.decorator, callee_state)
             if mode is not None:

@@ -33,6 +33,7 @@ from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
 from gradguard.lsp.hover import rule_hover, tensor_hover
 from gradguard.lsp import verification
 from gradguard.source.document import lines_of
+from gradguard.source.parser import collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
 MAX_SIZE = 2_000_000
@@ -178,8 +179,10 @@ class GradguardServer(LanguageServer):
                 opened = self.opened[uri] = OpenDocument(path)
             elif uri not in self.settling:
                 return opened.analyse(text, settings, self.project), False
-            with self.project.without_reading() as not_read:
+            with collector_paused(), self.project.without_reading() as not_read:
                 findings = opened.analyse(text, settings, self.project)
+                if first:  # its tree lives while the document is open: out of the collector's way at once
+                    gc.freeze()
             if not_read:
                 self.settling.setdefault(uri, set()).update(not_read)
             return findings, first
