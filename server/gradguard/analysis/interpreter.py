@@ -616,6 +616,17 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                                      right.history)
         return UNKNOWN
 
+    def _comparison(self, node: cst.Comparison, state: State) -> Value:
+        self.eval(node.left, state)
+        for target in node.comparisons:
+            self.eval(target.comparator, state)
+        return UNKNOWN
+
+    def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
+        self.eval(node.left, state)
+        self.eval(node.right, state)
+        return UNKNOWN
+
     def _unary(self, node: cst.UnaryOperation, state: State) -> Value:
         operand = self.eval(node.expression, state)
         if isinstance(operand, TensorValue):
@@ -705,6 +716,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         cst.Subscript: _subscript,
         cst.BinaryOperation: _binary,
         cst.UnaryOperation: _unary,
+        cst.Comparison: _comparison,
+        cst.BooleanOperation: _boolean,
         cst.IfExp: _if_exp,
         cst.NamedExpr: _named_expr,
         cst.Call: _call,
