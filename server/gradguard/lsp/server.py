@@ -37,6 +37,7 @@ from gradguard.source.parser import collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
 MAX_SIZE = 2_000_000
+IDLE = 0.3  # seconds without a change before background work (reading imports) goes on
 
 
 @dataclass
@@ -93,6 +94,7 @@ class GradguardServer(LanguageServer):
         self.project = ProjectIndex(use_jedi=False)  # jedi's first query takes seconds: never before an answer
         self.analysed: dict[str, Analysed] = {}
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
+        self.last_change = 0.0  # the event loop's time of the latest didChange
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
         self.analyser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")  # off the loop
@@ -213,6 +215,13 @@ class GradguardServer(LanguageServer):
             await self.read_imports(uri)
         await asyncio.get_running_loop().run_in_executor(self.analyser, _settle_memory)
 
+    async def until_idle(self) -> None:
+        """Background work gives way to typing: it starts only once no document has changed for
+        `IDLE` seconds (a change arriving while it runs waits for one job, not for all of them)."""
+        loop = asyncio.get_running_loop()
+        while (wait := self.last_change + IDLE - loop.time()) > 0:
+            await asyncio.sleep(wait)
+
     async def read_imports(self, uri: str) -> None:
         """Read the files a document imports (with `$/progress`), one executor job each: the
         analysis of a change made meanwhile waits for one file, not for all. Then analyse it again."""
@@ -226,8 +235,10 @@ class GradguardServer(LanguageServer):
                 self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=False))
             except Exception:  # a client that refuses the token still gets its diagnostics
                 progress = False
-        while await asyncio.get_running_loop().run_in_executor(self.analyser, self.read_next_import, uri):
-            pass
+        while True:
+            await self.until_idle()
+            if not await asyncio.get_running_loop().run_in_executor(self.analyser, self.read_next_import, uri):
+                break
         if progress:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
         if uri not in self.opened:
@@ -362,6 +373,7 @@ def did_open(ls: GradguardServer, params: lsp.DidOpenTextDocumentParams) -> None
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: GradguardServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.last_change = asyncio.get_running_loop().time()
     ls.schedule(params.text_document.uri)
 
 
