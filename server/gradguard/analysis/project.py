@@ -15,7 +15,7 @@ import sys
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -25,6 +25,10 @@ from gradguard.findings import Position, Span
 from gradguard.source.parser import parse_module
 
 _MAX_REEXPORT_DEPTH = 6
+
+
+class ReadingInterrupted(Exception):
+    """Reading a file stopped for more urgent work (see `ProjectIndex.interruptible`)."""
 
 
 class ProjectIndex:
@@ -42,6 +46,7 @@ class ProjectIndex:
         self._changed_at: dict[str, int] = {}  # file -> the tick its text last changed
         self.dependencies: dict[str, set[str]] = {}
         self._not_read: set[Path] | None = None  # while `without_reading`: the files left unread
+        self._interrupted: Callable[[], bool] | None = None  # while `interruptible`
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
         """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
@@ -74,6 +79,17 @@ class ProjectIndex:
         finally:
             self._not_read = None
 
+    @contextmanager
+    def interruptible(self, interrupted: Callable[[], bool]) -> Iterator[None]:
+        """Within, each file about to be read (those its imports lead to included) first asks
+        `interrupted()`; when it answers True, `ReadingInterrupted` is raised. The files read
+        completely by then stay read; the others are read again when next asked for."""
+        self._interrupted = interrupted
+        try:
+            yield
+        finally:
+            self._interrupted = None
+
     def definitions_of(self, file: Path) -> Definitions | None:
         """The top-level definitions of `file` (interpreted once; None if unreadable)."""
         if file in self._definitions:
@@ -84,6 +100,8 @@ class ProjectIndex:
             return None
         if file in self._loading:
             return None
+        if self._interrupted is not None and self._interrupted():
+            raise ReadingInterrupted(str(file))
         self._loading.add(file)
         try:
             definitions = self._interpret(file)

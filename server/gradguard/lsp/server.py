@@ -23,7 +23,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 
 from gradguard import __version__
-from gradguard.analysis.project import ProjectIndex
+from gradguard.analysis.project import ProjectIndex, ReadingInterrupted
 from gradguard.cli.fixing import fix_file
 from gradguard.config import ConfigError, ProjectSettings, Settings, settings_from_table
 from gradguard.engine import OpenDocument
@@ -195,13 +195,19 @@ class GradguardServer(LanguageServer):
                                                          f"gradguard could not analyse {path}: {error!r}"))
         return [], False
 
-    def read_next_import(self, uri: str) -> bool:
-        """Read one file the settling document imports (and what that file needs in turn): True.
-        When none is left, or the document was closed, it has settled in (its next analysis
-        starts afresh, reading what it imports): False."""
+    def read_next_import(self, uri: str, quiet_since: float) -> bool:
+        """Read one file the settling document imports (and what that file needs in turn), unless
+        a change came after `quiet_since`: True. When none is left, or the document was closed, it
+        has settled in (its next analysis starts afresh, reading what it imports): False."""
         pending = self.settling.get(uri)
         if pending and uri in self.opened:
-            self.project.definitions_of(pending.pop())
+            file = next(iter(pending))
+            try:
+                with self.project.interruptible(lambda: self.last_change != quiet_since):
+                    self.project.definitions_of(file)
+            except ReadingInterrupted:
+                return True  # a change came in: its analysis goes first, this file is read again later
+            pending.discard(file)
             return True
         self.settling.pop(uri, None)
         if (opened := self.opened.get(uri)) is not None:
@@ -217,14 +223,14 @@ class GradguardServer(LanguageServer):
 
     async def until_idle(self) -> None:
         """Background work gives way to typing: it starts only once no document has changed for
-        `IDLE` seconds (a change arriving while it runs waits for one job, not for all of them)."""
+        `IDLE` seconds, and a change that comes while it runs stops it before its next file."""
         loop = asyncio.get_running_loop()
         while (wait := self.last_change + IDLE - loop.time()) > 0:
             await asyncio.sleep(wait)
 
     async def read_imports(self, uri: str) -> None:
-        """Read the files a document imports (with `$/progress`), one executor job each: the
-        analysis of a change made meanwhile waits for one file, not for all. Then analyse it again."""
+        """Read the files a document imports (with `$/progress`), one executor job each, while the
+        user does not type: a change made meanwhile waits for one file at most. Then analyse it again."""
         count = len(self.settling.get(uri, ()))
         title = f"gradguard: reading {count} imported file{'s' if count > 1 else ''}"
         token = f"gradguard-imports-{uri}"
@@ -237,7 +243,8 @@ class GradguardServer(LanguageServer):
                 progress = False
         while True:
             await self.until_idle()
-            if not await asyncio.get_running_loop().run_in_executor(self.analyser, self.read_next_import, uri):
+            if not await asyncio.get_running_loop().run_in_executor(
+                    self.analyser, self.read_next_import, uri, self.last_change):
                 break
         if progress:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
