@@ -117,3 +117,18 @@ def test_typing_in_a_method_reparses_only_that_method() -> None:
     opened.blocks.update(typed)
     assert [type(n).__name__ for n in opened.blocks.replaced] == ["FunctionDef"]
     assert opened.blocks.replaced[0].name.value == "forward_intermediates"
+
+
+def test_syntax_newer_than_the_servers_python_is_analysed_whole_version_after_version() -> None:
+    """`def f[T]` (Python 3.12) parses with libcst; when CPython's own parser refuses it, the
+    document is not split into blocks: every version is parsed whole, positions still exact."""
+    text = TWO_FUNCTIONS.replace("def second():", "def second[T]():")
+    opened = OpenDocument("generic.py")
+    project = ProjectIndex(use_jedi=False)
+    assert shown(opened.analyse(text, Settings(), project)) == shown(
+        analyse_document(Document.parse("generic.py", text), Settings(), project))
+    assert [(f.code, f.span.start.line) for f in opened.analyse(text, Settings(), project)] == [
+        ("GG001", 7), ("GG001", 14)]
+    moved = text.replace("def first():\n", "def first():\n    pass\n")
+    assert [(f.code, f.span.start.line, f.span.start.column) for f in opened.analyse(moved, Settings(), project)] == [
+        ("GG001", 8, 4), ("GG001", 15, 4)]
