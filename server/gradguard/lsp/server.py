@@ -95,6 +95,7 @@ class GradguardServer(LanguageServer):
         self.analysed: dict[str, Analysed] = {}
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
         self.last_change = 0.0  # the event loop's time of the latest didChange
+        self.background = asyncio.Lock()  # one background job (a file read, a re-analysis) at a time
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
         self.analyser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")  # off the loop
@@ -230,7 +231,8 @@ class GradguardServer(LanguageServer):
 
     async def read_imports(self, uri: str) -> None:
         """Read the files a document imports (with `$/progress`), one executor job each, while the
-        user does not type: a change made meanwhile waits for one file at most. Then analyse it again."""
+        user does not type; then analyse it again. Background jobs of all documents take turns, one
+        at a time: a change made meanwhile waits for one of them at most."""
         count = len(self.settling.get(uri, ()))
         title = f"gradguard: reading {count} imported file{'s' if count > 1 else ''}"
         token = f"gradguard-imports-{uri}"
@@ -241,11 +243,12 @@ class GradguardServer(LanguageServer):
                 self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=False))
             except Exception:  # a client that refuses the token still gets its diagnostics
                 progress = False
-        while True:
-            await self.until_idle()
-            if not await asyncio.get_running_loop().run_in_executor(
-                    self.analyser, self.read_next_import, uri, self.last_change):
-                break
+        more = True
+        while more:
+            async with self.background:
+                await self.until_idle()
+                more = await asyncio.get_running_loop().run_in_executor(
+                    self.analyser, self.read_next_import, uri, self.last_change)
         if progress:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
         if uri not in self.opened:
@@ -253,9 +256,11 @@ class GradguardServer(LanguageServer):
         # The analyses submitted before the last job have run, and their tasks moved on, before
         # this resumes (the executor and the loop are first in, first out): from here on, every
         # analysis sees what the document imports.
-        self.analysed.pop(uri, None)
-        self.schedule(uri)
-        await asyncio.shield(self.tasks[uri])
+        async with self.background:
+            await self.until_idle()
+            self.analysed.pop(uri, None)
+            self.schedule(uri)
+            await asyncio.shield(self.tasks[uri])
         if self.pull and self.client_supports("workspace", "diagnostics", "refresh_support"):
             self.workspace_diagnostic_refresh(None)
 
