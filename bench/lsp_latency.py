@@ -319,11 +319,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1, help="how many times to type and delete the lines")
     parser.add_argument("--no-append", action="store_true", help=f"print only; do not append to {RESULTS.name}")
     parser.add_argument("--ruff", default=str(RUFF), help="the ruff executable")
+    parser.add_argument("--gradguard", default=f"{ROOT / '.venv' / 'bin' / 'gradguard'} lsp",
+                        help="the command that starts gradguard's server (another build, an instrumented one)")
     args = parser.parse_args()
     if not TARGET.exists():
         print(f"{TARGET} is missing: run `make models`", file=sys.stderr)
         return 2
-    results = [session("gradguard lsp", os.environ.get("GG_LSP", str(ROOT / ".venv" / "bin" / "gradguard") + " lsp").split(), args.rounds)]
+    results = [session("gradguard lsp", args.gradguard.split(), args.rounds)]
     if not args.skip_ruff:
         version = subprocess.run([args.ruff, "--version"], capture_output=True, text=True).stdout.strip()
         results.append(session(f"{version} server", [args.ruff, "server"], args.rounds))
