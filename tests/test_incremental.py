@@ -132,3 +132,22 @@ def test_syntax_newer_than_the_servers_python_is_analysed_whole_version_after_ve
     moved = text.replace("def first():\n", "def first():\n    pass\n")
     assert [(f.code, f.span.start.line, f.span.start.column) for f in opened.analyse(moved, Settings(), project)] == [
         ("GG001", 8, 4), ("GG001", 15, 4)]
+
+
+def test_a_file_the_project_has_read_is_not_parsed_again_when_opened(tmp_path: Path) -> None:
+    layers = tmp_path / "layers.py"
+    layers.write_text(TWO_FUNCTIONS)
+    project = ProjectIndex(use_jedi=False)
+    read = project.definitions_of(layers)  # imported by a document open before
+    assert read is not None
+    opened = OpenDocument(str(layers))
+    assert [(f.code, f.span.start.line) for f in opened.analyse(TWO_FUNCTIONS, Settings(), project)] == [
+        ("GG001", 7), ("GG001", 14)]
+    assert opened.blocks.module is read.module
+    reopened = OpenDocument(str(layers))  # closed and opened again, unchanged
+    assert shown(reopened.analyse(TWO_FUNCTIONS, Settings(), project)) == shown(
+        opened.analyse(TWO_FUNCTIONS, Settings(), project))
+    assert reopened.blocks.module is read.module
+    changed = TWO_FUNCTIONS.replace("y.mul_(2)", "y = y * 2")
+    assert [(f.code, f.span.start.line) for f in OpenDocument(str(layers)).analyse(changed, Settings(), project)] == [
+        ("GG001", 14)]

@@ -90,7 +90,9 @@ class OpenDocument:
 
     def _analyse(self, text: str, settings: Settings, project: ProjectIndex) -> list[Finding]:
         module = self.blocks.module
-        document = self.blocks.update(text)
+        # a file read as an import, or open before, need not be parsed again for its first version
+        known = project.parsed(self.blocks.filename, text) if module is None else None
+        document = self.blocks.update(text, known)
         seen = (id(project), project.dependencies_changed_at(document.filename))
         previous = self._previous if seen == self._seen else None
         if previous is None or document.module is not module:  # else the same tree: only positions moved

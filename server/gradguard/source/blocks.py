@@ -147,8 +147,9 @@ class BlockTree:
 
     # ---- versions -----------------------------------------------------------------------
 
-    def update(self, text: str) -> Document:
-        """The document for `text`, re-parsing only what changed since the previous version.
+    def update(self, text: str, parsed: cst.Module | None = None) -> Document:
+        """The document for `text`, re-parsing only what changed since the previous version
+        (nothing, if it has to be parsed whole and its tree is `parsed` already).
 
         `replaced` then lists the statements of the previous version that this one no longer has.
         """
@@ -157,11 +158,11 @@ class BlockTree:
         self.replaced = []
         if self.module is None or not self.blocks or "\r" in text and text.count("\r") != text.count("\r\n") \
                 or not self._reparse_region(lines):
-            self._parse_whole(text)
+            self._parse_whole(text, parsed)
         elif any(b.broken for top in self.blocks for b in (top, *top.members)):
             self._problem = python_syntax_problem(text)
             if self._problem is None:
-                self._parse_whole(text)
+                self._parse_whole(text, parsed)
         self.lines = lines
         self._index_blocks()
         return self._document(text)
@@ -173,11 +174,11 @@ class BlockTree:
                 if self._owner.get(node) is gone:
                     del self._owner[node]
 
-    def _parse_whole(self, text: str) -> None:
-        """Parse `text` whole; it is split into blocks when first needed (a position asked for,
-        the next version): not before its first findings are out."""
+    def _parse_whole(self, text: str, parsed: cst.Module | None) -> None:
+        """Parse `text` whole (unless `parsed` is its tree); it is split into blocks when first
+        needed (a position asked for, the next version): not before its first findings are out."""
         self.replaced = [b.node for b in self.blocks]
-        document = Document.parse(self.filename, text)
+        document = Document.parse(self.filename, text, parsed)
         self.blocks, self.module, self._problem = [], document.module, document.syntax_problem
         self._unsplit = text if document.module is not None else None
         self._whole = None
