@@ -37,7 +37,7 @@ from gradguard.source.parser import collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
 MAX_SIZE = 2_000_000
-IDLE = 0.3  # seconds without a change before background work (reading imports) goes on
+IDLE = 0.3  # seconds of quiet (no change, no first diagnostics) before background work (reading imports) goes on
 
 
 @dataclass
@@ -94,7 +94,7 @@ class GradguardServer(LanguageServer):
         self.project = ProjectIndex(use_jedi=False)  # jedi's first query takes seconds: never before an answer
         self.analysed: dict[str, Analysed] = {}
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
-        self.last_change = 0.0  # the event loop's time of the latest didChange
+        self.last_activity = 0.0  # the event loop's time of the latest didChange, or first diagnostics of a document
         self.background = asyncio.Lock()  # one background job (a file read, a re-analysis) at a time
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
@@ -146,7 +146,8 @@ class GradguardServer(LanguageServer):
         else:
             findings, first = await asyncio.get_running_loop().run_in_executor(
                 self.analyser, self.analyse, uri, path, text)
-        if first:
+        if first:  # the user is about to read them, and likely to type: background work waits
+            self.last_activity = asyncio.get_running_loop().time()
             asyncio.ensure_future(self.settle_in(uri))
         current = self.open_document(uri)
         if current is None or current.version != version:
@@ -204,7 +205,7 @@ class GradguardServer(LanguageServer):
         if pending and uri in self.opened:
             file = next(iter(pending))
             try:
-                with self.project.interruptible(lambda: self.last_change != quiet_since):
+                with self.project.interruptible(lambda: self.last_activity != quiet_since):
                     self.project.definitions_of(file)
             except ReadingInterrupted:
                 return True  # a change came in: its analysis goes first, this file is read again later
@@ -223,10 +224,11 @@ class GradguardServer(LanguageServer):
         await asyncio.get_running_loop().run_in_executor(self.analyser, _settle_memory)
 
     async def until_idle(self) -> None:
-        """Background work gives way to typing: it starts only once no document has changed for
-        `IDLE` seconds, and a change that comes while it runs stops it before its next file."""
+        """Background work gives way to typing: it starts only once no document has changed (or
+        got its first diagnostics) for `IDLE` seconds, and a change that comes while it runs stops
+        it before its next file."""
         loop = asyncio.get_running_loop()
-        while (wait := self.last_change + IDLE - loop.time()) > 0:
+        while (wait := self.last_activity + IDLE - loop.time()) > 0:
             await asyncio.sleep(wait)
 
     async def read_imports(self, uri: str) -> None:
@@ -248,7 +250,7 @@ class GradguardServer(LanguageServer):
             async with self.background:
                 await self.until_idle()
                 more = await asyncio.get_running_loop().run_in_executor(
-                    self.analyser, self.read_next_import, uri, self.last_change)
+                    self.analyser, self.read_next_import, uri, self.last_activity)
         if progress:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
         if uri not in self.opened:
@@ -385,7 +387,7 @@ def did_open(ls: GradguardServer, params: lsp.DidOpenTextDocumentParams) -> None
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: GradguardServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    ls.last_change = asyncio.get_running_loop().time()
+    ls.last_activity = asyncio.get_running_loop().time()
     ls.schedule(params.text_document.uri)
 
 
