@@ -17,9 +17,15 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from gradguard.config import Settings
+from gradguard.engine import analyse_document
+from gradguard.fixes.edits import apply_edits
+from gradguard.source.document import Document
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT.parent / "shared" / "corpus" / "cases"
 MARK = re.compile(r"#\s*expect:\s*(GG\d{3})")
+MARKED = sorted(p.name for p in CASES.glob("*.py") if MARK.search(p.read_text()))
 FIXABLE = ["seed_resnet_relu_then_add.py", "tanh_mul_.py", "seed_leaf_normal.py", "chunk_view_imul.py",
            "sequential_sigmoid_relu_inplace.py"]
 
@@ -61,6 +67,27 @@ async def test_each_corpus_case_gets_exactly_its_markers(client: LanguageClient,
     got = {(d.range.start.line, d.code) for d in diagnostics if d.severity in (1, 2)}
     assert got == expected(CASES / name)
     assert all(d.source == "gradguard" for d in diagnostics)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.parametrize("name", MARKED)
+async def test_each_quick_fix_is_one_of_the_fixes_proven_by_running_them(client: LanguageClient, name: str,
+                                                                        tmp_path):
+    """Every quick fix offered on a marked corpus case is, edit for edit, one of the engine's fixes:
+    tests/test_fixes.py runs each of those with torch (the fixed program must run cleanly)."""
+    path = tmp_path / name
+    text = (CASES / name).read_text()
+    path.write_text(text)
+    offered = []
+    for diagnostic in await open_and_wait(client, path):
+        actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=diagnostic.range,
+            context=lsp.CodeActionContext(diagnostics=[diagnostic], only=[lsp.CodeActionKind.QuickFix])))
+        offered += [fixed for a in actions if isinstance(a, lsp.CodeAction)
+                    and "# noqa" not in (fixed := apply(text, a.edit, path.as_uri()))]
+    proven = [apply_edits(text, list(fix.edits))
+              for finding in analyse_document(Document.parse(str(path), text), Settings()) for fix in finding.fixes]
+    assert sorted(offered) == sorted(proven)
 
 
 @pytest.mark.asyncio(loop_scope="function")
