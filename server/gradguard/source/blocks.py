@@ -190,11 +190,14 @@ class BlockTree:
             return
         try:
             tree = _ast(text)
+            blocks = _blocks(list(self.module.body), tree.body, 1, len(self.lines), 0,
+                             self.module.default_indent, "", members=True)
         except (SyntaxError, RecursionError, ValueError, MemoryError):
+            blocks = None  # libcst accepts what CPython refuses
+        if blocks is None:  # no blocks: every version is parsed whole, positions found in the whole tree
             self._whole = Document(self.filename, text, module=self.module)
-            return  # libcst accepts what CPython refuses: no blocks, every version is parsed whole
-        self.blocks = _blocks(list(self.module.body), tree.body, 1, len(self.lines), 0,
-                              self.module.default_indent, "", members=True) or []
+            return
+        self.blocks = blocks
         self._index_blocks()
 
     def _reparse_region(self, lines: list[str]) -> bool:
