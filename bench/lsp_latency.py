@@ -13,7 +13,8 @@ diagnostics (no pull capability in `initialize`). The session:
 3. 50 real files of timm open at once: the server's resident memory (VmRSS) once each has its
    diagnostics;
 4. the file opened again with those 50 still open, and the same typing: latencies while the
-   server holds 51 documents (and reads what they import between keystrokes).
+   server holds 51 documents (and reads what they import between keystrokes);
+5. all 51 closed at once, then a small file opened: the time to its first diagnostics.
 
 `make bench-lsp` runs it (ruff from PyPI in bench/.venv-ruff, pinned in the Makefile) and appends
 the figures to bench/results.md. `--skip-ruff`, `--rounds N`, `--no-append`.
@@ -36,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TIMM = ROOT / "third_party" / "models" / "src" / "timm"
 TARGET = TIMM / "models" / "vision_transformer.py"
+SMALL = TIMM / "layers" / "mlp.py"  # opened once every other file is closed
 RUFF = ROOT / "bench" / ".venv-ruff" / "bin" / "ruff"
 RESULTS = ROOT / "bench" / "results.md"
 ANCHOR = "        return x\n\n\nclass ResPostBlock(nn.Module):"  # the end of Block.forward
@@ -244,6 +246,11 @@ def session(name: str, command: list[str], rounds: int, cold_starts: int) -> dic
             again = type_in(client, text, rounds, first_version=version + 1)
             result.update(busy_p50=again.get("p50"), busy_p95=again.get("p95"), busy_max=again.get("max"))
         result["busy_rss_mb"] = client.rss_mb()[0]
+        for path in [*files, TARGET]:  # "close all editors", then open one
+            client.close(path)
+        sent = client.open(SMALL, SMALL.read_text(encoding="utf-8"))
+        arrived = client.wait_version(SMALL.as_uri(), 1, sent)
+        result["after_close_ms"] = (arrived - sent) * 1000 if arrived else None
     finally:
         client.stop()
     firsts = [first, *(cold_open(command) for _ in range(cold_starts - 1))]
@@ -311,6 +318,9 @@ def report(results: list[dict], rounds: int) -> str:
     for r in results:
         lines.append(f"| {r['name']} | {fmt(r.get('busy_p50'), 1)} | {fmt(r.get('busy_p95'), 1)} "
                      f"| {fmt(r.get('busy_max'), 1)} | {fmt(r.get('busy_rss_mb'))} |")
+    for r in results:
+        lines.append(f"\n{r['name']}: all 51 files closed at once, then `{SMALL.relative_to(TIMM)}` opened: its "
+                     f"first diagnostics after {fmt(r.get('after_close_ms'))} ms.")
     ours = results[0]
     ruff = next((r for r in results if r["name"].startswith("ruff")), None)
     for r in results:

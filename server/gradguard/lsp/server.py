@@ -95,6 +95,7 @@ class GradguardServer(LanguageServer):
         self.analysed: dict[str, Analysed] = {}
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
         self.last_activity = 0.0  # the event loop's time of the latest didChange, or first diagnostics of a document
+        self.releasing = False  # a collection of closed documents' trees is queued
         self.background = asyncio.Lock()  # one background job (a file read, a re-analysis) at a time
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
@@ -223,6 +224,15 @@ class GradguardServer(LanguageServer):
             await self.read_imports(uri)
         await asyncio.get_running_loop().run_in_executor(self.analyser, _settle_memory)
 
+    async def release_memory(self) -> None:
+        """Collect the trees of closed documents: once for all those closed together ("close all"
+        sends one didClose per document), as background work."""
+        await asyncio.sleep(IDLE)
+        async with self.background:
+            await self.until_idle()
+            self.releasing = False  # a document closed from now on is collected next time
+            await asyncio.get_running_loop().run_in_executor(self.analyser, _release_memory)
+
     async def until_idle(self) -> None:
         """Background work gives way to typing: it starts only once no document has changed (or
         got its first diagnostics) for `IDLE` seconds, and a change that comes while it runs stops
@@ -275,7 +285,7 @@ def _settle_memory() -> None:
 
 
 def _release_memory() -> None:
-    """A document was closed: collect its trees (once, now, not on some later keystroke) and
+    """Documents were closed: collect their trees (once, now, not on some later keystroke) and
     freeze again what is left."""
     gc.unfreeze()
     gc.collect()
@@ -409,8 +419,9 @@ def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFi
 def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.analysed.pop(uri, None)
-    if ls.opened.pop(uri, None) is not None:
-        ls.analyser.submit(_release_memory)
+    if ls.opened.pop(uri, None) is not None and not ls.releasing:  # one collection for many closes
+        ls.releasing = True
+        asyncio.ensure_future(ls.release_memory())
     task = ls.tasks.pop(uri, None)
     if task is not None:
         task.cancel()
