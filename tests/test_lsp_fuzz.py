@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from lsp_wire import framed, read_message
+
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "third_party" / "models" / "src"
 SEED = int(os.environ.get("GRADGUARD_FUZZ_SEED", "20261130"))
@@ -76,14 +78,7 @@ class Server:
     def _read(self) -> None:
         stream = self.process.stdout
         try:
-            while True:
-                length = None
-                while (line := stream.readline()) not in (b"", b"\r\n", b"\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                if line == b"" or length is None:
-                    break
-                message = json.loads(stream.read(length))
+            while (message := read_message(stream)) is not None:
                 if "method" in message and "id" in message:  # a request from the server
                     self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
                     continue
@@ -102,7 +97,7 @@ class Server:
 
     def send_body(self, body: bytes) -> None:
         with self.write_lock:
-            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.process.stdin.write(framed(body))
             self.process.stdin.flush()
 
     def send(self, message: dict, ascii: bool = True) -> None:

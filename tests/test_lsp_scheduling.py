@@ -19,6 +19,8 @@ from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
 from gradguard.engine import OpenDocument
 
+from lsp_wire import framed, read_message
+
 GATES = 5  # imported files, each about 800 lines: reading one takes a noticeable time
 FILLERS = 80
 WAIT = 120.0
@@ -74,14 +76,7 @@ class Server:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        while True:
-            length = None
-            while (line := self.process.stdout.readline()) not in (b"", b"\r\n", b"\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            if line == b"" or length is None:
-                return
-            message = json.loads(self.process.stdout.read(length))
+        while (message := read_message(self.process.stdout)) is not None:
             if "method" in message and "id" in message:
                 self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
             self.messages.put(message)
@@ -89,7 +84,7 @@ class Server:
     def send(self, message: dict) -> None:
         body = json.dumps(message).encode()
         with self.writing:
-            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.process.stdin.write(framed(body))
             self.process.stdin.flush()
 
     def index(self, accepts: Callable[[dict], bool], start: int = 0) -> int:

@@ -12,9 +12,10 @@ import gc
 from pathlib import Path
 from urllib.parse import unquote
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, AsyncIterator
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -228,18 +229,20 @@ class GradguardServer(LanguageServer):
         """Collect the trees of closed documents: once for all those closed together ("close all"
         sends one didClose per document), as background work."""
         await asyncio.sleep(IDLE)
-        async with self.background:
-            await self.until_idle()
+        async with self.background_turn():
             self.releasing = False  # a document closed from now on is collected next time
             await asyncio.get_running_loop().run_in_executor(self.analyser, _release_memory)
 
-    async def until_idle(self) -> None:
-        """Background work gives way to typing: it starts only once no document has changed (or
-        got its first diagnostics) for `IDLE` seconds, and a change that comes while it runs stops
-        it before its next file."""
-        loop = asyncio.get_running_loop()
-        while (wait := self.last_activity + IDLE - loop.time()) > 0:
-            await asyncio.sleep(wait)
+    @asynccontextmanager
+    async def background_turn(self) -> AsyncIterator[None]:
+        """Within, background work runs: one job at a time (all documents' jobs take turns), and
+        only once no document has changed (or got its first diagnostics) for `IDLE` seconds. A
+        change that comes while imports are read stops the reading before its next file."""
+        async with self.background:
+            loop = asyncio.get_running_loop()
+            while (wait := self.last_activity + IDLE - loop.time()) > 0:
+                await asyncio.sleep(wait)
+            yield
 
     async def read_imports(self, uri: str) -> None:
         """Read the files a document imports (with `$/progress`), one executor job each, while the
@@ -257,8 +260,7 @@ class GradguardServer(LanguageServer):
                 progress = False
         more = True
         while more:
-            async with self.background:
-                await self.until_idle()
+            async with self.background_turn():
                 more = await asyncio.get_running_loop().run_in_executor(
                     self.analyser, self.read_next_import, uri, self.last_activity)
         if progress:
@@ -268,8 +270,7 @@ class GradguardServer(LanguageServer):
         # The analyses submitted before the last job have run, and their tasks moved on, before
         # this resumes (the executor and the loop are first in, first out): from here on, every
         # analysis sees what the document imports.
-        async with self.background:
-            await self.until_idle()
+        async with self.background_turn():
             self.analysed.pop(uri, None)
             self.schedule(uri)
             await asyncio.shield(self.tasks[uri])
