@@ -245,13 +245,19 @@ async function settings() {
   log('the window was not reloaded');
 }
 
-async function notInstalled() {
-  await openWorkbenchAndFile();
-  step = 'notification with the install command';
+/** The "gradguard is not installed" notification, once it shows, and its text. */
+async function notInstalledNotification() {
   const toast = page.locator('.notification-toast', { hasText: 'gradguard is not installed' }).first();
   await toast.waitFor();
   const text = (await toast.innerText()).replace(/\s+/g, ' ').trim();
   log(`notification: ${JSON.stringify(text)}`);
+  return { toast, text };
+}
+
+async function notInstalled() {
+  await openWorkbenchAndFile();
+  step = 'notification with the install command';
+  const { text } = await notInstalledNotification();
   if (!text.includes('-m pip install gradguard')) throw new Error('the notification has no install command');
   step = 'status bar shows the server not running';
   await until(async () => (await statusText()).includes('not running'), 'the status bar to say "not running"');
@@ -319,10 +325,7 @@ async function paletteTitles(query, expected) {
 async function untrusted() {
   await openWorkbenchAndFile();
   step = 'Restricted Mode: the workspace interpreter is not used';
-  const toast = page.locator('.notification-toast', { hasText: 'gradguard is not installed' }).first();
-  await toast.waitFor();
-  const text = (await toast.innerText()).replace(/\s+/g, ' ').trim();
-  log(`notification: ${JSON.stringify(text)}`);
+  const { toast, text } = await notInstalledNotification();
   if (!text.includes(env.EXPECT_NOTE)) throw new Error(`the notification does not say ${JSON.stringify(env.EXPECT_NOTE)}`);
   await shot('restricted-mode');
   await toast.locator('.codicon-notifications-clear').click().catch(() => {});
