@@ -20,6 +20,10 @@ class InplaceChange:
     `statement` is the statement the change happens in (None inside a called function);
     `aliases` the other names bound, at that point, to tensors sharing the version counter;
     `backward_statement` the later statement whose backward pass runs into the changed save.
+    `call_chain` holds the calls (outermost first) that led into the function of this file the
+    change is in, when it was found by following them; `standalone_of` the function whose
+    analysis without a known caller found it (None for module-level code and followed calls
+    from it): such a change stands only if no analysed code calls that function.
     """
 
     node: cst.CSTNode
@@ -35,6 +39,8 @@ class InplaceChange:
     inside_module: cst.CSTNode | None = None
     statement: cst.SimpleStatementLine | None = None
     aliases: tuple[str, ...] = ()
+    call_chain: tuple[cst.CSTNode, ...] = ()
+    standalone_of: cst.FunctionDef | None = None
 
 
 @dataclass(frozen=True)

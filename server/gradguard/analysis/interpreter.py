@@ -39,6 +39,7 @@ from gradguard.analysis.values import (
     Origin,
     ParametersValue,
     SequenceValue,
+    SuperValue,
     TensorValue,
     Tri,
     Value,
@@ -72,6 +73,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         self.in_forward = False
         self.in_module_method = False
         self.call_stack: list[cst.FunctionDef] = []
+        self.call_nodes: list[cst.CSTNode] = []  # the calls that led into each of `call_stack`
+        self.analysing: cst.FunctionDef | None = None  # the function analysed without a known caller
+        self.call_definitions: list[Definitions] = []  # the file of each of `call_stack`
         self.return_values: list[list[Value]] = []
         self.call_site: tuple[cst.CSTNode, str, bool] | None = None
         self.current_line: cst.SimpleStatementLine | None = None
@@ -115,6 +119,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                             self.seen)
             self.result.units[deferred.function] = unit
         self.deferred = []
+        called = set(self.result.module_entered).union(*(unit.entered for unit in self.result.units.values()))
+        self.result.changes = [c for c in self.result.changes if c.standalone_of not in called]
         return self.result
 
     def _reuse_module_level(self, previous: ScopeResult) -> bool:
@@ -340,15 +346,16 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
         state.env[name] = FunctionRef(name, node, self.definitions)
-        is_module = self.is_module_class(node, state)
-        template = ModuleValue(name, None, user_class=name, definitions=self.definitions) if is_module else None
+        bases = tuple(self.class_base(base.value, state) for base in node.bases)
+        self.definitions.bases[name] = bases
+        is_module, torch_base = self.module_kind(bases)
+        template = ModuleValue(name, None, user_class=name, definitions=self.definitions, is_module=is_module,
+                               torch_base=torch_base)
         self.definitions.classes[name] = (node, template)
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         init = next((m for m in methods if m.name.value == "__init__"), None)
         if init is not None:
-            self.analyse_function(init, self_value=template or ModuleValue(name, None, user_class=name,
-                                                                           definitions=self.definitions),
-                                  is_forward=False, enclosing=state)
+            self.analyse_function(init, self_value=template, is_forward=False, enclosing=state)
         for method in methods:
             if method is init:
                 continue
@@ -392,9 +399,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
             module_names = enclosing.env
         params = node.params
         all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
+        defaults = State({}, globals=module_names)
         for index, param in enumerate(all_params):
             name = param.name.value
             env[name] = self_value if (index == 0 and self_value is not None) else ArgumentValue(name)
+            if param.default is not None and env[name] is not self_value:
+                default = self.eval(param.default, defaults)
+                if isinstance(default, (ImportRef, FunctionRef, ModuleValue)) or (
+                        isinstance(default, ConstValue) and default.value is not None):
+                    env[name] = default  # what runs when no caller says otherwise
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
@@ -403,14 +416,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
             mode = self.grad_mode_of(decorator.decorator, state)
             if mode is not None:
                 state.grad_enabled = mode
-        outer = (self.pending, self.backward_now, self.in_forward, self.in_module_method)
-        self.pending, self.in_forward = [], is_forward
+        outer = (self.pending, self.backward_now, self.in_forward, self.in_module_method, self.analysing)
+        self.pending, self.in_forward, self.analysing = [], is_forward, node
         self.in_module_method = self_value is not None
         self.backward_now = Tri.YES if is_forward else Tri.NO
         self.exec_block(node.body.body, state)
         for change in self.pending:
             change.backward_follows = Tri.MAYBE
-        self.pending, self.backward_now, self.in_forward, self.in_module_method = outer
+        self.pending, self.backward_now, self.in_forward, self.in_module_method, self.analysing = outer
 
     # ---- binding ------------------------------------------------------------------------
 
@@ -467,13 +480,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                 state.env[name] = new
 
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
-        """An argument used as a tensor from now on.
-
-        In a method of an `nn.Module` it is an activation that may require grad; elsewhere its
-        origin is unknown, and nothing is concluded from unknown origins: it counts as not
-        requiring grad (what other inputs save of it is still followed).
-        """
-        requires_grad = Tri.MAYBE if self.in_module_method else Tri.NO
+        """An argument used as a tensor from now on: one that may require grad (a finding that
+        holds only if it does is a warning; a caller that shows it does makes it an error)."""
+        requires_grad = Tri.MAYBE
         tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"))
         self.rebind(state, value, tensor)
         return tensor
@@ -662,6 +671,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                 callee: Value = ImportRef(f"{receiver.qualname}.{method}")
             else:
                 callee = UNKNOWN
+        elif isinstance(func, cst.Name) and func.value == "super" and state.lookup("super") is None:
+            return self.super_of(state)
         else:
             method = None
             callee = self.eval(func, state)
@@ -686,6 +697,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         if method is not None and receiver is not None and not isinstance(receiver, ImportRef):
             return self.call_method(receiver, method, args, kwargs, node, state)
         name = qualname_of(callee)
+        if name in ("copy.deepcopy", "copy.copy") and args:
+            return self.copy_object(args[0])
         if name is not None and not name.startswith("torch"):
             callee, name = self.resolve_import(callee), None
         if name is not None:
@@ -693,11 +706,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         if isinstance(callee, ModuleValue):
             return self.call_module(callee, args, kwargs, node, state, report_node=node)
         if isinstance(callee, FunctionRef) and isinstance(callee.node, cst.ClassDef):
-            template = callee.definitions.classes.get(callee.name, (None, None))[1]
-            instance = self.instance_copy(template)
-            if instance is not None:
-                instance.node = node
-                return instance
+            return self.instantiate(callee, args, kwargs, node, state)
         elif isinstance(callee, FunctionRef):
             return self.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
         return UNKNOWN
@@ -727,10 +736,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
 
     def call_method(self, receiver: Value, method: str, args: list[Value], kwargs: dict[str, Value],
                     node: cst.Call, state: State) -> Value:
+        if isinstance(receiver, SuperValue):
+            return self.call_super(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
-            function = receiver.definitions.method(receiver.user_class, method)
-            if function is not None:
-                return self.call_user_function(function, receiver.definitions, receiver, args, kwargs, node, state)
+            found = receiver.definitions.method(receiver.user_class, method)
+            if found is not None:
+                return self.call_user_function(found[0], found[1], receiver, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue):
             return self.call_module_method(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, OptimizerValue):

@@ -19,6 +19,7 @@ from gradguard.analysis.values import (
     ParametersValue,
     SavedRecord,
     SequenceValue,
+    SuperValue,
     TensorValue,
     Tri,
     Value,
@@ -28,24 +29,120 @@ from gradguard.knowledge import modules as module_facts
 
 _MAX_UNROLLED = 64  # `model.modules()` / `model.apply(f)` are followed module by module up to this many
 _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 
 
 class ModuleCalls:
     """The interpreter's part that builds and calls `nn.Module`s."""
 
-    def is_module_class(self, node: cst.ClassDef, state: State) -> bool:
-        for base in node.bases:
-            value = self.eval(base.value, state)
+    def class_base(self, base: cst.BaseExpression, state: State) -> Value:
+        """A base class as written in a class statement (a class of another project file resolved)."""
+        value = self.eval(base, state)
+        if isinstance(value, ImportRef) and not value.qualname.startswith("torch"):
+            resolved = self.resolve_import(value)
+            return resolved if resolved is not UNKNOWN else value
+        return value
+
+    @staticmethod
+    def module_kind(bases: tuple[Value, ...]) -> tuple[bool, str | None]:
+        """Whether a class with these bases is an `nn.Module`, and the `torch.nn` container it derives from."""
+        is_module, torch_base = False, None
+        for value in bases:
             name = qualname_of(value)
-            if name is not None and (normalise_torch_name(name) in _NN_MODULE_BASES
-                                     or normalise_torch_name(name).removeprefix("torch.nn.") in module_facts.MODULES
-                                     or name.endswith(".Module")):
-                return True
-            if isinstance(value, ImportRef) and not value.qualname.startswith("torch"):
-                value = self.resolve_import(value)
-            if isinstance(value, FunctionRef) and value.definitions.classes.get(value.name, (None, None))[1] is not None:
-                return True
-        return False
+            if name is not None:
+                short = normalise_torch_name(name).removeprefix("torch.nn.")
+                if (normalise_torch_name(name) in _NN_MODULE_BASES or short in module_facts.MODULES
+                        or name.endswith(".Module")):
+                    is_module = True
+                if short in _CONTAINERS and normalise_torch_name(name).startswith("torch.nn."):
+                    is_module, torch_base = True, torch_base or short
+            if isinstance(value, FunctionRef) and isinstance(value.node, cst.ClassDef):
+                template = value.definitions.classes.get(value.name, (None, None))[1]
+                if template is not None and template.is_module:
+                    is_module, torch_base = True, torch_base or template.torch_base
+        return is_module, torch_base
+
+    def instantiate(self, cls: FunctionRef, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
+                    state: State) -> Value:
+        """`Cls(...)`: a new object whose `__init__` runs with this call's arguments (the class's
+        template, built from its defaults, when that call cannot be followed)."""
+        template = cls.definitions.classes.get(cls.name, (None, None))[1]
+        if template is None:
+            return UNKNOWN
+        instance = ModuleValue(cls.name, node, user_class=cls.name, definitions=cls.definitions,
+                               is_module=template.is_module, torch_base=template.torch_base,
+                               children=[] if template.torch_base else None)
+        init = cls.definitions.method(cls.name, "__init__")
+        if init is None:
+            self.init_container(instance, args)
+            return instance
+        if self.call_user_function(init[0], init[1], instance, args, kwargs, node, state) is UNKNOWN:
+            copy = self.instance_copy(template)
+            if copy is not None:
+                copy.node = node
+                return copy
+        return instance
+
+    @staticmethod
+    def init_container(instance: ModuleValue, args: list[Value]) -> None:
+        """`nn.Sequential.__init__(*modules)` / `nn.ModuleList.__init__(modules)` of a subclass."""
+        items = list(args)
+        if instance.torch_base == "ModuleList" and args and isinstance(args[0], SequenceValue):
+            items = list(args[0].items) if args[0].repeated is None else [args[0].repeated]
+        instance.children = [c for c in items if isinstance(c, ModuleValue)] if all(
+            isinstance(c, ModuleValue) for c in items) else None
+
+    def super_of(self, state: State) -> Value:
+        """`super()` inside the method running now."""
+        function = self.call_stack[-1] if self.call_stack else self.analysing
+        definitions = self.call_definitions[-1] if self.call_stack else self.definitions
+        if function is None:
+            return UNKNOWN
+        owner = definitions.owner_of(function)
+        positional = [*function.params.posonly_params, *function.params.params]
+        instance = state.lookup(positional[0].name.value) if positional else None
+        if owner is None or not isinstance(instance, ModuleValue):
+            return UNKNOWN
+        return SuperValue(instance, owner, definitions)
+
+    def call_super(self, receiver: SuperValue, method: str, args: list[Value], kwargs: dict[str, Value],
+                   node: cst.Call, state: State) -> Value:
+        """`super().method(...)`: the method of the first base (of the project) that has it."""
+        for base in receiver.definitions.bases.get(receiver.class_name, ()):
+            if isinstance(base, FunctionRef) and isinstance(base.node, cst.ClassDef):
+                found = base.definitions.method(base.name, method)
+                if found is not None:
+                    return self.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
+        instance = receiver.instance
+        if method == "__init__" and instance.torch_base is not None:
+            self.init_container(instance, args)
+        elif method == "forward" and instance.torch_base == "Sequential":
+            return self.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
+        return UNKNOWN
+
+    def run_in_order(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State) -> Value:
+        """`nn.Sequential`'s forward: each child in turn (a subclass's `add_module`s after them)."""
+        children = [*(module.children or []),
+                    *(c for c in module.named_children.values() if isinstance(c, ModuleValue) and c.is_module)]
+        value = source
+        for child in children:
+            value = self.call_module(child, [value], {}, node, state, report_node=child.node or node)
+        return value
+
+    def copy_object(self, value: Value) -> Value:
+        """`copy.deepcopy(value)`: a module with parameters of its own, or a new tensor."""
+        if isinstance(value, ModuleValue):
+            if value.user_class is not None:
+                return self.instance_copy(value) or UNKNOWN
+            remap: dict[int, int] = {}
+            return replace(value, parameters={k: replace(v, version_counter=remap.setdefault(
+                v.version_counter, new_version_counter())) for k, v in value.parameters.items()},
+                children=None if value.children is None else [self.copy_object(c) for c in value.children],
+                named_children={k: self.copy_object(v) for k, v in value.named_children.items()})
+        if isinstance(value, TensorValue):
+            return replace(value, version_counter=new_version_counter(), history=frozenset(), view_of_leaf=False,
+                           multi_output_view=None, no_grad_view=False, storage_of=None)
+        return value
 
     def instance_copy(self, template: ModuleValue | None) -> ModuleValue | None:
         """A new instance of a user module class: its own parameters (fresh version counters)."""
@@ -73,9 +170,9 @@ class ModuleCalls:
         if attribute in owner.named_children:
             return owner.named_children[attribute]
         if owner.user_class is not None and owner.definitions is not None:
-            method = owner.definitions.method(owner.user_class, attribute)
-            if method is not None:
-                return FunctionRef(attribute, method, owner.definitions, bound_self=owner)
+            found = owner.definitions.method(owner.user_class, attribute)
+            if found is not None:
+                return FunctionRef(attribute, found[0], found[1], bound_self=owner)
         if attribute in owner.parameters:
             return owner.parameters[attribute]
         if owner.user_class is None and attribute in ("running_mean", "running_var"):
@@ -138,6 +235,8 @@ class ModuleCalls:
             return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
             module.children.append(args[0])
+        if method in ("add_module", "register_module") and len(args) > 1 and isinstance(args[0], ConstValue):
+            module.named_children[str(args[0].value)] = args[1]
         return UNKNOWN
 
     def set_training(self, module: ModuleValue, mode: Tri) -> None:
@@ -161,9 +260,13 @@ class ModuleCalls:
                 value = self.call_module(child, [value], {}, node, state, report_node=child.node or node)
             return value
         if module.user_class is not None and module.definitions is not None:
-            forward = module.definitions.method(module.user_class, "forward")
+            forward = module.definitions.method(module.user_class, "forward" if module.is_module else "__call__")
             if forward is not None:
-                return self.call_user_function(forward, module.definitions, module, args, kwargs, report_node, state)
+                return self.call_user_function(forward[0], forward[1], module, args, kwargs, report_node, state)
+            if module.torch_base == "Sequential":
+                return self.run_in_order(module, source, node, state)
+            if not module.is_module:
+                return UNKNOWN
         facts = module_facts.module(module.class_name) if module.user_class is None else None
         if facts is None or not isinstance(source, TensorValue):
             return self.module_output(module, source, node, state)

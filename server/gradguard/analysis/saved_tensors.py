@@ -27,12 +27,18 @@ class SavedTensors:
                state: State, *, inside_module: cst.CSTNode | None = None) -> None:
         """An in-place change of `tensor`: bumps its version counter (every alias sees it).
 
-        Inside a called function, only changes of what the caller's ops saved are reported, at
-        the caller's line: the callee's own findings come from its own analysis.
+        Inside a followed call of this file's code the change is reported where it is written,
+        with the calls that led there. Inside another file's code, only changes of what this
+        file's ops saved are reported, at this file's call: that file's findings are its own.
+        A save meets one reported change: later changes of the same save are not reported again
+        (fixing the first one makes the program run).
         """
         saved = state.saves.get(tensor.version_counter, ())
         storage_saved = state.saves.get(tensor.storage_of, ()) if tensor.storage_of is not None else ()
-        if self.call_site is not None:
+        chain: tuple[cst.CSTNode, ...] = ()
+        if self.call_site is None:
+            chain = tuple(self.call_nodes)
+        else:
             node, label, every_change = self.call_site
             verb, target_node = f"`{label}(...)` (through {verb} inside it)", None
             if not every_change:
@@ -54,8 +60,17 @@ class SavedTensors:
             inside_module=inside_module,
             statement=self.current_line if self.call_site is None else None,
             aliases=self.aliases_of(tensor, target_node, state),
+            call_chain=chain,
+            standalone_of=self.analysing,
         )
         self.result.changes.append(change)
+        if saved and change.bumps_version:
+            met = set(map(id, saved))
+            kept = tuple(r for r in state.saves.get(tensor.version_counter, ()) if id(r) not in met)
+            if kept:
+                state.saves[tensor.version_counter] = kept
+            else:
+                state.saves.pop(tensor.version_counter, None)
         if self.backward_now is not Tri.YES:
             self.pending.append(change)
 

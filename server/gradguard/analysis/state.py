@@ -61,9 +61,15 @@ class State:
                 env[name] = value
             elif theirs is not _ABSENT or (theirs := other.globals.get(name, _ABSENT)) is not _ABSENT:
                 bind(name, value, theirs)  # type: ignore[arg-type]
+            else:  # bound on this path only: a later read of it means this path ran
+                env[name] = value
         for name, theirs in others.items():
-            if name not in mine and (value := self.globals.get(name, _ABSENT)) is not _ABSENT:
-                bind(name, value, theirs)  # type: ignore[arg-type]
+            if name not in mine:
+                value = self.globals.get(name, _ABSENT)
+                if value is _ABSENT:
+                    env[name] = theirs
+                else:
+                    bind(name, value, theirs)  # type: ignore[arg-type]
         for vc in (self.saves.keys() | other.saves.keys()) - saves.keys():
             mine, theirs = self.saves.get(vc, ()), other.saves.get(vc, ())
             merged = [r if r in theirs else replace(r, certain=False) for r in mine]

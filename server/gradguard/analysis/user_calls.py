@@ -19,7 +19,7 @@ from gradguard.analysis.values import (
     join_values,
 )
 
-_MAX_CALL_DEPTH = 2
+_MAX_CALL_DEPTH = 6
 
 
 def _carries_tensors(value: Value | None) -> bool:
@@ -57,11 +57,18 @@ class UserCalls:
         positional = [*params.posonly_params, *params.params]
         env: dict[str, Value] = {}
         values = ([self_value] if self_value is not None else []) + list(args)
-        for index, param in enumerate(positional):
+        defaults = State({}, globals=definitions.globals)
+        for index, param in enumerate([*positional, *params.kwonly_params]):
             name = param.name.value
-            env[name] = values[index] if index < len(values) else kwargs.get(name, UNKNOWN)
-        for param in params.kwonly_params:
-            env[param.name.value] = kwargs.get(param.name.value, UNKNOWN)
+            if index < len(positional) and index < len(values):
+                value = values[index]
+            elif name in kwargs:
+                value = kwargs[name]
+            elif param.default is not None:
+                value = self.eval(param.default, defaults)
+            else:
+                value = UNKNOWN
+            env[name] = ArgumentValue(name) if value is UNKNOWN else value
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
@@ -71,10 +78,12 @@ class UserCalls:
             if mode is not None:
                 callee_state.grad_enabled = mode
         outer_site = self.call_site
-        if outer_site is None and report != "inside":
+        if outer_site is None and report != "inside" and definitions is not self.definitions:
             label = dotted_name(node.func) if isinstance(node, cst.Call) else None
             self.call_site = (node, label or function.name.value, report == "every-change")
         self.call_stack.append(function)
+        self.call_definitions.append(definitions)
+        self.call_nodes.append(node)
         self.entered.add(function)
         self.return_values.append([])
         try:
@@ -82,6 +91,8 @@ class UserCalls:
         finally:
             returned = self.return_values.pop()
             self.call_stack.pop()
+            self.call_definitions.pop()
+            self.call_nodes.pop()
             self.call_site = outer_site
             if outer_site is None:
                 self.callee_records = set()

@@ -125,7 +125,10 @@ class SequenceValue:
 
 @dataclass(eq=False)
 class ModuleValue:
-    """An `nn.Module` instance: a known `torch.nn` class, a container, or a user class."""
+    """An object with identity: an `nn.Module` instance (a known `torch.nn` class, a container,
+    a user class) or, with `is_module` false, an instance of a plain user class (a trainer, an
+    agent) whose attributes are in `named_children`. `torch_base` is the `torch.nn` container
+    a user class derives from (`Sequential`, `ModuleList`), if any."""
 
     class_name: str
     node: cst.CSTNode | None
@@ -136,6 +139,8 @@ class ModuleValue:
     training: Tri = Tri.YES
     user_class: str | None = None
     definitions: Definitions | None = None
+    is_module: bool = True
+    torch_base: str | None = None
 
     def submodules(self) -> tuple[list[ModuleValue], bool]:
         """This module and every module under it (`modules()`), and whether the list is complete."""
@@ -207,13 +212,40 @@ class Definitions:
     globals: dict[str, Value] = field(default_factory=dict, repr=False)
     classes: dict[str, tuple[cst.ClassDef, ModuleValue | None]] = field(default_factory=dict, repr=False)
 
-    def method(self, class_name: str, method: str) -> cst.FunctionDef | None:
-        """The method `method` defined in the body of class `class_name`, if any."""
+    bases: dict[str, tuple[Value, ...]] = field(default_factory=dict, repr=False)
+
+    def method(self, class_name: str, method: str, depth: int = 0) -> tuple[cst.FunctionDef, Definitions, str] | None:
+        """The method `method` of class `class_name` as Python finds it (the class's own body,
+        then its bases of the project, depth first), with the file and the class defining it."""
         entry = self.classes.get(class_name)
-        if entry is None:
+        if entry is None or depth > 16:
             return None
-        return next((s for s in entry[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == method),
-                    None)
+        found = next((s for s in entry[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == method),
+                     None)
+        if found is not None:
+            return found, self, class_name
+        for base in self.bases.get(class_name, ()):
+            if isinstance(base, FunctionRef) and isinstance(base.node, cst.ClassDef):
+                inherited = base.definitions.method(base.name, method, depth + 1)
+                if inherited is not None:
+                    return inherited
+        return None
+
+    def owner_of(self, function: cst.FunctionDef) -> str | None:
+        """The class of this file whose body defines `function`, if it is a method."""
+        for name, (node, _) in self.classes.items():
+            if isinstance(node.body, cst.IndentedBlock) and function in node.body.body:
+                return name
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class SuperValue:
+    """`super()` in a method of `class_name` (of `definitions`) called on `instance`."""
+
+    instance: ModuleValue
+    class_name: str
+    definitions: Definitions
 
 
 class _Unknown:
@@ -225,7 +257,8 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 
-Value = TensorValue | ArgumentValue | ConstValue | ImportRef | SequenceValue | ModuleValue | ParametersValue | OptimizerValue | FunctionRef | _Unknown
+Value = (TensorValue | ArgumentValue | ConstValue | ImportRef | SequenceValue | ModuleValue | ParametersValue
+         | OptimizerValue | FunctionRef | SuperValue | _Unknown)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ class RuleContext:
         """A finding for an error PyTorch raises at the changing line, pointing at the tensor's creation."""
         origin = change.target.origin.node
         related = (Related(*self.locate(origin), created),) if origin is not None else ()
+        related += self.called_from(change)
         return Finding(code, Severity.ERROR if certain else Severity.WARNING, message,
                        self.document.filename, self.document.span(change.node), related, fixes)
 
@@ -80,6 +81,11 @@ class RuleContext:
 
     def in_this_file(self, node: cst.CSTNode) -> bool:
         return self.locate(node)[0] == self.document.filename
+
+    def called_from(self, change: InplaceChange) -> tuple[Related, ...]:
+        """Related information: the calls, outermost first, that ran the function the change is in."""
+        return tuple(Related(*self.locate(node), f"`{self.code(node.func) if isinstance(node, cst.Call) else 'it'}(...)` "
+                             "ran the code that changes it") for node in change.call_chain)
 
     def saved_here(self, record: SavedRecord) -> tuple[Related, ...]:
         """Related information: where the op saved the tensor (and the user's call that ran it)."""

@@ -91,7 +91,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
             message=message,
             filename=context.document.filename,
             span=context.document.span(change.node),
-            related=context.saved_here(record),
+            related=context.saved_here(record) + context.called_from(change),
             fixes=fixes(context, change, record),
         )
 

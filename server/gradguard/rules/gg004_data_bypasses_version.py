@@ -45,4 +45,5 @@ def check(context: RuleContext) -> Iterator[Finding]:
                    f"version counter: {change.verb} changes the saved values without any error, so the gradients "
                    f"will be silently wrong. Change a `clone()` instead, or make the change before the op.")
         yield Finding(CODE, Severity.WARNING, message, context.document.filename,
-                      context.document.span(change.node), context.saved_here(record))
+                      context.document.span(change.node),
+                      context.saved_here(record) + context.called_from(change))
