@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
+from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED, Containers
 from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import ModuleCalls
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, normalise_torch_name, qualname_of
@@ -30,10 +31,13 @@ from gradguard.analysis.user_calls import UserCalls
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
+    BuiltinRef,
     ConstValue,
     Definitions,
+    DictValue,
     FunctionRef,
     ImportRef,
+    IntValue,
     ModuleValue,
     OptimizerValue,
     Origin,
@@ -54,7 +58,7 @@ if TYPE_CHECKING:
 __all__ = ["Interpreter", "dotted_name", "interpret"]
 
 
-class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
+class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, SavedTensors):
     """Interprets one parsed file and collects its in-place changes."""
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
@@ -82,6 +86,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         self.callee_records: set[int] = set()
         self.next_serial = 1
         self.loop_depth = 0
+        self.unrolling = 0  # loops over known sequences running element by element, one inside another
 
     # ---- entry points -------------------------------------------------------------------
 
@@ -189,6 +194,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         verb = f"`{OPERATOR_SYMBOLS.get(operator.removesuffix('Assign'), '?')}=`"
         if isinstance(target, cst.Subscript):
             base = self.eval(target.value, state)
+            if isinstance(base, (SequenceValue, DictValue)):  # `feats[i] += up`: the element changes in place
+                element = self._subscript(target, state)
+                if isinstance(element, TensorValue):
+                    self.apply_aten(inplace, [element, right], {}, node, state, verb, target_node=target)
+                return
             if isinstance(base, ArgumentValue):
                 base = self.promote(base, state)
             if isinstance(base, TensorValue):
@@ -290,12 +300,19 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
 
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.eval(node.iter, state)
-        if (isinstance(iterable, SequenceValue) and iterable.repeated is None and iterable.items
-                and all(isinstance(item, ModuleValue) for item in iterable.items)):
-            for item in iterable.items:  # `for m in model.modules()`: each module in turn
-                self.bind(node.target, item, state, node.iter)
-                self.exec_block(node.body.body, state)
-                state.dead = False
+        items = self.elements(iterable, node.iter, state)
+        modules = items is not None and bool(items) and all(isinstance(item, ModuleValue) for item in items)
+        if items is not None and (modules or (len(items) <= MAX_UNROLLED and self.unrolling < 2)):
+            self.unrolling += 1
+            try:
+                for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
+                    self.bind(node.target, item, state, node.iter)
+                    self.exec_block(node.body.body, state)
+                    state.dead = False
+            finally:
+                self.unrolling -= 1
+            if node.orelse is not None:
+                self.exec_block(node.orelse.body.body, state)
             return
 
         def bind(iteration: State) -> None:
@@ -463,8 +480,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                     owner, requires_grad=Tri.MAYBE if flag is None else Tri.of(bool(flag))))
         elif isinstance(target, cst.Subscript):
             base = self.eval(target.value, state)
-            for element in target.slice:
-                self.eval_slice(element, state)
+            kinds = [self.eval_slice(element, state) for element in target.slice]
+            if isinstance(base, (SequenceValue, DictValue)):
+                index = kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
+                self.store_item(base, index, value, state)
+                return
             if isinstance(base, ArgumentValue):
                 base = self.promote(base, state)
             if isinstance(base, TensorValue):
@@ -486,22 +506,6 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"))
         self.rebind(state, value, tensor)
         return tensor
-
-    def iterate(self, iterable: Value, node: cst.CSTNode, state: State) -> Value:
-        if isinstance(iterable, ParametersValue):
-            if iterable.tensors and all(p.is_leaf and p.requires_grad is Tri.YES for p in iterable.tensors):
-                return TensorValue(new_version_counter(), Tri.YES, True, Origin("a parameter", node))
-            return UNKNOWN
-        if isinstance(iterable, TensorValue):
-            return self.unbind(iterable, node, state).item(0)
-        if isinstance(iterable, SequenceValue):
-            if iterable.repeated is not None:
-                return iterable.repeated
-            result: Value | None = None
-            for item in iterable.items:
-                result = item if result is None else join_values(result, item)
-            return result if result is not None else UNKNOWN
-        return UNKNOWN
 
     def unbind(self, tensor: TensorValue, node: cst.CSTNode, state: State) -> SequenceValue:
         """`a, b = x` and `for row in x` call `unbind`: every element is a multi-output view."""
@@ -530,6 +534,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
             return self.definitions.globals[name]
         if name in ("True", "False", "None"):
             return ConstValue({"True": True, "False": False, "None": None}[name])
+        if name in BUILTINS:
+            return BuiltinRef(name)
         return UNKNOWN
 
     def _number(self, node: cst.Integer | cst.Float | cst.Imaginary, state: State) -> Value:
@@ -550,11 +556,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                     starred = True
             else:
                 items.append(value)
-        return UNKNOWN if starred else SequenceValue(tuple(items))
+        return UNKNOWN if starred else SequenceValue(tuple(items), mutable=isinstance(node, cst.List))
 
     def _attribute(self, node: cst.Attribute, state: State) -> Value:
-        owner = self.eval(node.value, state)
-        attribute = node.attr.value
+        return self.attribute_of(self.eval(node.value, state), node.attr.value, node, state)
+
+    def attribute_of(self, owner: Value, attribute: str, node: cst.CSTNode, state: State) -> Value:
+        """`owner.attribute` (also `getattr(owner, "attribute")`)."""
         if isinstance(owner, ImportRef):
             return ImportRef(f"{owner.qualname}.{attribute}")
         if isinstance(owner, ModuleValue):
@@ -568,22 +576,28 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
     def _subscript(self, node: cst.Subscript, state: State) -> Value:
         base = self.eval(node.value, state)
         kinds = [self.eval_slice(element, state) for element in node.slice]
-        if isinstance(base, SequenceValue):
-            index = kinds[0] if len(kinds) == 1 else None
-            if isinstance(index, ConstValue) and isinstance(index.value, int):
-                return base.item(index.value)
-            return base.repeated if base.repeated is not None else UNKNOWN
+        if isinstance(base, (SequenceValue, DictValue)):
+            index = kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
+            if isinstance(base, SequenceValue) and len(kinds) == 1 and kinds[0] == "basic":
+                return SequenceValue(repeated=self.join_elements(base.items, state)) if base.repeated is None \
+                    else base  # a slice of the list
+            return self.subscript_of(base, index, state)
         if isinstance(base, ModuleValue):
             index = kinds[0] if len(kinds) == 1 else None
             if base.children is not None and isinstance(index, ConstValue) and isinstance(index.value, int):
                 if -len(base.children) <= index.value < len(base.children):
                     return base.children[index.value]
+            if isinstance(index, ConstValue) and isinstance(index.value, str) and index.value in base.named_children:
+                return base.named_children[index.value]
+            if base.children and not isinstance(index, ConstValue):
+                return self.join_elements(base.children, state)
             return UNKNOWN
         if isinstance(base, ArgumentValue):
             base = self.promote(base, state)
         if not isinstance(base, TensorValue):
             return UNKNOWN
-        basic = all(k == "basic" or (isinstance(k, ConstValue) and isinstance(k.value, int)) for k in kinds)
+        basic = all(k == "basic" or isinstance(k, IntValue) or (isinstance(k, ConstValue) and isinstance(k.value, int))
+                    for k in kinds)
         advanced = any(isinstance(k, (TensorValue, SequenceValue)) for k in kinds)
         if basic:
             return base.fresh_view(Origin("an indexed view", node), grad_enabled=state.grad_enabled)
@@ -609,6 +623,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         left = self.eval(node.left, state)
         right = self.eval(node.right, state)
         aten = surface.BINARY.get(type(node.operator).__name__)
+        integer = self.int_arithmetic(left, right, _INT_OPERATORS.get(type(node.operator).__name__))
+        if integer is not None:
+            return integer
         if aten is None:
             return UNKNOWN
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
@@ -683,6 +700,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
             if arg.star == "*":
                 if isinstance(value, SequenceValue) and value.repeated is None:
                     args.extend(value.items)
+                elif isinstance(value, SequenceValue) and isinstance(value.repeated, ModuleValue):
+                    args.append(value.repeated)  # `nn.Sequential(*[Block() for _ in range(depth)])`
                 else:
                     args.append(UNKNOWN)
                     kwargs["*"] = UNKNOWN
@@ -694,6 +713,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                 args.append(value)
         if isinstance(receiver, ModuleValue) and method in receiver.named_children:
             callee, method = receiver.named_children[method], None
+        if isinstance(callee, BuiltinRef):
+            return self.call_builtin(callee.name, args, kwargs, node, state)
         if method is not None and receiver is not None and not isinstance(receiver, ImportRef):
             return self.call_method(receiver, method, args, kwargs, node, state)
         name = qualname_of(callee)
@@ -730,6 +751,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         cst.IfExp: _if_exp,
         cst.NamedExpr: _named_expr,
         cst.Call: _call,
+        cst.ListComp: Containers.comprehension,
+        cst.GeneratorExp: Containers.comprehension,
+        cst.SetComp: Containers.comprehension,
+        cst.DictComp: Containers.comprehension,
+        cst.Dict: Containers.dict_display,
     }
 
     # ---- method calls -------------------------------------------------------------------
@@ -752,8 +778,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
                     self.mutate(parameter, node, None, f"`{dotted_name(node.func)}()`", state)
                     state.grad_enabled = saved_mode
             return UNKNOWN
-        if isinstance(receiver, SequenceValue):
-            return UNKNOWN
+        if isinstance(receiver, (SequenceValue, DictValue)):
+            return self.call_container_method(receiver, method, args, kwargs, state)
         if isinstance(receiver, ArgumentValue):
             if method in surface.NOT_TENSORS or not self.is_tensor_method(method):
                 return UNKNOWN
@@ -761,6 +787,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, SavedTensors):
         if not isinstance(receiver, TensorValue):
             return UNKNOWN
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
+
+
+_INT_OPERATORS: dict[str, Callable[[int, int], int]] = {
+    "Add": lambda a, b: a + b, "Subtract": lambda a, b: a - b, "Multiply": lambda a, b: a * b,
+    "FloorDivide": lambda a, b: a // b, "Modulo": lambda a, b: a % b,
+}
 
 
 def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,

@@ -12,6 +12,7 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
+    DictValue,
     FunctionRef,
     ImportRef,
     ModuleValue,
@@ -183,12 +184,17 @@ class ModuleCalls:
 
     def construct_module(self, class_name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                          state: State) -> Value:
+        if class_name == "ModuleDict" and args and isinstance(args[0], DictValue) and args[0].complete:
+            return ModuleValue(class_name, node, children=[v for v in args[0].entries.values() if isinstance(v, ModuleValue)],
+                               named_children={str(k): v for k, v in args[0].entries.items()})
         if class_name in ("Sequential", "ModuleList"):
             items: list[Value] = list(args)
-            if class_name == "ModuleList" and args and isinstance(args[0], SequenceValue) and args[0].repeated is None:
-                items = list(args[0].items)
-            elif class_name == "ModuleList":
+            if class_name == "ModuleList" and args and isinstance(args[0], SequenceValue):
+                items = list(args[0].items) if args[0].repeated is None else [args[0].repeated]
+            elif class_name == "ModuleList" and args:
                 items = [UNKNOWN]
+            if class_name == "Sequential" and len(args) == 1 and isinstance(args[0], DictValue) and args[0].complete:
+                items = list(args[0].entries.values())  # `nn.Sequential(OrderedDict(...))`
             children = [c for c in items if isinstance(c, ModuleValue)]
             complete = len(children) == len(items) and "*" not in kwargs
             return ModuleValue(class_name, node, children=children if complete else None)
@@ -210,6 +216,23 @@ class ModuleCalls:
         if method == "parameters":
             params, complete = module.all_parameters()
             return ParametersValue(tuple(params), complete)
+        if method == "named_parameters":
+            params, complete = module.all_parameters()
+            named = self.parameter_names(module)
+            if not complete or len(named) != len(params):
+                return SequenceValue(repeated=SequenceValue((UNKNOWN, self.join_elements(params, state)))) \
+                    if params else UNKNOWN
+            return SequenceValue(tuple(SequenceValue((ConstValue(n), p)) for n, p in named))
+        if method in ("children", "named_children"):
+            children = [(k, v) for k, v in module.named_children.items() if isinstance(v, ModuleValue)] + \
+                [(str(i), c) for i, c in enumerate(module.children or [])]
+            if method == "children":
+                return SequenceValue(tuple(c for _, c in children))
+            return SequenceValue(tuple(SequenceValue((ConstValue(k), c)) for k, c in children))
+        if method == "named_modules":
+            found, complete = module.submodules()
+            return SequenceValue(tuple(SequenceValue((UNKNOWN, m)) for m in found)) \
+                if complete and len(found) <= _MAX_UNROLLED else UNKNOWN
         if method in ("eval", "train"):
             mode = Tri.NO if method == "eval" else self.flag(args, kwargs, 0, "mode", True)
             self.set_training(module, mode)
@@ -238,6 +261,18 @@ class ModuleCalls:
         if method in ("add_module", "register_module") and len(args) > 1 and isinstance(args[0], ConstValue):
             module.named_children[str(args[0].value)] = args[1]
         return UNKNOWN
+
+    def parameter_names(self, module: ModuleValue, prefix: str = "") -> list[tuple[str, TensorValue]]:
+        """`named_parameters()`: each parameter with its dotted name, in registration order."""
+        named = [(prefix + k, v) for k, v in module.parameters.items()]
+        for key, child in module.named_children.items():
+            if isinstance(child, TensorValue) and child.is_leaf and child.requires_grad is Tri.YES:
+                named.append((prefix + key, child))
+            elif isinstance(child, ModuleValue):
+                named.extend(self.parameter_names(child, f"{prefix}{key}."))
+        for index, child in enumerate(module.children or []):
+            named.extend(self.parameter_names(child, f"{prefix}{index}."))
+        return named
 
     def set_training(self, module: ModuleValue, mode: Tri) -> None:
         module.training = mode

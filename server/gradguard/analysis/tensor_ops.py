@@ -107,8 +107,16 @@ class TensorOps:
                    verb: str | None, *, target_node: cst.CSTNode | None = None, label: str | None = None) -> Value:
         """Apply the ATen op `base` (an overload is chosen from the argument kinds)."""
         facts = self.select_overload(base, args, kwargs)
-        if facts is None:
-            return UNKNOWN  # not an ATen op we know: nothing is concluded
+        if facts is None:  # not an op of the table: a new tensor in the graph of its inputs, nothing saved
+            inputs = [*args, *kwargs.values()]
+            if not any(isinstance(v, (TensorValue, SequenceValue)) for v in inputs):
+                return UNKNOWN
+            requires_grad = Tri.NO
+            for value in inputs:
+                requires_grad = requires_grad | self.requires_grad_of(value)
+            return self.with_history(self.fresh_result(requires_grad & state.grad_enabled,
+                                                       Origin(f"the output of `{label or self.label_of(node, base)}`", node)),
+                                     inputs, self.next_serial, state)
         bound: dict[str, Value] = dict(zip(facts.args, args))
         for key, value in kwargs.items():
             if key == "input" and "input" not in facts.args and facts.args:

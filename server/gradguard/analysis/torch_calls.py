@@ -62,6 +62,12 @@ class TorchCalls:
             outputs = args[0] if args else kwargs.get("tensors", kwargs.get("outputs", UNKNOWN))
             self.run_backward(outputs, kwargs, state)
             return UNKNOWN
+        if name in surface.RETURNS_ARGUMENT:
+            return args[0] if args else UNKNOWN
+        if name == "torch.autograd.Variable":  # a new leaf over the same data
+            flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", ConstValue(False))
+            rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
+            return TensorValue(new_version_counter(), rg, True, Origin("a `Variable`", node))
         if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             base = args[0] if args else kwargs.get("data", UNKNOWN)
             flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", ConstValue(True))

@@ -108,12 +108,28 @@ class ImportRef:
     qualname: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
+class IntValue:
+    """An integer whose value is not known (a loop index, a length)."""
+
+
+@dataclass(frozen=True)
+class BuiltinRef:
+    """A builtin function (`zip`, `range`, `sum` ...) not shadowed by a name of the program."""
+
+    name: str
+
+
+@dataclass(eq=False)
 class SequenceValue:
-    """A tuple or list of values; `repeated` stands for an unknown number of like elements."""
+    """A tuple or list of values; `repeated` stands for an unknown number of like elements.
+
+    A list (`mutable`) is one object: `append` and `lst[i] = t` change it for every holder.
+    """
 
     items: tuple[Value, ...] = ()
     repeated: Value | None = None
+    mutable: bool = False
 
     def item(self, index: int) -> Value:
         if self.repeated is not None:
@@ -121,6 +137,14 @@ class SequenceValue:
         if -len(self.items) <= index < len(self.items):
             return self.items[index]
         return UNKNOWN
+
+
+@dataclass(eq=False)
+class DictValue:
+    """A dict keyed by constants; `complete` is false once a key not known was stored."""
+
+    entries: dict[object, Value] = field(default_factory=dict)
+    complete: bool = True
 
 
 @dataclass(eq=False)
@@ -257,8 +281,8 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 
-Value = (TensorValue | ArgumentValue | ConstValue | ImportRef | SequenceValue | ModuleValue | ParametersValue
-         | OptimizerValue | FunctionRef | SuperValue | _Unknown)
+Value = (TensorValue | ArgumentValue | ConstValue | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
+         | ModuleValue | ParametersValue | OptimizerValue | FunctionRef | SuperValue | _Unknown)
 
 
 @dataclass(frozen=True)

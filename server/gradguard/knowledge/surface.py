@@ -166,3 +166,6 @@ GRAD_MODES: dict[str, bool | None] = {
 
 #: Calls that run backward through the graph.
 BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
+
+# torch functions that return their (first) argument itself
+RETURNS_ARGUMENT = frozenset({"torch.jit._unwrap_optional"})

@@ -1,0 +1,337 @@
+"""Python's containers and builtins over abstract values: lists, tuples and dicts of tensors and
+modules, comprehensions, `zip`, `enumerate`, `range`, `sum`, `getattr`.
+
+A list or dict is one object (its identity is the `SequenceValue` / `DictValue`): `append`,
+`lst[i] = t` and `d[k] = v` change it for every name that holds it, on every path (a weak
+update). A read at an index that is not a constant is the join of the elements: a tensor that
+has the saves of each, so an in-place change through it meets them all.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+from gradguard.analysis.state import State, merge_tensors
+from gradguard.analysis.values import (
+    UNKNOWN,
+    BuiltinRef,
+    ConstValue,
+    DictValue,
+    IntValue,
+    ModuleValue,
+    Origin,
+    ParametersValue,
+    SequenceValue,
+    TensorValue,
+    Tri,
+    Value,
+    join_values,
+)
+
+MAX_UNROLLED = 16  # a loop or comprehension over a known sequence runs once per element up to this many
+
+
+class Containers:
+    """The interpreter's part for Python's containers, comprehensions and builtins."""
+
+    def join_elements(self, items: list[Value] | tuple[Value, ...], state: State) -> Value:
+        """One value standing for any of `items` (tensors merged with the saves of each)."""
+        result: Value | None = None
+        for item in items:
+            if result is None:
+                result = item
+            elif isinstance(result, TensorValue) and isinstance(item, TensorValue) \
+                    and result.version_counter != item.version_counter:
+                merged, records = merge_tensors(result, item, state.saves.get(result.version_counter, ()),
+                                                state.saves.get(item.version_counter, ()))
+                if records:
+                    state.saves[merged.version_counter] = records
+                result = merged
+            elif isinstance(result, ModuleValue) and isinstance(item, ModuleValue) and result is not item:
+                same = (result.class_name, result.user_class) == (item.class_name, item.user_class)
+                result = result if same else UNKNOWN  # any instance of one class stands for the others
+            elif isinstance(result, IntValue) or isinstance(item, IntValue):
+                result = IntValue() if _is_int(result) and _is_int(item) else UNKNOWN
+            else:
+                result = join_values(result, item)
+        return result if result is not None else UNKNOWN
+
+    def elements(self, value: Value, node: cst.CSTNode, state: State) -> list[Value] | None:
+        """The elements a loop over `value` sees, in order, when they are known one by one."""
+        if isinstance(value, SequenceValue) and value.repeated is None:
+            return list(value.items)
+        if isinstance(value, ParametersValue) and value.complete:
+            return list(value.tensors)
+        if isinstance(value, ModuleValue) and value.children is not None and value.user_class is None:
+            return list(value.children)
+        if isinstance(value, DictValue) and value.complete:
+            return [ConstValue(k) for k in value.entries]
+        return None
+
+    def iterate(self, iterable: Value, node: cst.CSTNode, state: State) -> Value:
+        """What one iteration over `iterable` binds (any of its elements)."""
+        if isinstance(iterable, TensorValue):
+            return self.unbind(iterable, node, state).item(0)
+        if isinstance(iterable, SequenceValue) and iterable.repeated is not None:
+            return iterable.repeated
+        if isinstance(iterable, ParametersValue) and not iterable.complete:
+            if iterable.tensors and all(p.is_leaf and p.requires_grad is Tri.YES for p in iterable.tensors):
+                return self.join_elements(iterable.tensors, state)
+            return UNKNOWN
+        items = self.elements(iterable, node, state)
+        return self.join_elements(items, state) if items is not None else UNKNOWN
+
+    def subscript_of(self, base: SequenceValue | DictValue, index: Value, state: State) -> Value:
+        """`base[index]` for a list, tuple or dict."""
+        if isinstance(base, DictValue):
+            if isinstance(index, ConstValue) and index.value in base.entries:
+                return base.entries[index.value]
+            return self.join_elements(list(base.entries.values()), state) if not isinstance(index, ConstValue) \
+                else UNKNOWN
+        if isinstance(index, ConstValue) and isinstance(index.value, int):
+            return base.item(index.value)
+        if base.repeated is not None:
+            return base.repeated
+        if isinstance(index, (IntValue, ConstValue)) or index is UNKNOWN:
+            return self.join_elements(base.items, state)
+        return UNKNOWN
+
+    def store_item(self, base: SequenceValue | DictValue, index: Value, value: Value, state: State) -> None:
+        """`base[index] = value`: the container changes for every name holding it."""
+        if isinstance(base, DictValue):
+            if isinstance(index, ConstValue):
+                base.entries[index.value] = value
+            else:
+                base.complete = False
+                base.entries = {k: self.join_elements([v, value], state) for k, v in base.entries.items()}
+            return
+        if base.repeated is not None:
+            base.repeated = self.join_elements([base.repeated, value], state)
+        elif isinstance(index, ConstValue) and isinstance(index.value, int) and -len(base.items) <= index.value < len(base.items):
+            items = list(base.items)
+            items[index.value] = value
+            base.items = tuple(items)
+        else:
+            base.items = tuple(self.join_elements([item, value], state) for item in base.items)
+
+    def call_container_method(self, receiver: SequenceValue | DictValue, method: str, args: list[Value],
+                              kwargs: dict[str, Value], state: State) -> Value:
+        """`lst.append(t)`, `lst.extend(...)`, `d.items()`, `d.get(k)` ..."""
+        if isinstance(receiver, DictValue):
+            if method == "items":
+                return SequenceValue(tuple(SequenceValue((ConstValue(k), v)) for k, v in receiver.entries.items())) \
+                    if receiver.complete else UNKNOWN
+            if method == "values":
+                return SequenceValue(tuple(receiver.entries.values())) if receiver.complete else UNKNOWN
+            if method == "keys":
+                return SequenceValue(tuple(ConstValue(k) for k in receiver.entries)) if receiver.complete else UNKNOWN
+            if method in ("get", "pop") and args:
+                found = self.subscript_of(receiver, args[0], state)
+                if found is UNKNOWN and len(args) > 1:
+                    return args[1]
+                return found
+            if method == "update" and args and isinstance(args[0], DictValue):
+                receiver.entries.update(args[0].entries)
+                receiver.complete = receiver.complete and args[0].complete
+            elif method in ("update", "setdefault"):
+                receiver.complete = False
+            return UNKNOWN
+        if not receiver.mutable:
+            return UNKNOWN
+        if method == "append" and args:
+            if receiver.repeated is not None:
+                receiver.repeated = self.join_elements([receiver.repeated, args[0]], state)
+            else:
+                receiver.items = (*receiver.items, args[0])
+        elif method == "insert" and len(args) > 1:
+            if receiver.repeated is not None:
+                receiver.repeated = self.join_elements([receiver.repeated, args[1]], state)
+            elif isinstance(args[0], ConstValue) and isinstance(args[0].value, int):
+                items = list(receiver.items)
+                items.insert(args[0].value, args[1])
+                receiver.items = tuple(items)
+            else:
+                receiver.items = (*receiver.items, args[1])
+        elif method == "extend" and args:
+            added = self.elements(args[0], args[0], state) if not isinstance(args[0], TensorValue) else None
+            if added is not None and receiver.repeated is None:
+                receiver.items = (*receiver.items, *added)
+            else:
+                receiver.repeated = self.join_elements([*receiver.items, *(added or [self.iterate(args[0], None, state)]),
+                                                        *([receiver.repeated] if receiver.repeated is not None else [])],
+                                                       state)
+                receiver.items = ()
+        elif method == "pop":
+            return self.subscript_of(receiver, args[0] if args else ConstValue(-1), state)
+        elif method == "copy":
+            return SequenceValue(receiver.items, receiver.repeated, mutable=True)
+        return UNKNOWN
+
+    def call_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                     state: State) -> Value:
+        """`zip`, `enumerate`, `range`, `len`, `sum`, `list`, `dict`, `getattr` ... over abstract values."""
+        if name == "range":
+            return SequenceValue(repeated=IntValue())
+        if name == "len":
+            if isinstance(args[0] if args else None, SequenceValue) and args[0].repeated is None:
+                return ConstValue(len(args[0].items))
+            return IntValue()
+        if name in ("zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter"):
+            return self.sequence_builtin(name, args, node, state)
+        if name == "next" and args:
+            return self.iterate(args[0], node, state)
+        if name == "sum" and args:
+            total = self.iterate(args[0], node, state)
+            if isinstance(total, TensorValue):
+                return self.fresh_result(total.requires_grad & state.grad_enabled, Origin("a `sum()`", node),
+                                         total.history)
+            return UNKNOWN
+        if name == "dict":
+            entries: dict[object, Value] = {}
+            complete = True
+            if args:
+                pairs = self.elements(args[0], node, state) if not isinstance(args[0], DictValue) else None
+                if isinstance(args[0], DictValue):
+                    entries.update(args[0].entries)
+                    complete = args[0].complete
+                elif pairs is None:
+                    complete = False
+                else:
+                    for pair in pairs:
+                        if isinstance(pair, SequenceValue) and len(pair.items) == 2 and isinstance(pair.items[0], ConstValue):
+                            entries[pair.items[0].value] = pair.items[1]
+                        else:
+                            complete = False
+            entries.update({k: v for k, v in kwargs.items() if k not in ("*", "**")})
+            return DictValue(entries, complete and "**" not in kwargs)
+        if name == "getattr" and len(args) >= 2 and isinstance(args[1], ConstValue) and isinstance(args[1].value, str):
+            found = self.attribute_of(args[0], args[1].value, node, state)
+            return args[2] if found is UNKNOWN and len(args) > 2 else found
+        if name == "isinstance":
+            return UNKNOWN
+        return UNKNOWN
+
+    def sequence_builtin(self, name: str, args: list[Value], node: cst.Call, state: State) -> Value:
+        if not args:
+            return SequenceValue(mutable=name == "list")
+        known = [self.elements(a, node, state) if not isinstance(a, TensorValue) else None for a in args]
+        if name == "zip":
+            if all(k is not None for k in known):
+                return SequenceValue(tuple(SequenceValue(tuple(row)) for row in zip(*known)))  # type: ignore[misc]
+            return SequenceValue(repeated=SequenceValue(tuple(self.iterate(a, node, state) for a in args)))
+        items = known[0]
+        if name == "enumerate":
+            if items is not None:
+                return SequenceValue(tuple(SequenceValue((ConstValue(i), v)) for i, v in enumerate(items)))
+            return SequenceValue(repeated=SequenceValue((IntValue(), self.iterate(args[0], node, state))))
+        if items is None:
+            element = self.iterate(args[0], node, state)
+            return SequenceValue(repeated=element, mutable=name == "list") if element is not UNKNOWN else UNKNOWN
+        if name == "reversed":
+            items = items[::-1]
+        return SequenceValue(tuple(items), mutable=name == "list")
+
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp, state: State) -> Value:
+        """A list, set, dict or generator comprehension: its elements, one per known element of
+        what it iterates, else one standing for all of them."""
+        produced: list[Value] = []
+        entries: dict[object, Value] = {}
+        exact = [True]
+        bound: dict[str, Value | None] = {}
+
+        def element() -> None:
+            if isinstance(node, cst.DictComp):
+                key = self.eval(node.key, state)
+                value = self.eval(node.value, state)
+                if isinstance(key, ConstValue):
+                    entries[key.value] = value
+                else:
+                    exact[0] = False
+                produced.append(value)
+            else:
+                produced.append(self.eval(node.elt, state))
+
+        def clause(comp: cst.BaseCompFor | None) -> None:
+            if comp is None:
+                element()
+                return
+            iterable = self.eval(comp.iter, state)
+            items = self.elements(iterable, comp.iter, state)
+            if items is None or len(items) > MAX_UNROLLED:
+                exact[0] = False
+                items = [self.iterate(iterable, comp.iter, state)]
+            for item in items:
+                self.remember_names(comp.target, state, bound)
+                self.bind(comp.target, item, state, comp.iter)
+                if not any(self.eval(test.test, state) == ConstValue(False) for test in comp.ifs):
+                    clause(comp.inner_for_in)
+
+        clause(node.for_in)
+        for name, value in bound.items():  # the comprehension's own names do not leak out
+            if value is None:
+                state.env.pop(name, None)
+            else:
+                state.env[name] = value
+        if isinstance(node, cst.DictComp):
+            return DictValue(entries, exact[0])
+        if exact[0]:
+            return SequenceValue(tuple(produced), mutable=isinstance(node, cst.ListComp))
+        return SequenceValue(repeated=self.join_elements(produced, state), mutable=isinstance(node, cst.ListComp))
+
+    @staticmethod
+    def remember_names(target: cst.BaseExpression, state: State, bound: dict[str, Value | None]) -> None:
+        for name in _names_in(target):
+            if name not in bound:
+                bound[name] = state.env.get(name)
+
+    def dict_display(self, node: cst.Dict, state: State) -> Value:
+        entries: dict[object, Value] = {}
+        complete = True
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                key = self.eval(element.key, state)
+                value = self.eval(element.value, state)
+                if isinstance(key, ConstValue):
+                    entries[key.value] = value
+                else:
+                    complete = False
+            else:
+                spread = self.eval(element.value, state)
+                if isinstance(spread, DictValue):
+                    entries.update(spread.entries)
+                    complete = complete and spread.complete
+                else:
+                    complete = False
+        return DictValue(entries, complete)
+
+    def int_arithmetic(self, left: Value, right: Value, op: Callable[[int, int], int] | None) -> Value | None:
+        """`i + 1`, `len(x) - 2` ...: an integer (known when both are), or None when not integers."""
+        if not (_is_int(left) and _is_int(right)):
+            return None
+        if op is not None and isinstance(left, ConstValue) and isinstance(right, ConstValue):
+            try:
+                return ConstValue(op(left.value, right.value))  # type: ignore[arg-type]
+            except (ArithmeticError, ValueError):
+                return IntValue()
+        return IntValue()
+
+
+def _is_int(value: Value | None) -> bool:
+    return isinstance(value, IntValue) or (isinstance(value, ConstValue) and isinstance(value.value, int)
+                                           and not isinstance(value.value, bool))
+
+
+def _names_in(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names_in(e.value)]
+    return []
+
+
+BUILTINS = frozenset({"range", "len", "zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter", "next",
+                      "sum", "dict", "getattr", "isinstance"})
+
+__all__ = ["BUILTINS", "BuiltinRef", "Containers", "MAX_UNROLLED"]
