@@ -243,8 +243,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             state.env[bound] = ImportRef(f"{origin}{name}" if origin.endswith(".") else f"{origin}.{name}")
 
     def _if(self, node: cst.If, state: State) -> None:
-        self.eval(node.test, state)
-        known = self.isinstance_test(node.test, state)
+        test = self.eval(node.test, state)
+        known = test.value if isinstance(test, ConstValue) and isinstance(test.value, bool) else \
+            self.isinstance_test(node.test, state)
         then_state = state.copy()
         if known is not False:
             self.exec_block(node.body.body, then_state)
@@ -489,6 +490,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 base = self.promote(base, state)
             if isinstance(base, TensorValue):
                 self.mutate(base, target, target.value, "an index assignment", state)
+                written = self.requires_grad_of(value) & state.grad_enabled
+                if written is not Tri.NO and base.requires_grad is not Tri.YES:  # `copy_` records a grad_fn
+                    history = value.history if isinstance(value, TensorValue) else frozenset()
+                    self.rebind(state, base, replace(base, requires_grad=base.requires_grad | written, is_leaf=False,
+                                                     history=base.history | history))
 
     def rebind(self, state: State, old: Value, new: Value) -> None:
         """Replace every name bound to the object `old` by `new` (a changed flag of one tensor)."""
@@ -643,15 +649,27 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return UNKNOWN
 
     def _comparison(self, node: cst.Comparison, state: State) -> Value:
-        self.eval(node.left, state)
+        """`x is None`, `act == "relu"`, `"k" in d`: a known bool where the values decide it."""
+        left = self.eval(node.left, state)
+        outcome: bool | None = True
         for target in node.comparisons:
-            self.eval(target.comparator, state)
-        return UNKNOWN
+            right = self.eval(target.comparator, state)
+            decided = _compare(type(target.operator).__name__, left, right) if outcome is not None else None
+            outcome = None if decided is None else (outcome and decided)
+            left = right
+        return ConstValue(outcome) if outcome is not None else UNKNOWN
 
     def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
-        self.eval(node.left, state)
-        self.eval(node.right, state)
-        return UNKNOWN
+        left = self.eval(node.left, state)
+        right = self.eval(node.right, state)
+        known = [v.value if isinstance(v, ConstValue) and isinstance(v.value, bool) else None for v in (left, right)]
+        if isinstance(node.operator, cst.And):
+            if False in known:
+                return ConstValue(False)
+            return ConstValue(True) if known == [True, True] else UNKNOWN
+        if True in known:
+            return ConstValue(True)
+        return ConstValue(False) if known == [False, False] else UNKNOWN
 
     def _unary(self, node: cst.UnaryOperation, state: State) -> Value:
         operand = self.eval(node.expression, state)
@@ -660,6 +678,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                                      operand.history)
         if isinstance(operand, ConstValue) and isinstance(operand.value, (int, float)) and isinstance(node.operator, cst.Minus):
             return ConstValue(-operand.value)
+        if isinstance(node.operator, cst.Not) and isinstance(operand, ConstValue):
+            return ConstValue(not operand.value)
         return UNKNOWN
 
     def _named_expr(self, node: cst.NamedExpr, state: State) -> Value:
@@ -787,6 +807,27 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not isinstance(receiver, TensorValue):
             return UNKNOWN
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
+
+
+_OBJECTS = (TensorValue, ModuleValue, ImportRef, FunctionRef, SequenceValue, DictValue, OptimizerValue)
+
+
+def _compare(operator: str, left: Value, right: Value) -> bool | None:
+    """The outcome of one comparison, when the abstract values decide it."""
+    if operator in ("Is", "IsNot"):
+        if isinstance(left, ConstValue) and isinstance(right, ConstValue):
+            same = left.value is right.value if left.value is None or right.value is None else None
+        elif (isinstance(left, ConstValue) and left.value is None and isinstance(right, _OBJECTS)) or (
+                isinstance(right, ConstValue) and right.value is None and isinstance(left, _OBJECTS)):
+            same = False
+        else:
+            same = None
+        return None if same is None else (same if operator == "Is" else not same)
+    if operator in ("Equal", "NotEqual") and isinstance(left, ConstValue) and isinstance(right, ConstValue):
+        return (left.value == right.value) == (operator == "Equal")
+    if operator in ("In", "NotIn") and isinstance(left, ConstValue) and isinstance(right, DictValue) and right.complete:
+        return (left.value in right.entries) == (operator == "In")
+    return None
 
 
 _INT_OPERATORS: dict[str, Callable[[int, int], int]] = {

@@ -201,6 +201,9 @@ class ModuleCalls:
         facts = module_facts.module(class_name)
         if facts is None:
             return ModuleValue(class_name, node, children=None if class_name in module_facts.CONTAINERS else [])
+        probability = args[0] if args else kwargs.get("p")
+        if facts.returns_input_in_eval and isinstance(probability, ConstValue) and probability.value == 0:
+            return ModuleValue(class_name, node, children=[], returns_input=True)  # p=0: its input, in any mode
         value = ModuleValue(class_name, node, children=[])
         for name in facts.parameters:
             if name == "bias" and isinstance(kwargs.get("bias"), ConstValue) and not kwargs["bias"].value:
@@ -309,7 +312,7 @@ class ModuleCalls:
         run_by = None if direct else node
         label = (dotted_name(report_node.func) if direct else None) or f"nn.{module.class_name}"
         training = module.training
-        if facts.returns_input or (facts.returns_input_in_eval and training is Tri.NO):
+        if facts.returns_input or module.returns_input or (facts.returns_input_in_eval and training is Tri.NO):
             return source
         if module.inplace and facts.inplace is not module_facts.InplaceSaves.NO_INPLACE:
             if facts.returns_input_in_eval:  # dropout: `mul_` by the mask, only in train mode

@@ -165,6 +165,7 @@ class ModuleValue:
     definitions: Definitions | None = None
     is_module: bool = True
     torch_base: str | None = None
+    returns_input: bool = False  # a `torch.nn` module that returns its input as it is (dropout with p=0)
 
     def submodules(self) -> tuple[list[ModuleValue], bool]:
         """This module and every module under it (`modules()`), and whether the list is complete."""
