@@ -491,10 +491,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             if isinstance(base, TensorValue):
                 self.mutate(base, target, target.value, "an index assignment", state)
                 written = self.requires_grad_of(value) & state.grad_enabled
-                if written is not Tri.NO and base.requires_grad is not Tri.YES:  # `copy_` records a grad_fn
-                    history = value.history if isinstance(value, TensorValue) else frozenset()
-                    self.rebind(state, base, replace(base, requires_grad=base.requires_grad | written, is_leaf=False,
-                                                     history=base.history | history))
+                history = value.history if isinstance(value, TensorValue) else frozenset()
+                if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):
+                    self.rebind(state, base, replace(  # `copy_` records a grad_fn: the value joins the graph
+                        base, requires_grad=base.requires_grad | written,
+                        is_leaf=base.is_leaf and base.requires_grad is Tri.YES, history=base.history | history))
 
     def rebind(self, state: State, old: Value, new: Value) -> None:
         """Replace every name bound to the object `old` by `new` (a changed flag of one tensor)."""
