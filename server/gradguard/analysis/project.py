@@ -153,9 +153,12 @@ class ProjectIndex:
             evicted, _ = self._definitions.popitem(last=False)
             self._positions.pop(evicted, None)
 
-    def locate(self, node: cst.CSTNode) -> tuple[str, Span] | None:
-        """The file and range of a node of one of the files this index read."""
-        for file, definitions in self._definitions.items():
+    def locate(self, node: cst.CSTNode, file_hint: str | None = None) -> tuple[str, Span] | None:
+        """The file and range of a node of one of the files this index read (`file_hint` first:
+        positions are computed file by file)."""
+        hint = Path(file_hint).resolve() if file_hint is not None else None
+        hinted = [(f, d) for f, d in self._definitions.items() if f == hint]
+        for file, definitions in [*hinted, *self._definitions.items()]:
             if definitions is None or definitions.module is None:
                 continue
             positions = self._positions.get(file)

@@ -17,7 +17,8 @@ class SavedTensors:
     def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:
         if state.grad_enabled is Tri.NO:
             return
-        record = replace(record, serial=self.next_serial)
+        record = replace(record, serial=self.next_serial,
+                         file=self.call_definitions[-1].path if self.call_stack else self.definitions.path)
         self.next_serial += 1
         if self.call_site is not None:
             self.callee_records.add(id(record.node))

@@ -298,6 +298,7 @@ class SavedRecord:
     serial: int = 0
     at_call: bool = True
     run_by: cst.CSTNode | None = None
+    file: str | None = None  # the file whose code made the save (None: unknown)
 
 
 def join_values(a: Value, b: Value) -> Value:

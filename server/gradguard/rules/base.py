@@ -27,19 +27,19 @@ class RuleContext:
     def code(self, node: cst.CSTNode) -> str:
         return self.document.code(node)
 
-    def locate(self, node: cst.CSTNode) -> tuple[str, Span]:
-        """The file and range of `node`, which may lie in another file of the project."""
+    def locate(self, node: cst.CSTNode, file_hint: str | None = None) -> tuple[str, Span]:
+        """The file and range of `node`, which may lie in another file of the project (`file_hint`)."""
         try:
             return self.document.filename, self.document.span(node)
         except KeyError:
-            found = self.project.locate(node) if self.project is not None else None
+            found = self.project.locate(node, file_hint) if self.project is not None else None
             if found is None:
                 raise
             return found
 
-    def where(self, node: cst.CSTNode) -> str:
+    def where(self, node: cst.CSTNode, file_hint: str | None = None) -> str:
         """`line 14` in this file, `blocks.py:11` in another one."""
-        filename, span = self.locate(node)
+        filename, span = self.locate(node, file_hint)
         if filename == self.document.filename:
             return f"line {span.start.line}"
         return f"{Path(filename).name}:{span.start.line}"
@@ -80,7 +80,11 @@ class RuleContext:
         return None
 
     def in_this_file(self, node: cst.CSTNode) -> bool:
-        return self.locate(node)[0] == self.document.filename
+        try:
+            self.document.span(node)
+        except KeyError:
+            return False
+        return True
 
     def called_from(self, change: InplaceChange) -> tuple[Related, ...]:
         """Related information: the calls, outermost first, that ran the function the change is in."""
@@ -89,10 +93,10 @@ class RuleContext:
 
     def saved_here(self, record: SavedRecord) -> tuple[Related, ...]:
         """Related information: where the op saved the tensor (and the user's call that ran it)."""
-        related = [Related(*self.locate(record.node),
+        related = [Related(*self.locate(record.node, record.file),
                            f"`{record.saved_by}` saved its {record.what} for backward here ({record.aten_op})")]
         if record.run_by is not None:
-            related.append(Related(*self.locate(record.run_by), f"`{record.saved_by}` ran in this call"))
+            related.append(Related(*self.locate(record.run_by, record.file), f"`{record.saved_by}` ran in this call"))
         return tuple(related)
 
 

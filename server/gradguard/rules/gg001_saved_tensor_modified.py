@@ -76,7 +76,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
                            "input when nothing needs to change)")
         if change.backward_follows is not Tri.YES:
             reasons.append("this holds if a backward pass later runs through it")
-        saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node)})"
+        saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node, record.file)})"
         if isinstance(record.run_by, cst.Call):
             saved += f" that `{context.code(record.run_by.func)}(...)` ran ({context.where(record.run_by)})"
         why = f"which `{record.aten_op}` saves for backward"
