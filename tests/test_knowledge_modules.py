@@ -50,6 +50,9 @@ CASES: dict[str, Case] = {
     "ConvTranspose2d": Case((2, 3, 2), (1, 2, 3, 3)),
     "ConvTranspose3d": Case((2, 3, 2), (1, 2, 2, 2, 2)),
     "Linear": Case((4, 3), (2, 4)),
+    "RNNCell": Case((4, 3), (2, 4)),
+    "GRUCell": Case((4, 3), (2, 4)),
+    "LSTMCell": Case((4, 3), (2, 4)),
     # The second input does not require grad, so only the weight decides whether x is saved.
     "Bilinear": Case((4, 5, 3), (2, 4), extra=_target(2, 5)),
     "BatchNorm1d": Case((3,), (4, 3)),

@@ -16,6 +16,7 @@ import libcst as cst
 from gradguard.analysis.state import State, merge_tensors
 from gradguard.analysis.values import (
     UNKNOWN,
+    ArgumentValue,
     BuiltinRef,
     ConstValue,
     DictValue,
@@ -74,6 +75,8 @@ class Containers:
         """What one iteration over `iterable` binds (any of its elements)."""
         if isinstance(iterable, TensorValue):
             return self.unbind(iterable, node, state).item(0)
+        if isinstance(iterable, ArgumentValue):  # a tensor's rows or a list's elements: not known which
+            return ArgumentValue(f"{iterable.name}[i]")
         if isinstance(iterable, SequenceValue) and iterable.repeated is not None:
             return iterable.repeated
         if isinstance(iterable, ParametersValue) and not iterable.complete:
@@ -259,9 +262,9 @@ class Containers:
                 return
             iterable = self.eval(comp.iter, state)
             items = self.elements(iterable, comp.iter, state)
-            if items is None or len(items) > MAX_UNROLLED:
+            if items is None or len(items) > MAX_UNROLLED:  # twice, as a loop: a second element sees the first
                 exact[0] = False
-                items = [self.iterate(iterable, comp.iter, state)]
+                items = [self.iterate(iterable, comp.iter, state)] * 2
             for item in items:
                 self.remember_names(comp.target, state, bound)
                 self.bind(comp.target, item, state, comp.iter)

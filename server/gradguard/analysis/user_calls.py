@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
 
 from gradguard.analysis.names import dotted_name
@@ -30,6 +32,35 @@ def _carries_tensors(value: Value | None) -> bool:
     return False
 
 
+_BUILDS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Linear", "Conv1d", "Conv2d", "Conv3d", "Parameter",
+                     "Embedding", "LSTM", "GRU", "RNN"})
+
+
+@lru_cache(maxsize=4096)
+def _may_build(function: cst.FunctionDef) -> bool:
+    """Whether a function called without tensors may still build modules or tensors (a factory:
+    `def mlp(sizes): return nn.Sequential(...)`): it returns something and names a `torch.nn`
+    container or layer, or `torch`."""
+    finder = _FactoryFinder()
+    function.body.visit(finder)
+    return finder.returns and finder.builds
+
+
+class _FactoryFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.returns = False
+        self.builds = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns = self.returns or node.value is not None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.builds = self.builds or node.value in _BUILDS or node.value == "torch"
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.builds = self.builds or node.attr.value in _BUILDS
+
+
 class UserCalls:
     """The interpreter's part that follows calls into the file's and the project's own code."""
 
@@ -51,8 +82,8 @@ class UserCalls:
         """
         if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs:
             return UNKNOWN
-        if not any(_carries_tensors(v) for v in (self_value, *args, *kwargs.values())):
-            return UNKNOWN  # nothing of the caller's graph goes in: nothing to follow
+        if not any(_carries_tensors(v) for v in (self_value, *args, *kwargs.values())) and not _may_build(function):
+            return UNKNOWN  # nothing of the caller's graph goes in, nothing comes out of it: nothing to follow
         params = function.params
         positional = [*params.posonly_params, *params.params]
         env: dict[str, Value] = {}

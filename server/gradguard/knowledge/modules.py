@@ -130,6 +130,11 @@ _TABLE: tuple[ModuleFacts, ...] = (
     # weight_ih is saved if the input requires grad; weight_hh always (from the second time step on).
     ModuleFacts("GRU", "gru", saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD, saves_weight=Saves.ALWAYS,
                 parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")),
+    # One time step: the input goes through a linear map (saved when the weights require grad).
+    *(ModuleFacts(n, op, saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD, saves_output=n == "RNNCell",
+                  saves_weight=Saves.IF_INPUT_REQUIRES_GRAD,
+                  parameters=("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+      for n, op in (("RNNCell", "rnn_tanh_cell"), ("GRUCell", "gru_cell"), ("LSTMCell", "lstm_cell"))),
     ModuleFacts("MSELoss", "mse_loss", saves_input=Saves.ALWAYS),
     # l1_loss is composite: abs(input - target) saves the difference, not the input.
     ModuleFacts("L1Loss", "l1_loss"),

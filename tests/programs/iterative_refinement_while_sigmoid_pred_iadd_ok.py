@@ -1,0 +1,43 @@
+"""The refiner feeds sigmoid(pred) to its update net inside the while loop and then does `pred += delta`: sigmoid saves its output, not pred, so the += is safe."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class UpdateBlock(nn.Module):
+    def __init__(self, ctx_dim, hidden=32):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(ctx_dim + 1, hidden), nn.GELU(), nn.Linear(hidden, 1))
+
+    def forward(self, ctx, depth_feat):
+        return self.net(torch.cat([ctx, depth_feat], dim=-1))
+
+
+class IterativeDepth(nn.Module):
+    def __init__(self, d_in=8, ctx_dim=16, n_iters=3):
+        super().__init__()
+        self.context = nn.Sequential(nn.Linear(d_in, ctx_dim), nn.LayerNorm(ctx_dim), nn.GELU())
+        self.init_head = nn.Linear(ctx_dim, 1)
+        self.update = UpdateBlock(ctx_dim)
+        self.n_iters = n_iters
+
+    def forward(self, x):
+        ctx = self.context(x)
+        pred = self.init_head(ctx)
+        it = 0
+        while it < self.n_iters:
+            delta = self.update(ctx, torch.sigmoid(pred))
+            pred += delta
+            it += 1
+        return pred
+
+
+torch.manual_seed(0)
+model = IterativeDepth()
+opt = torch.optim.AdamW(model.parameters(), lr=2e-4)
+for step in range(2):
+    x, target = torch.randn(16, 8), torch.rand(16, 1)
+    loss = F.binary_cross_entropy_with_logits(model(x), target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
