@@ -25,6 +25,7 @@ from gradguard.analysis.values import (
     Origin,
     ParametersValue,
     SequenceValue,
+    StringPattern,
     TensorValue,
     Tri,
     Value,
@@ -211,6 +212,10 @@ class Containers:
             return DictValue(entries, complete and "**" not in kwargs)
         if name == "getattr" and len(args) >= 2 and isinstance(args[1], ConstValue) and isinstance(args[1].value, str):
             found = self.attribute_of(args[0], args[1].value, node, state)
+            return args[2] if found is UNKNOWN and len(args) > 2 else found
+        if name == "getattr" and len(args) >= 2 and isinstance(args[1], StringPattern) and isinstance(args[0], ModuleValue):
+            names = [n for n in (*args[0].parameters, *args[0].named_children) if args[1].matches(n)]
+            found = self.join_elements([self.attribute_of(args[0], n, node, state) for n in names], state)
             return args[2] if found is UNKNOWN and len(args) > 2 else found
         if name == "isinstance":
             return UNKNOWN

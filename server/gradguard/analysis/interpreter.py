@@ -43,6 +43,7 @@ from gradguard.analysis.values import (
     Origin,
     ParametersValue,
     SequenceValue,
+    StringPattern,
     SuperValue,
     TensorValue,
     Tri,
@@ -549,6 +550,16 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return ConstValue(_literal(node.value, 0))
 
     def _string(self, node: cst.BaseExpression, state: State) -> Value:
+        if isinstance(node, cst.FormattedString):
+            parts: list[str | None] = []
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringText):
+                    parts.append(part.value)
+                    continue
+                value = self.eval(part.expression, state)
+                known = isinstance(value, ConstValue) and part.format_spec is None and part.conversion is None
+                parts.append(str(value.value) if known else None)
+            return ConstValue("".join(parts)) if None not in parts else StringPattern(tuple(parts))
         return ConstValue(_literal(node.value, "") if isinstance(node, cst.SimpleString) else "")
 
     def _sequence(self, node: cst.Tuple | cst.List, state: State) -> Value:

@@ -23,6 +23,10 @@ class SavedTensors:
         if self.call_site is not None:
             self.callee_records.add(id(record.node))
         state.saves[tensor.version_counter] = (*state.saves.get(tensor.version_counter, ()), record)
+        if tensor.may_alias:  # one of the tensors the name may hold was saved
+            uncertain = replace(record, certain=False)
+            for vc in tensor.may_alias:
+                state.saves[vc] = (*state.saves.get(vc, ()), uncertain)
 
     def mutate(self, tensor: TensorValue, node: cst.CSTNode, target_node: cst.CSTNode | None, verb: str,
                state: State, *, inside_module: cst.CSTNode | None = None) -> None:

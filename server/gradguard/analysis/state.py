@@ -87,5 +87,6 @@ def merge_tensors(a: TensorValue, b: TensorValue, saved_a: tuple[SavedRecord, ..
     both = any(r.certain for r in saved_a) and any(r.certain for r in saved_b)
     records = tuple(r if (both and r.certain) else replace(r, certain=False) for r in (*saved_a, *saved_b))
     merged = replace(join_values(a, replace(b, version_counter=a.version_counter)),
-                     version_counter=new_version_counter())
+                     version_counter=new_version_counter(),
+                     may_alias=a.may_alias | b.may_alias | {a.version_counter, b.version_counter})
     return merged, records

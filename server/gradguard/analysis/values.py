@@ -74,6 +74,7 @@ class TensorValue:
     no_grad_view: bool = False
     storage_of: int | None = None
     history: frozenset[int] = frozenset()
+    may_alias: frozenset[int] = frozenset()  # for one name bound to either of two tensors: their counters
 
     def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES) -> TensorValue:
         """A view (or returns-self alias) of this tensor: same version counter."""
@@ -106,6 +107,17 @@ class ImportRef:
     """A name bound to something imported: its qualified name, e.g. `torch.nn.functional`."""
 
     qualname: str
+
+
+@dataclass(frozen=True)
+class StringPattern:
+    """A string built from known parts and unknown ones (`f"bias_hh_l{i}"`, None for a hole)."""
+
+    parts: tuple[str | None, ...]
+
+    def matches(self, text: str) -> bool:
+        import re
+        return re.fullmatch("".join(".*" if p is None else re.escape(p) for p in self.parts), text) is not None
 
 
 @dataclass(frozen=True)
@@ -282,7 +294,7 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 
-Value = (TensorValue | ArgumentValue | ConstValue | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
+Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
          | ModuleValue | ParametersValue | OptimizerValue | FunctionRef | SuperValue | _Unknown)
 
 

@@ -52,7 +52,7 @@ def _leaf_kind(change: InplaceChange) -> str | None:
         return None
     if target.is_leaf and target.requires_grad is not Tri.NO:
         return "leaf"
-    if target.view_of_leaf:
+    if target.view_of_leaf and target.multi_output_view is None:  # torch checks multi-output views first
         return "view of a leaf"
     return None
 
