@@ -64,8 +64,8 @@ class Containers:
         """The elements a loop over `value` sees, in order, when they are known one by one."""
         if isinstance(value, SequenceValue) and value.repeated is None:
             return list(value.items)
-        if isinstance(value, ParametersValue) and value.complete:
-            return list(value.tensors)
+        if isinstance(value, ParametersValue) and (value.complete or value.tensors):
+            return list(value.tensors)  # those it knows: what the others are is not followed
         if isinstance(value, ModuleValue) and value.children is not None and value.user_class is None:
             return list(value.children)
         if isinstance(value, DictValue) and value.complete:

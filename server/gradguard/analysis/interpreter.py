@@ -81,6 +81,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.call_nodes: list[cst.CSTNode] = []  # the calls that led into each of `call_stack`
         self.analysing: cst.FunctionDef | None = None  # the function analysed without a known caller
         self.call_definitions: list[Definitions] = []  # the file of each of `call_stack`
+        self.last_callee_env: dict[str, Value] = {}  # the names of the function a call last ran, at its end
         self.return_values: list[list[Value]] = []
         self.call_site: tuple[cst.CSTNode, str, bool] | None = None
         self.current_line: cst.SimpleStatementLine | None = None
@@ -303,8 +304,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.eval(node.iter, state)
         items = self.elements(iterable, node.iter, state)
-        modules = items is not None and bool(items) and all(isinstance(item, ModuleValue) for item in items)
-        if items is not None and (modules or (len(items) <= MAX_UNROLLED and self.unrolling < 2)):
+        objects = items is not None and bool(items) and len(items) <= 64 and all(
+            isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf) for item in items)
+        if items is not None and (objects or (len(items) <= MAX_UNROLLED and self.unrolling < 2)):
             self.unrolling += 1
             try:
                 for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
@@ -478,7 +480,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 owner.named_children[attribute] = value
             elif isinstance(owner, TensorValue) and attribute == "requires_grad":
                 flag = value.value if isinstance(value, ConstValue) else None
-                self.rebind(state, owner, replace(
+                self.set_flags(state, owner, replace(
                     owner, requires_grad=Tri.MAYBE if flag is None else Tri.of(bool(flag))))
         elif isinstance(target, cst.Subscript):
             base = self.eval(target.value, state)
@@ -506,6 +508,31 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         for name, value in state.globals.items():
             if value is old and name not in state.env:  # the module's binding stays: this scope's changes
                 state.env[name] = new
+
+    def set_flags(self, state: State, old: TensorValue, new: TensorValue) -> None:
+        """`old`'s flags (requires_grad, leaf) are now `new`'s, for every holder of the tensor: the
+        names of this scope and the modules whose parameter it is."""
+        self.rebind(state, old, new)
+        visited: set[int] = set()
+
+        def visit(module: ModuleValue) -> None:
+            if id(module) in visited:
+                return
+            visited.add(id(module))
+            for key, parameter in module.parameters.items():
+                if parameter is old:
+                    module.parameters[key] = new
+            for key, child in module.named_children.items():
+                if child is old:
+                    module.named_children[key] = new
+                elif isinstance(child, ModuleValue):
+                    visit(child)
+            for child in module.children or ():
+                visit(child)
+
+        for value in (*state.env.values(), *state.globals.values()):
+            if isinstance(value, ModuleValue):
+                visit(value)
 
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
         """An argument used as a tensor from now on: one that may require grad (a finding that

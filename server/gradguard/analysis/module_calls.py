@@ -244,7 +244,7 @@ class ModuleCalls:
             if method == "requires_grad_":
                 flag = self.flag(args, kwargs, 0, "requires_grad", True)
                 for parameter in module.all_parameters()[0]:
-                    self.rebind(state, parameter, replace(parameter, requires_grad=flag))
+                    self.set_flags(state, parameter, replace(parameter, requires_grad=flag))
             return module
         if method == "forward":
             return self.call_module(module, args, kwargs, node, state, report_node=node)
@@ -261,6 +261,8 @@ class ModuleCalls:
             return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
             module.children.append(args[0])
+        if method == "register_forward_hook" and args:
+            module.forward_hooks.append(self.resolve_import(args[0]) if isinstance(args[0], ImportRef) else args[0])
         if method in ("add_module", "register_module") and len(args) > 1 and isinstance(args[0], ConstValue):
             module.named_children[str(args[0].value)] = args[1]
         return UNKNOWN
@@ -287,6 +289,25 @@ class ModuleCalls:
 
     def call_module(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                     state: State, report_node: cst.CSTNode) -> Value:
+        """`module(*args)`: its forward, then its forward hooks (one that returns a value replaces the output)."""
+        output = self.module_forward(module, args, kwargs, node, state, report_node)
+        for hook in module.forward_hooks:
+            if not (isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef)):
+                continue
+            self.last_callee_env = {}
+            returned = self.call_user_function(hook.node, hook.definitions, hook.bound_self,
+                                               [module, SequenceValue(tuple(args)), output], {}, node, state)
+            positional = [*hook.node.params.posonly_params, *hook.node.params.params]
+            changed = self.last_callee_env.get(positional[2].name.value) if len(positional) == 3 else None
+            if isinstance(returned, TensorValue):
+                output = returned
+            elif isinstance(changed, TensorValue) and isinstance(output, TensorValue) \
+                    and changed.version_counter == output.version_counter:
+                output = changed  # the hook changed the output's flags (`output.requires_grad_()`)
+        return output
+
+    def module_forward(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
+                       state: State, report_node: cst.CSTNode) -> Value:
         source = args[0] if args else UNKNOWN
         if isinstance(source, ArgumentValue):
             source = self.promote(source, state)

@@ -50,13 +50,13 @@ class TensorOps:
             flag = args[0] if args else kwargs.get("requires_grad", ConstValue(True))
             rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
             updated = replace(tensor, requires_grad=rg)
-            self.rebind(state, tensor, updated)
+            self.set_flags(state, tensor, updated)
             return updated
         if method in surface.RETURNS_SELF:
             return tensor
         if method == "detach_":
             updated = replace(tensor, requires_grad=Tri.NO, is_leaf=True)
-            self.rebind(state, tensor, updated)
+            self.set_flags(state, tensor, updated)
             return updated
         if method == "clone":
             return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node), tensor.history)

@@ -128,6 +128,13 @@ class UserCalls:
             if outer_site is None:
                 self.callee_records = set()
         state.saves = callee_state.saves
+        for param, passed in zip([p.name.value for p in [*positional, *params.kwonly_params]], (*values, *([None] * 99))):
+            final = callee_state.env.get(param)
+            if isinstance(passed, TensorValue) and isinstance(final, TensorValue) and final is not passed \
+                    and final.version_counter == passed.version_counter \
+                    and (final.requires_grad, final.is_leaf) != (passed.requires_grad, passed.is_leaf):
+                self.set_flags(state, passed, final)  # `requires_grad_()` inside the callee holds for the caller
+        self.last_callee_env = callee_state.env
         result: Value | None = None
         for value in returned:
             result = value if result is None else join_values(result, value)
