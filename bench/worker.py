@@ -37,14 +37,13 @@ def parse(tree: Path, walk: bool) -> dict:
 
 def per_file(tree: Path) -> dict:
     """Milliseconds (CPU) of parse + analysis per file, with one shared project index."""
-    from gradguard.analysis.project import ProjectIndex
     from gradguard.cli.files import mentions_torch, python_files
     from gradguard.config import ProjectSettings
-    from gradguard.engine import analyse_document
+    from gradguard.engine import analyse_document, project_index
     from gradguard.source.document import Document
 
     projects = ProjectSettings(no_config=True)
-    project = ProjectIndex()
+    project = project_index()
     times: dict[str, float] = {}
     start = time.process_time()
     for path in python_files([tree]):

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
-from gradguard.engine import OpenDocument, analyse_document
+from gradguard.engine import OpenDocument, analyse_document, project_index
 from gradguard.source.document import Document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +49,7 @@ REAL = [MODELS / "timm" / "layers" / "mlp.py", MODELS / "torchvision" / "models"
 def test_random_edits_give_the_findings_of_a_full_analysis(path: Path) -> None:
     rng = random.Random(path.name)
     lines = path.read_text().splitlines(keepends=True)
-    project = ProjectIndex(use_jedi=False)
+    project = project_index(use_jedi=False)
     opened = OpenDocument(str(path))
     opened.analyse("".join(lines), Settings(), project)
     compared = 0
@@ -91,7 +90,7 @@ def second():
 
 def test_a_block_that_stops_parsing_gets_one_syntax_error_and_the_others_keep_their_findings() -> None:
     opened = OpenDocument("two.py")
-    project = ProjectIndex(use_jedi=False)
+    project = project_index(use_jedi=False)
     assert [(f.code, f.span.start.line) for f in opened.analyse(TWO_FUNCTIONS, Settings(), project)] == [
         ("GG001", 7), ("GG001", 14)]
     broken = TWO_FUNCTIONS.replace("z = torch.tanh(w)", "z = torch.tanh(w")
@@ -111,7 +110,7 @@ def test_typing_in_a_method_reparses_only_that_method() -> None:
     path = MODELS / "timm" / "models" / "vision_transformer.py"
     text = path.read_text()
     opened = OpenDocument(str(path))
-    opened.analyse(text, Settings(), ProjectIndex(use_jedi=False))
+    opened.analyse(text, Settings(), project_index(use_jedi=False))
     body = text.index("        x = self.patch_embed(x)\n")
     typed = text[:body] + "        y = x.sigmoid()\n" + text[body:]
     opened.blocks.update(typed)
@@ -124,7 +123,7 @@ def test_syntax_newer_than_the_servers_python_is_analysed_whole_version_after_ve
     document is not split into blocks: every version is parsed whole, positions still exact."""
     text = TWO_FUNCTIONS.replace("def second():", "def second[T]():")
     opened = OpenDocument("generic.py")
-    project = ProjectIndex(use_jedi=False)
+    project = project_index(use_jedi=False)
     assert shown(opened.analyse(text, Settings(), project)) == shown(
         analyse_document(Document.parse("generic.py", text), Settings(), project))
     assert [(f.code, f.span.start.line) for f in opened.analyse(text, Settings(), project)] == [
@@ -137,7 +136,7 @@ def test_syntax_newer_than_the_servers_python_is_analysed_whole_version_after_ve
 def test_a_file_the_project_has_read_is_not_parsed_again_when_opened(tmp_path: Path) -> None:
     layers = tmp_path / "layers.py"
     layers.write_text(TWO_FUNCTIONS)
-    project = ProjectIndex(use_jedi=False)
+    project = project_index(use_jedi=False)
     read = project.definitions_of(layers)  # imported by a document open before
     assert read is not None
     opened = OpenDocument(str(layers))

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
-from gradguard.engine import OpenDocument
+from gradguard.engine import OpenDocument, project_index
 
 from lsp_wire import framed, read_message
 
@@ -107,7 +106,7 @@ class Server:
 def fresh_analysis(path: Path) -> set[tuple[str, int, int]]:
     """(code, 0-based line, column) of what a fresh analysis, which reads every import, finds in
     the file (a project index as the server's: without jedi)."""
-    findings = OpenDocument(str(path)).analyse(path.read_text(), Settings(), ProjectIndex(use_jedi=False))
+    findings = OpenDocument(str(path)).analyse(path.read_text(), Settings(), project_index(use_jedi=False))
     return {(f.code, f.span.start.line - 1, f.span.start.column) for f in findings}
 
 

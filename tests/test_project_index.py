@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gradguard.analysis.project import ProjectIndex, ReadingInterrupted
+from gradguard.analysis.project import ReadingInterrupted
+from gradguard.engine import project_index
 from gradguard.analysis.values import UNKNOWN
 
 
@@ -23,7 +24,7 @@ def _project(root: Path) -> Path:
 
 def test_an_interrupted_read_keeps_the_files_read_completely_and_reads_the_rest_later(tmp_path: Path) -> None:
     model = _project(tmp_path)
-    index = ProjectIndex(use_jedi=False)
+    index = project_index(use_jedi=False)
     asked: list[str] = []
 
     def interrupted() -> bool:  # model.py starts, layers.py is read whole, heads.py is refused
@@ -45,7 +46,7 @@ def test_an_interrupted_read_keeps_the_files_read_completely_and_reads_the_rest_
 
 def test_an_interruption_before_the_first_file_reads_nothing(tmp_path: Path) -> None:
     model = _project(tmp_path)
-    index = ProjectIndex(use_jedi=False)
+    index = project_index(use_jedi=False)
     with index.interruptible(lambda: True), pytest.raises(ReadingInterrupted):
         index.definitions_of(model)
     with index.without_reading() as not_read:

@@ -11,7 +11,7 @@ from typing import Callable
 import libcst as cst
 
 from gradguard.analysis.events import InplaceChange, ScopeResult, Seen
-from gradguard.analysis.interpreter import interpret
+from gradguard.analysis.interpreter import interpret, read_top_level
 from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
 from gradguard.findings import Finding, Position, Severity
@@ -44,6 +44,11 @@ def suppressed(line: str, code: str) -> bool:
         return False
     codes = match.group("codes")
     return codes is None or code.upper() in {c.upper() for c in re.split(r"[\s,]+", codes)}
+
+
+def project_index(*, use_jedi: bool = True, capacity: int = 128) -> ProjectIndex:
+    """A project index whose files' top levels this engine's interpreter reads."""
+    return ProjectIndex(read_top_level, capacity, use_jedi)
 
 
 def analyse_document(document: Document, settings: Settings, project: ProjectIndex | None = None) -> list[Finding]:

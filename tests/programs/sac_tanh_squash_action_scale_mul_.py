@@ -3,7 +3,6 @@ import math
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
 

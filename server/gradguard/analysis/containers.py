@@ -17,7 +17,6 @@ from gradguard.analysis.state import State, merge_tensors
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
-    BuiltinRef,
     ConstValue,
     DictValue,
     IntValue,
@@ -342,4 +341,3 @@ def _names_in(target: cst.BaseExpression) -> list[str]:
 BUILTINS = frozenset({"range", "len", "zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter", "next",
                       "sum", "dict", "getattr", "isinstance"})
 
-__all__ = ["BUILTINS", "BuiltinRef", "Containers", "MAX_UNROLLED"]

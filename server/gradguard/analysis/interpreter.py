@@ -41,7 +41,6 @@ from gradguard.analysis.values import (
     ModuleValue,
     OptimizerValue,
     Origin,
-    ParametersValue,
     SequenceValue,
     StringPattern,
     SuperValue,
@@ -56,7 +55,7 @@ from gradguard.knowledge import surface
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
 
-__all__ = ["Interpreter", "dotted_name", "interpret"]
+__all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
 
 class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, SavedTensors):
@@ -891,6 +890,14 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     result = interpreter.run()
     result.definitions = interpreter.definitions
     return result
+
+
+def read_top_level(module: cst.Module, path: str, project: ProjectIndex) -> Definitions:
+    """What a file defines at its top level (imports, functions, classes and what their `__init__`
+    builds), for the files that import it; its functions are not analysed."""
+    interpreter = Interpreter(module, path, project)
+    interpreter.run(functions=False)
+    return interpreter.definitions
 
 
 def _replacements(old: cst.Module, new: cst.Module) -> dict[cst.CSTNode, cst.CSTNode] | None:

@@ -26,6 +26,9 @@ from gradguard.source.parser import parse_module
 
 _MAX_REEXPORT_DEPTH = 6
 
+TopLevelReader = Callable[[cst.Module, str, "ProjectIndex"], Definitions]
+"""Interprets a file's top level for the files that import it (the interpreter's `read_top_level`)."""
+
 
 class ReadingInterrupted(Exception):
     """Reading a file stopped for more urgent work (see `ProjectIndex.interruptible`)."""
@@ -34,7 +37,8 @@ class ReadingInterrupted(Exception):
 class ProjectIndex:
     """Resolves imported names to definitions in other files; caches the files it read."""
 
-    def __init__(self, capacity: int = 128, use_jedi: bool = True) -> None:
+    def __init__(self, reader: TopLevelReader, capacity: int = 128, use_jedi: bool = True) -> None:
+        self._reader = reader
         self._definitions: OrderedDict[Path, Definitions | None] = OrderedDict()
         self._capacity = capacity
         self._loading: set[Path] = set()
@@ -172,20 +176,16 @@ class ProjectIndex:
         return None
 
     def _interpret(self, file: Path) -> Definitions | None:
-        from gradguard.analysis.interpreter import Interpreter
-
         try:
             text = file.read_text(encoding="utf-8")
             module = parse_module(text)
         except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
             return None
         self._note_text(file, hash(text))
-        interpreter = Interpreter(module, str(file), self)
         try:
-            interpreter.run(functions=False)
+            return self._reader(module, str(file), self)
         except RecursionError:
             return None
-        return interpreter.definitions
 
     @staticmethod
     def _locate(from_path: Path, qualname: str) -> tuple[Path, str] | None:

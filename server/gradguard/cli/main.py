@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gradguard import __version__
 from gradguard.config import ConfigError, ProjectSettings, Settings, check_codes
-from gradguard.analysis.project import ProjectIndex
+from gradguard.engine import project_index
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.cli.files import mentions_torch, python_files
 from gradguard.cli.cache import Cache
@@ -106,7 +106,7 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
             if result.failure is not None:
                 run.failures.append(result.failure)
         return run
-    project = ProjectIndex()
+    project = project_index()
     for path, text, settings in items:
         try:
             fixed = fix_file(str(path), text, settings, project, unsafe)

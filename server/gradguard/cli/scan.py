@@ -8,10 +8,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gradguard.analysis.project import ProjectIndex
 from gradguard.cli.cache import Cache, file_digest
 from gradguard.config import Settings
-from gradguard.engine import analyse_document
+from gradguard.engine import analyse_document, project_index
 from gradguard.findings import Finding
 from gradguard.source.document import Document
 
@@ -30,7 +29,7 @@ class FileResult:
 
 def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     """Analyse (path, text, settings) items in order with one project index."""
-    project = ProjectIndex()
+    project = project_index()
     results = []
     for path, text, settings in items:
         try:

@@ -24,10 +24,10 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 
 from gradguard import __version__
-from gradguard.analysis.project import ProjectIndex, ReadingInterrupted
+from gradguard.analysis.project import ReadingInterrupted
 from gradguard.cli.fixing import fix_file
 from gradguard.config import ConfigError, ProjectSettings, Settings, settings_from_table
-from gradguard.engine import OpenDocument
+from gradguard.engine import OpenDocument, project_index
 from gradguard.findings import Applicability, Finding, Position, Severity, Span
 from gradguard.knowledge import ops
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
@@ -92,7 +92,7 @@ class GradguardServer(LanguageServer):
         self.pulls_settings = False  # the client sent no initializationOptions: ask it (workspace/configuration)
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic) instead of receiving them
         self.projects = ProjectSettings()
-        self.project = ProjectIndex(use_jedi=False)  # jedi's first query takes seconds: never before an answer
+        self.project = project_index(use_jedi=False)  # jedi's first query takes seconds: never before an answer
         self.analysed: dict[str, Analysed] = {}
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
         self.last_activity = 0.0  # the event loop's time of the latest didChange, or first diagnostics of a document

@@ -20,7 +20,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 
-from gradguard.analysis.project import ProjectIndex
+from gradguard.engine import project_index
 from gradguard.config import ConfigError
 from gradguard.verify.settings import DEVICES, load_verify_settings
 from gradguard.verify.verification import FileVerification, static_findings, verify
@@ -112,7 +112,7 @@ async def run_command(ls: LanguageServer, arguments: tuple) -> dict:
     file_settings = ls.settings_for(str(path))
 
     def static_then_run() -> FileVerification:  # off the event loop: minutes of user code
-        static = static_findings(path, file_settings, ProjectIndex(use_jedi=False))
+        static = static_findings(path, file_settings, project_index(use_jedi=False))
         return verify([(str(path), static, file_settings)], target, settings)[0]
 
     result = await asyncio.get_running_loop().run_in_executor(None, static_then_run)

@@ -8,7 +8,7 @@ from typing import IO
 
 from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings, load_settings
-from gradguard.engine import analyse_document
+from gradguard.engine import analyse_document, project_index
 from gradguard.findings import Finding
 from gradguard.source.document import Document
 from gradguard.verify.merge import Verified, merge
@@ -29,7 +29,7 @@ class FileVerification:
 def static_findings(path: Path, settings: Settings, project: ProjectIndex | None = None) -> list[Finding]:
     """What `gradguard check` finds in `path`."""
     return analyse_document(Document.parse(str(path), path.read_text(encoding="utf-8")), settings,
-                            project or ProjectIndex())
+                            project or project_index())
 
 
 def verify(files: list[tuple[str, list[Finding], Settings]], target: str | None, settings: VerifySettings,
@@ -45,7 +45,7 @@ def verify(files: list[tuple[str, list[Finding], Settings]], target: str | None,
 def verify_paths(paths: list[Path], target: str | None, settings: VerifySettings,
                  output: IO | int | None = None) -> list[FileVerification]:
     """`verify` for files on disk, each statically analysed with its own project's settings."""
-    project = ProjectIndex()
+    project = project_index()
     files = []
     for path in paths:
         file_settings = load_settings(path)
