@@ -13,6 +13,7 @@ from typing import Callable
 
 import libcst as cst
 
+from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State, merge_tensors
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -34,7 +35,7 @@ from gradguard.analysis.values import (
 MAX_UNROLLED = 16  # a loop or comprehension over a known sequence runs once per element up to this many
 
 
-class Containers:
+class Containers(InterpreterState):
     """The interpreter's part for Python's containers, comprehensions and builtins."""
 
     def join_elements(self, items: list[Value] | tuple[Value, ...], state: State) -> Value:

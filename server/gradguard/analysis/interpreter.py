@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import libcst as cst
 
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED, Containers
-from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen, Unit
+from gradguard.analysis.events import Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import ModuleCalls
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
@@ -63,31 +63,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
                  previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = ()) -> None:
-        self.module = module
-        self.previous = previous
-        self.replaced = frozenset(f for node in replaced for f in _functions_in(node))
-        self.entered: set[cst.FunctionDef] = set()
-        self.seen: dict[cst.Name, Seen] = {}  # what each name of the file's own code held (for hovers)
-        self.result = ScopeResult()
-        self.definitions = Definitions(path, module)
-        self.project = project
-        self.deferred: list[Deferred] = []
-        self.pending: list[InplaceChange] = []
-        self.backward_now = Tri.NO
-        self.in_forward = False
-        self.in_module_method = False
-        self.call_stack: list[cst.FunctionDef] = []
-        self.call_nodes: list[cst.CSTNode] = []  # the calls that led into each of `call_stack`
-        self.analysing: cst.FunctionDef | None = None  # the function analysed without a known caller
-        self.call_definitions: list[Definitions] = []  # the file of each of `call_stack`
-        self.last_callee_env: dict[str, Value] = {}  # the names of the function a call last ran, at its end
-        self.return_values: list[list[Value]] = []
-        self.call_site: tuple[cst.CSTNode, str, bool] | None = None
-        self.current_line: cst.SimpleStatementLine | None = None
-        self.callee_records: set[int] = set()
-        self.next_serial = 1
-        self.loop_depth = 0
-        self.unrolling = 0  # loops over known sequences running element by element, one inside another
+        super().__init__(module, path, project, previous,
+                         frozenset(f for node in replaced for f in _functions_in(node)))
 
     # ---- entry points -------------------------------------------------------------------
 
@@ -285,7 +262,6 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _loop(self, body: cst.BaseSuite, state: State, bind_target: Callable[[State], None] | None,
               orelse: cst.Else | None) -> None:
-        self.loop_depth += 1
         entry = state.copy()
         current = state.copy()
         for _ in range(2):
@@ -295,7 +271,6 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 bind_target(iteration)
             self.exec_block(body.body, iteration)
             current = entry.join(iteration)
-        self.loop_depth -= 1
         self._replace(state, current)
         if orelse is not None:
             self.exec_block(orelse.body.body, state)
@@ -436,14 +411,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             mode = self.grad_mode_of(decorator.decorator, state)
             if mode is not None:
                 state.grad_enabled = mode
-        outer = (self.pending, self.backward_now, self.in_forward, self.in_module_method, self.analysing)
-        self.pending, self.in_forward, self.analysing = [], is_forward, node
+        outer = (self.pending, self.backward_now, self.in_module_method, self.analysing)
+        self.pending, self.analysing = [], node
         self.in_module_method = self_value is not None
         self.backward_now = Tri.YES if is_forward else Tri.NO
         self.exec_block(node.body.body, state)
         for change in self.pending:
             change.backward_follows = Tri.MAYBE
-        self.pending, self.backward_now, self.in_forward, self.in_module_method, self.analysing = outer
+        self.pending, self.backward_now, self.in_module_method, self.analysing = outer
 
     # ---- binding ------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis.names import dotted_name, normalise_torch_name, qualname_of
+from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -33,7 +34,7 @@ _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 
 
-class ModuleCalls:
+class ModuleCalls(InterpreterState):
     """The interpreter's part that builds and calls `nn.Module`s."""
 
     def class_base(self, base: cst.BaseExpression, state: State) -> Value:

@@ -7,11 +7,12 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
+from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import ConstValue, SavedRecord, TensorValue, Tri, Value
 
 
-class SavedTensors:
+class SavedTensors(InterpreterState):
     """The interpreter's part that records saves, reports in-place changes and runs backward."""
 
     def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field, replace
 
 from gradguard.analysis.values import SavedRecord, TensorValue, Tri, Value, join_values, new_version_counter
 
-
 _ABSENT = object()
 
 

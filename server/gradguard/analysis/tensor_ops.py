@@ -8,6 +8,7 @@ from typing import Iterable
 import libcst as cst
 
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name
+from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -22,11 +23,10 @@ from gradguard.analysis.values import (
     Value,
     new_version_counter,
 )
-from gradguard.knowledge import ops
-from gradguard.knowledge import surface
+from gradguard.knowledge import ops, surface
 
 
-class TensorOps:
+class TensorOps(InterpreterState):
     """The interpreter's part that applies ATen ops and tensor methods and attributes."""
 
     @staticmethod

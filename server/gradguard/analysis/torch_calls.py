@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradguard.analysis.names import normalise_torch_name, qualname_of
+from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -25,7 +26,7 @@ _INIT = "torch.nn.init."
 _OPTIM = "torch.optim."
 
 
-class TorchCalls:
+class TorchCalls(InterpreterState):
     """The interpreter's part that calls `torch.*`, `torch.nn.functional.*` and grad-mode constructs."""
 
     def grad_mode_of(self, node: cst.BaseExpression, state: State) -> Tri | None:

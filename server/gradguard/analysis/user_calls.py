@@ -7,6 +7,7 @@ from functools import lru_cache
 import libcst as cst
 
 from gradguard.analysis.names import dotted_name
+from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -61,7 +62,7 @@ class _FactoryFinder(cst.CSTVisitor):
         self.builds = self.builds or node.attr.value in _BUILDS
 
 
-class UserCalls:
+class UserCalls(InterpreterState):
     """The interpreter's part that follows calls into the file's and the project's own code."""
 
     def resolve_import(self, ref: Value) -> Value:

@@ -1,0 +1,57 @@
+"""The state the interpreter's parts share, declared in one place.
+
+`Interpreter` is assembled from parts, one per file (`saved_tensors`, `tensor_ops`,
+`torch_calls`, `module_calls`, `user_calls`, `containers`); each derives from
+`InterpreterState`, so every attribute they read or write is declared, typed and described here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen
+from gradguard.analysis.values import Definitions, Tri, Value
+
+if TYPE_CHECKING:
+    from gradguard.analysis.project import ProjectIndex
+
+
+class InterpreterState:
+    """What one interpretation of a file knows besides the abstract state of a program point."""
+
+    def __init__(self, module: cst.Module, path: str | None, project: ProjectIndex | None,
+                 previous: ScopeResult | None, replaced: frozenset[cst.FunctionDef]) -> None:
+        # the file
+        self.module = module
+        self.definitions = Definitions(path, module)  # its top-level names and classes
+        self.project = project  # resolves names imported from the project's other files
+        # reuse of the previous version's result (see `Interpreter.run`)
+        self.previous = previous
+        self.replaced = replaced  # the previous version's functions this version no longer has
+        # what the interpretation found
+        self.result = ScopeResult()
+        self.entered: set[cst.FunctionDef] = set()  # the functions the code being analysed followed calls into
+        self.seen: dict[cst.Name, Seen] = {}  # what each name of the file's own code held (for hovers)
+        self.deferred: list[Deferred] = []  # the functions and methods left to analyse after the module level
+        # backward passes: the changes no backward has reached yet, and whether one follows anyway
+        self.pending: list[InplaceChange] = []
+        self.backward_now = Tri.NO  # YES in a module's `forward` (a backward pass follows it)
+        self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)
+        # the function analysed without a known caller, and whether it is a method of an `nn.Module`
+        self.analysing: cst.FunctionDef | None = None
+        self.in_module_method = False
+        # followed calls: a stack of the functions running, the files they are in and the calls into them
+        self.call_stack: list[cst.FunctionDef] = []
+        self.call_definitions: list[Definitions] = []
+        self.call_nodes: list[cst.CSTNode] = []
+        self.return_values: list[list[Value]] = []  # what each running function returned so far
+        self.last_callee_env: dict[str, Value] = {}  # the names of the function a call last ran, at its end
+        # a call into another file's code: (this file's call, its label, report every change) and the
+        # saves made inside it (only changes of this file's saves are reported, at that call)
+        self.call_site: tuple[cst.CSTNode, str, bool] | None = None
+        self.callee_records: set[int] = set()
+        # where the interpretation is
+        self.current_line: cst.SimpleStatementLine | None = None
+        self.unrolling = 0  # loops over known sequences running element by element, one inside another
