@@ -217,8 +217,9 @@ class Containers(InterpreterState):
             names = [n for n in (*args[0].parameters, *args[0].named_children) if args[1].matches(n)]
             found = self.join_elements([self.attribute_of(args[0], n, node, state) for n in names], state)
             return args[2] if found is UNKNOWN and len(args) > 2 else found
-        if name == "isinstance":
-            return UNKNOWN
+        if name == "isinstance" and len(args) == 2:
+            known = self.isinstance_of(args[0], args[1])
+            return ConstValue(known) if known is not None else UNKNOWN
         return UNKNOWN
 
     def sequence_builtin(self, name: str, args: list[Value], node: cst.Call, state: State) -> Value:

@@ -222,8 +222,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _if(self, node: cst.If, state: State) -> None:
         test = self.eval(node.test, state)
-        known = test.value if isinstance(test, ConstValue) and isinstance(test.value, bool) else \
-            self.isinstance_test(node.test, state)
+        known = test.value if isinstance(test, ConstValue) and isinstance(test.value, bool) else None
         then_state = state.copy()
         if known is not False:
             self.exec_block(node.body.body, then_state)
@@ -238,15 +237,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             self.exec_block(node.orelse.body.body, else_state)
         self._replace(state, then_state.join(else_state))
 
-    def isinstance_test(self, test: cst.BaseExpression, state: State) -> bool | None:
+    @staticmethod
+    def isinstance_of(subject: Value, classes: Value) -> bool | None:
         """The outcome of `isinstance(m, nn.Linear)` (or a tuple of classes) for a known torch module."""
-        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
-                and len(test.args) == 2):
-            return None
-        subject = self.eval(test.args[0].value, state)
         if not isinstance(subject, ModuleValue) or subject.user_class is not None:
             return None
-        classes = self.eval(test.args[1].value, state)
         candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
         names = []
         for candidate in candidates:
@@ -397,7 +392,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         defaults = State({}, globals=module_names)
         for index, param in enumerate(all_params):
             name = param.name.value
-            env[name] = self_value if (index == 0 and self_value is not None) else ArgumentValue(name)
+            env[name] = self_value if (index == 0 and self_value is not None) else self.argument(param)
             if param.default is not None and env[name] is not self_value:
                 default = self.eval(param.default, defaults)
                 if isinstance(default, (ImportRef, FunctionRef, ModuleValue)) or (

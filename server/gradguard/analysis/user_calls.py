@@ -14,6 +14,7 @@ from gradguard.analysis.values import (
     ArgumentValue,
     ConstValue,
     Definitions,
+    DictValue,
     ImportRef,
     ModuleValue,
     SequenceValue,
@@ -31,6 +32,32 @@ def _carries_tensors(value: Value | None) -> bool:
     if isinstance(value, SequenceValue):
         return any(_carries_tensors(v) for v in (*value.items, value.repeated))
     return False
+
+
+_SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "Iterator",
+                        "ModuleList"})
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "ModuleDict"})
+
+
+def _annotated_kind(annotation: cst.BaseExpression) -> str | None:
+    """"sequence" or "mapping" for `list[Tensor]`, `Optional[tuple[...]]`, `dict | None` ..."""
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        kinds = {_annotated_kind(annotation.left), _annotated_kind(annotation.right)} - {"none"}
+        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(annotation, cst.Name) and annotation.value == "None":
+        return "none"
+    if isinstance(annotation, cst.Subscript):
+        base = dotted_name(annotation.value) or ""
+        if base.rsplit(".", 1)[-1] == "Optional" and len(annotation.slice) == 1 \
+                and isinstance(annotation.slice[0].slice, cst.Index):
+            return _annotated_kind(annotation.slice[0].slice.value)
+        annotation = annotation.value
+    name = (dotted_name(annotation) or "").rsplit(".", 1)[-1]
+    if name in _SEQUENCES:
+        return "sequence"
+    if name in _MAPPINGS:
+        return "mapping"
+    return None
 
 
 _BUILDS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Linear", "Conv1d", "Conv2d", "Conv3d", "Parameter",
@@ -64,6 +91,18 @@ class _FactoryFinder(cst.CSTVisitor):
 
 class UserCalls(InterpreterState):
     """The interpreter's part that follows calls into the file's and the project's own code."""
+
+    @staticmethod
+    def argument(param: cst.Param) -> Value:
+        """A parameter whose value no caller gives: what its annotation says it holds (a list,
+        tuple or dict of unknown elements), else an argument that becomes a tensor when used as one."""
+        kind = _annotated_kind(param.annotation.annotation) if param.annotation is not None else None
+        name = param.name.value
+        if kind == "sequence":
+            return SequenceValue(repeated=ArgumentValue(f"{name}[i]"), mutable=True)
+        if kind == "mapping":
+            return DictValue({}, complete=False)
+        return ArgumentValue(name)
 
     def resolve_import(self, ref: Value) -> Value:
         """What an imported name is, when it is defined in another file of the project."""
@@ -100,7 +139,7 @@ class UserCalls(InterpreterState):
                 value = self.eval(param.default, defaults)
             else:
                 value = UNKNOWN
-            env[name] = ArgumentValue(name) if value is UNKNOWN else value
+            env[name] = self.argument(param) if value is UNKNOWN else value
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
