@@ -132,41 +132,31 @@ class ModuleCalls(InterpreterState):
         return value
 
     def copy_object(self, value: Value) -> Value:
-        """`copy.deepcopy(value)`: a module with parameters of its own, or a new tensor."""
-        if isinstance(value, ModuleValue):
-            if value.user_class is not None:
-                return self.instance_copy(value) or UNKNOWN
-            remap: dict[int, int] = {}
-            return replace(value, parameters={k: replace(v, version_counter=remap.setdefault(
-                v.version_counter, new_version_counter())) for k, v in value.parameters.items()},
-                children=None if value.children is None else [self.copy_object(c) for c in value.children],
-                named_children={k: self.copy_object(v) for k, v in value.named_children.items()})
-        if isinstance(value, TensorValue):
-            return replace(value, version_counter=new_version_counter(), history=frozenset(), view_of_leaf=False,
-                           multi_output_view=None, no_grad_view=False, storage_of=None)
-        return value
+        """`copy.deepcopy(value)`: modules and their submodules with parameters of their own (a
+        tensor shared between two of them stays shared in the copy), or a new tensor."""
+        remap: dict[int, int] = {}
+        copies: dict[int, ModuleValue] = {}
 
+        def fresh(item: Value) -> Value:
+            if isinstance(item, TensorValue):
+                vc = remap.setdefault(item.version_counter, new_version_counter())
+                return replace(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
+                               multi_output_view=None, no_grad_view=False, storage_of=None, may_alias=frozenset())
+            if not isinstance(item, ModuleValue):
+                return item
+            if id(item) in copies:  # a module that refers back to itself, or one shared by two owners
+                return copies[id(item)]
+            copy = copies[id(item)] = replace(item, parameters={}, named_children={}, forward_hooks=list(item.forward_hooks))
+            copy.parameters = {k: fresh(v) for k, v in item.parameters.items()}  # type: ignore[misc]
+            copy.children = None if item.children is None else [fresh(c) for c in item.children]  # type: ignore[misc]
+            copy.named_children = {k: fresh(v) for k, v in item.named_children.items()}
+            return copy
+
+        return fresh(value)
     def instance_copy(self, template: ModuleValue | None) -> ModuleValue | None:
         """A new instance of a user module class: its own parameters (fresh version counters)."""
-        if template is None:
-            return None
-        remap: dict[int, int] = {}
-
-        def fresh(value: Value) -> Value:
-            if isinstance(value, TensorValue):
-                vc = remap.setdefault(value.version_counter, new_version_counter())
-                return replace(value, version_counter=vc)
-            if isinstance(value, ModuleValue) and value.user_class is None:
-                return replace(value, parameters={k: fresh(v) for k, v in value.parameters.items()},
-                               children=None if value.children is None else [fresh(c) for c in value.children],
-                               named_children={k: fresh(v) for k, v in value.named_children.items()})
-            if isinstance(value, ModuleValue):
-                copy = self.instance_copy(value)
-                return copy if copy is not None else UNKNOWN
-            return value
-
-        return replace(template, parameters={k: fresh(v) for k, v in template.parameters.items()},
-                       named_children={k: fresh(v) for k, v in template.named_children.items()})
+        copy = self.copy_object(template) if template is not None else None
+        return copy if isinstance(copy, ModuleValue) else None
 
     def module_attribute(self, owner: ModuleValue, attribute: str, node: cst.CSTNode) -> Value:
         if attribute in owner.named_children:
