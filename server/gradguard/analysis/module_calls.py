@@ -32,6 +32,7 @@ from gradguard.knowledge import modules as module_facts
 _MAX_UNROLLED = 64  # `model.modules()` / `model.apply(f)` are followed module by module up to this many
 _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+_RETURNS_PAIR = frozenset({"RNN", "GRU", "LSTM", "LSTMCell", "MultiheadAttention"})  # torch modules returning two values
 
 
 class ModuleCalls(InterpreterState):
@@ -282,6 +283,10 @@ class ModuleCalls(InterpreterState):
                     state: State, report_node: cst.CSTNode) -> Value:
         """`module(*args)`: its forward, then its forward hooks (one that returns a value replaces the output)."""
         output = self.module_forward(module, args, kwargs, node, state, report_node)
+        if module.user_class is None and module.class_name in _RETURNS_PAIR and isinstance(output, TensorValue):
+            second = self.fresh_result(output.requires_grad, Origin(f"the state of `{module.class_name}`", node),
+                                       output.history)  # (output, h_n); an LSTM's (output, (h_n, c_n))
+            output = SequenceValue((output, SequenceValue((second, second)) if module.class_name == "LSTM" else second))
         for hook in module.forward_hooks:
             if not (isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef)):
                 continue
