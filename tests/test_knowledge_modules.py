@@ -53,6 +53,7 @@ CASES: dict[str, Case] = {
     "RNNCell": Case((4, 3), (2, 4)),
     "GRUCell": Case((4, 3), (2, 4)),
     "LSTMCell": Case((4, 3), (2, 4)),
+    "MultiheadAttention": Case((4, 2), (3, 2, 4), extra=lambda: (torch.randn(3, 2, 4), torch.randn(3, 2, 4))),
     # The second input does not require grad, so only the weight decides whether x is saved.
     "Bilinear": Case((4, 5, 3), (2, 4), extra=_target(2, 5)),
     "BatchNorm1d": Case((3,), (4, 3)),
@@ -281,6 +282,20 @@ def test_mutating_weight_after_call(name, input_requires_grad):
     grad = "requiring grad" if input_requires_grad else "not requiring grad"
     assert raises == predicted, (
         f"mutating the weights of {name} after a call on an input {grad} {verb(raises)}; {says(predicted)}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_mutating_buffers_after_call(name):
+    m = build(name)
+    out = call(name, m, make_input(name))
+    buffers = [b for b in m.buffers() if b.is_floating_point()]
+    with torch.no_grad():
+        for buffer in buffers:
+            buffer.add_(1)
+    raises = backward_raises(out)
+    declared = bool(MODULES[name].saves_buffers)
+    assert raises == declared, f"mutating the buffers of {name} after the call {verb(raises)}; {says(declared)}"
+    assert {n for n, _ in m.named_buffers()} >= set(MODULES[name].saves_buffers)
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if not MODULES[n].returns_input])  # those call no op

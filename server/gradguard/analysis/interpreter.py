@@ -187,6 +187,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             left = self.promote(left, state)
         if isinstance(left, TensorValue):
             self.apply_aten(inplace, [left, right], {}, node, state, verb, target_node=target)
+        elif isinstance(left, SequenceValue) and operator == "AddAssign" and left.mutable:
+            self.call_container_method(left, "extend", [right], {}, state)  # `layers += [...]` extends the list
         elif isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "AddAssign":
             self.bind(target, SequenceValue(left.items + right.items) if left.repeated is None and right.repeated is None
                       else UNKNOWN, state, node)
@@ -748,6 +750,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         name = qualname_of(callee)
         if name in ("copy.deepcopy", "copy.copy") and args:
             return self.copy_object(args[0])
+        if name == "collections.OrderedDict":
+            return self.call_builtin("dict", args, kwargs, node, state)
         if name is not None and not name.startswith("torch"):
             callee, name = self.resolve_import(callee), None
         if name is not None:

@@ -374,6 +374,11 @@ class ModuleCalls(InterpreterState):
             if weight_when is not Tri.NO and weight is not None:
                 self.save(weight, SavedRecord(label, facts.op, "weight", save_node, weight_when is Tri.YES,
                                               at_call=False, run_by=run_by), state)
+            for buffer in facts.saves_buffers:
+                tensor = self.module_attribute(module, buffer, node)
+                if isinstance(tensor, TensorValue):
+                    self.save(tensor, SavedRecord(label, facts.op, f"`{buffer}` buffer", save_node,
+                                                  recorded is Tri.YES, at_call=False, run_by=run_by), state)
         if facts.output_views_input:
             return source.fresh_view(Origin(f"the output of `{label}`", node), grad_enabled=state.grad_enabled)
         result = self.fresh_result(recorded, Origin(f"the output of `{label}`", save_node))

@@ -42,6 +42,7 @@ class ModuleFacts:
     inplace_position: int | None = None
     returns_input: bool = False
     returns_input_in_eval: bool = False
+    saves_buffers: tuple[str, ...] = ()  # buffers saved whenever the call is recorded (BatchNorm's running stats)
     output_views_input: bool = False
     output_view_in_eval: bool = False
 
@@ -71,7 +72,7 @@ _TABLE: tuple[ModuleFacts, ...] = (
     ModuleFacts("Bilinear", "_trilinear", saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD,
                 saves_weight=Saves.IF_INPUT_REQUIRES_GRAD, parameters=("weight", "bias")),
     *(ModuleFacts(n, "native_batch_norm", saves_input=Saves.ALWAYS, saves_weight=Saves.ALWAYS,
-                  parameters=("weight", "bias")) for n in _NORM),
+                  parameters=("weight", "bias"), saves_buffers=("running_mean", "running_var")) for n in _NORM),
     *(ModuleFacts(n, "native_batch_norm", saves_input=Saves.ALWAYS)
       for n in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")),
     ModuleFacts("LayerNorm", "native_layer_norm", saves_input=Saves.ALWAYS, saves_weight=Saves.ALWAYS,
@@ -135,6 +136,10 @@ _TABLE: tuple[ModuleFacts, ...] = (
                   saves_weight=Saves.IF_INPUT_REQUIRES_GRAD,
                   parameters=("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
       for n, op in (("RNNCell", "rnn_tanh_cell"), ("GRUCell", "gru_cell"), ("LSTMCell", "lstm_cell"))),
+    # The input projections are linear maps of query, key and value; the output projection's weight is
+    # saved whenever the attention it projects requires grad, which the trainable input projections make it.
+    ModuleFacts("MultiheadAttention", "linear", saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD, saves_weight=Saves.ALWAYS,
+                parameters=("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias")),
     ModuleFacts("MSELoss", "mse_loss", saves_input=Saves.ALWAYS),
     # l1_loss is composite: abs(input - target) saves the difference, not the input.
     ModuleFacts("L1Loss", "l1_loss"),
