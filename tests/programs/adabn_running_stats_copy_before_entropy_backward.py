@@ -29,7 +29,7 @@ def adapt_bn_stats(model, bn_inputs):
     for name, m in model.named_modules():
         if name in bn_inputs:
             m.running_mean.copy_(bn_inputs[name].mean(dim=(0, 2, 3)))  # expect: GG001
-            m.running_var.copy_(bn_inputs[name].var(dim=(0, 2, 3)))
+            m.running_var.copy_(bn_inputs[name].var(dim=(0, 2, 3)))  # expect: GG001
 
 
 torch.manual_seed(0)

@@ -15,7 +15,7 @@ class GatedResidual(nn.Module):
         h = self.dilated(x)[..., : x.shape[-1]]
         filt, gate = h.chunk(2, dim=1)
         filt.tanh_()  # expect: GG003
-        gate.sigmoid_()
+        gate = gate.sigmoid()
         z = filt * gate
         return x + self.res(z), self.skip(z)
 

@@ -54,6 +54,9 @@ class Containers(InterpreterState):
             elif isinstance(result, ModuleValue) and isinstance(item, ModuleValue) and result is not item:
                 same = (result.class_name, result.user_class) == (item.class_name, item.user_class)
                 result = result if same else UNKNOWN  # any instance of one class stands for the others
+            elif isinstance(result, SequenceValue) and isinstance(item, SequenceValue) and result is not item \
+                    and result.repeated is None and item.repeated is None and len(result.items) == len(item.items):
+                result = SequenceValue(tuple(self.join_elements([a, b], state) for a, b in zip(result.items, item.items)))
             elif isinstance(result, IntValue) or isinstance(item, IntValue):
                 result = IntValue() if _is_int(result) and _is_int(item) else UNKNOWN
             else:

@@ -583,6 +583,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return ImportRef(f"{owner.qualname}.{attribute}")
         if isinstance(owner, ModuleValue):
             return self.module_attribute(owner, attribute, node)
+        if isinstance(owner, SequenceValue) and owner.repeated is None and attribute in _NAMED_RESULTS:
+            return owner.item(_NAMED_RESULTS[attribute])  # `x.max(dim=1).values`
         if isinstance(owner, ArgumentValue) and attribute in ("data", "T", "mT", "grad"):
             owner = self.promote(owner, state)
         if isinstance(owner, TensorValue):
@@ -821,6 +823,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
 
 
+_NAMED_RESULTS = {"values": 0, "indices": 1}  # the fields of torch's named-tuple results (max, topk, sort ...)
 _OBJECTS = (TensorValue, ModuleValue, ImportRef, FunctionRef, SequenceValue, DictValue, OptimizerValue)
 
 

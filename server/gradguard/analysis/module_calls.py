@@ -204,6 +204,8 @@ class ModuleCalls(InterpreterState):
                                                  Origin(f"the {name} of `nn.{class_name}`", node))
         if facts.inplace_position is not None:
             value.inplace = self.flag(args, kwargs, facts.inplace_position, "inplace", False) is Tri.YES
+        if class_name == "MultiheadAttention":  # batch_first transposes the inputs into contiguous copies
+            value.copies_input = self.flag(args, kwargs, 8, "batch_first", False) is Tri.YES
         return value
 
     def call_module_method(self, module: ModuleValue, method: str, args: list[Value], kwargs: dict[str, Value],
@@ -360,7 +362,7 @@ class ModuleCalls(InterpreterState):
                 module_facts.Saves.NEVER: Tri.NO,
                 module_facts.Saves.IF_INPUT_REQUIRES_GRAD: source.requires_grad & recorded,
             }[facts.saves_input]
-            if input_when is not Tri.NO:
+            if input_when is not Tri.NO and not module.copies_input:
                 self.save(source, SavedRecord(label, facts.op, "input", save_node,
                                               input_when is Tri.YES and source.alias_certain, at_call=direct,
                                               run_by=run_by), state)

@@ -178,6 +178,7 @@ class ModuleValue:
     is_module: bool = True
     torch_base: str | None = None
     returns_input: bool = False  # a `torch.nn` module that returns its input as it is (dropout with p=0)
+    copies_input: bool = False  # one that works on a copy of its input (`MultiheadAttention(batch_first=True)`)
     forward_hooks: list[Value] = field(default_factory=list)  # `register_forward_hook(f)`: f(module, args, output)
 
     def submodules(self) -> tuple[list[ModuleValue], bool]:
