@@ -220,6 +220,9 @@ class Containers(InterpreterState):
             names = [n for n in (*args[0].parameters, *args[0].named_children) if args[1].matches(n)]
             found = self.join_elements([self.attribute_of(args[0], n, node, state) for n in names], state)
             return args[2] if found is UNKNOWN and len(args) > 2 else found
+        if name == "setattr" and len(args) == 3 and isinstance(args[0], ModuleValue) and isinstance(args[1], ConstValue):
+            args[0].named_children[str(args[1].value)] = args[2]
+            return ConstValue(None)
         if name == "isinstance" and len(args) == 2:
             known = self.isinstance_of(args[0], args[1])
             return ConstValue(known) if known is not None else UNKNOWN
@@ -288,7 +291,8 @@ class Containers(InterpreterState):
                 state.env[name] = value
         if isinstance(node, cst.DictComp):
             return DictValue(entries, exact[0])
-        if exact[0]:
+        if exact[0] or (produced and all(isinstance(v, ModuleValue) for v in produced)):
+            # modules built in a loop of unknown length: the ones built, in order (`nn.Sequential(*[...])`)
             return SequenceValue(tuple(produced), mutable=isinstance(node, cst.ListComp))
         return SequenceValue(repeated=self.join_elements(produced, state), mutable=isinstance(node, cst.ListComp))
 
@@ -344,5 +348,5 @@ def _names_in(target: cst.BaseExpression) -> list[str]:
 
 
 BUILTINS = frozenset({"range", "len", "zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter", "next",
-                      "sum", "dict", "getattr", "isinstance"})
+                      "sum", "dict", "getattr", "setattr", "isinstance"})
 

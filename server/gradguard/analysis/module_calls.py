@@ -220,6 +220,13 @@ class ModuleCalls(InterpreterState):
                 return SequenceValue(repeated=SequenceValue((UNKNOWN, self.join_elements(params, state)))) \
                     if params else UNKNOWN
             return SequenceValue(tuple(SequenceValue((ConstValue(n), p)) for n, p in named))
+        if method in ("items", "keys", "values") and module.class_name == "ModuleDict" and module.user_class is None:
+            entries = [(k, v) for k, v in module.named_children.items() if isinstance(v, ModuleValue)]
+            if method == "keys":
+                return SequenceValue(tuple(ConstValue(k) for k, _ in entries))
+            if method == "values":
+                return SequenceValue(tuple(v for _, v in entries))
+            return SequenceValue(tuple(SequenceValue((ConstValue(k), v)) for k, v in entries))
         if method in ("children", "named_children"):
             children = [(k, v) for k, v in module.named_children.items() if isinstance(v, ModuleValue)] + \
                 [(str(i), c) for i, c in enumerate(module.children or [])]
@@ -391,7 +398,8 @@ class ModuleCalls(InterpreterState):
 
     def module_output(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State) -> Value:
         """The output of a module whose forward we do not follow: a new tensor, nothing saved."""
-        if module.user_class is None and module_facts.module(module.class_name) is None and module.children is None:
+        if module.user_class is None and module_facts.module(module.class_name) is None and module.children is None \
+                and not isinstance(source, (TensorValue, ArgumentValue)):
             return UNKNOWN
         rg = module.has_trainable_parameters() | self.requires_grad_of(source)
         history = source.history if isinstance(source, TensorValue) else frozenset()
