@@ -233,8 +233,10 @@ class Containers(InterpreterState):
             return SequenceValue(mutable=name == "list")
         known = [self.elements(a, node, state) if not isinstance(a, TensorValue) else None for a in args]
         if name == "zip":
-            if all(k is not None for k in known):
-                return SequenceValue(tuple(SequenceValue(tuple(row)) for row in zip(*known)))  # type: ignore[misc]
+            if any(k is not None for k in known):  # as long as the shortest known one; the others repeat
+                rows = zip(*[k if k is not None else [self.iterate(a, node, state)] * min(len(x) for x in known if x is not None)
+                             for k, a in zip(known, args)])
+                return SequenceValue(tuple(SequenceValue(tuple(row)) for row in rows))
             return SequenceValue(repeated=SequenceValue(tuple(self.iterate(a, node, state) for a in args)))
         items = known[0]
         if name == "enumerate":

@@ -344,6 +344,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         template = ModuleValue(name, None, user_class=name, definitions=self.definitions, is_module=is_module,
                                torch_base=torch_base)
         self.definitions.classes[name] = (node, template)
+        attributes = self.definitions.class_attributes[name] = {}
+        for line in node.body.body:  # `SIZES = OrderedDict(...)` in the class body
+            for statement in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                value = statement.value if isinstance(statement, (cst.Assign, cst.AnnAssign)) else None
+                targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else \
+                    [statement.target] if isinstance(statement, cst.AnnAssign) else []
+                if value is not None and all(isinstance(t, cst.Name) for t in targets):
+                    evaluated = self.eval(value, state)
+                    attributes.update({t.value: evaluated for t in targets if evaluated is not UNKNOWN})
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         init = next((m for m in methods if m.name.value == "__init__"), None)
         if init is not None:

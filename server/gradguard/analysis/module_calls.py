@@ -166,6 +166,9 @@ class ModuleCalls(InterpreterState):
             found = owner.definitions.method(owner.user_class, attribute)
             if found is not None:
                 return FunctionRef(attribute, found[0], found[1], bound_self=owner)
+            shared = owner.definitions.class_attribute(owner.user_class, attribute)
+            if shared is not None:
+                return shared
         if attribute in owner.parameters:
             return owner.parameters[attribute]
         if owner.user_class is None and attribute in ("running_mean", "running_var"):
@@ -204,6 +207,9 @@ class ModuleCalls(InterpreterState):
                                                  Origin(f"the {name} of `nn.{class_name}`", node))
         if facts.inplace_position is not None:
             value.inplace = self.flag(args, kwargs, facts.inplace_position, "inplace", False) is Tri.YES
+        if class_name in ("Embedding", "EmbeddingBag"):
+            max_norm = args[3] if len(args) > 3 else kwargs.get("max_norm", ConstValue(None))
+            value.renorms_weight = not (isinstance(max_norm, ConstValue) and max_norm.value is None)
         if class_name == "MultiheadAttention":  # batch_first transposes the inputs into contiguous copies
             value.copies_input = self.flag(args, kwargs, 8, "batch_first", False) is Tri.YES
         return value
@@ -264,7 +270,8 @@ class ModuleCalls(InterpreterState):
             module.children.append(args[0])
         if method == "register_forward_hook" and args:
             module.forward_hooks.append(self.resolve_import(args[0]) if isinstance(args[0], ImportRef) else args[0])
-        if method in ("add_module", "register_module") and len(args) > 1 and isinstance(args[0], ConstValue):
+        if method in ("add_module", "register_module", "register_buffer", "register_parameter") and len(args) > 1 \
+                and isinstance(args[0], ConstValue):
             module.named_children[str(args[0].value)] = args[1]
         return UNKNOWN
 
@@ -338,6 +345,11 @@ class ModuleCalls(InterpreterState):
         run_by = None if direct else node
         label = (dotted_name(report_node.func) if direct else None) or f"nn.{module.class_name}"
         training = module.training
+        weight = module.parameters.get("weight")
+        if module.renorms_weight and weight is not None:  # `embedding_renorm_`, under no_grad, before the lookup
+            saved_mode, state.grad_enabled = state.grad_enabled, Tri.NO
+            self.mutate(weight, report_node, None, f"`{label}(...)` (max_norm renormalizes the weight in place)", state)
+            state.grad_enabled = saved_mode
         if facts.returns_input or module.returns_input or (facts.returns_input_in_eval and training is Tri.NO):
             return source
         if module.inplace and facts.inplace is not module_facts.InplaceSaves.NO_INPLACE:

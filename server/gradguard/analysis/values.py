@@ -179,6 +179,7 @@ class ModuleValue:
     torch_base: str | None = None
     returns_input: bool = False  # a `torch.nn` module that returns its input as it is (dropout with p=0)
     copies_input: bool = False  # one that works on a copy of its input (`MultiheadAttention(batch_first=True)`)
+    renorms_weight: bool = False  # one whose call renormalizes its weight in place (`Embedding(max_norm=...)`)
     forward_hooks: list[Value] = field(default_factory=list)  # `register_forward_hook(f)`: f(module, args, output)
 
     def submodules(self) -> tuple[list[ModuleValue], bool]:
@@ -252,6 +253,21 @@ class Definitions:
     classes: dict[str, tuple[cst.ClassDef, ModuleValue | None]] = field(default_factory=dict, repr=False)
 
     bases: dict[str, tuple[Value, ...]] = field(default_factory=dict, repr=False)
+    class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict, repr=False)
+
+    def class_attribute(self, class_name: str, attribute: str, depth: int = 0) -> Value | None:
+        """A name assigned in the body of class `class_name` or of one of its bases (`SIZES = ...`)."""
+        if depth > 16:
+            return None
+        found = self.class_attributes.get(class_name, {}).get(attribute)
+        if found is not None:
+            return found
+        for base in self.bases.get(class_name, ()):
+            if isinstance(base, FunctionRef) and isinstance(base.node, cst.ClassDef):
+                inherited = base.definitions.class_attribute(base.name, attribute, depth + 1)
+                if inherited is not None:
+                    return inherited
+        return None
 
     def method(self, class_name: str, method: str, depth: int = 0) -> tuple[cst.FunctionDef, Definitions, str] | None:
         """The method `method` of class `class_name` as Python finds it (the class's own body,
