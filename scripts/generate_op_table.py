@@ -187,6 +187,8 @@ def _record(fn: NativeFunctionWithDifferentiabilityInfo, indices: dict[DispatchK
         rec["differentiable"] = False
         return rec
 
+    if info.output_differentiability is not None and not all(info.output_differentiability):
+        rec["nondifferentiable_outputs"] = [i for i, d in enumerate(info.output_differentiability) if not d]
     edges, saves = _parse_kernel(gen_variable_type.emit_body(fn, "Default"))
     if not edges:
         raise ValueError(f"{name}: derivative formula but no collect_next_edges")

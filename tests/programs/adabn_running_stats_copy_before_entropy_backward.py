@@ -1,4 +1,4 @@
-"""Test-time adaptation computes an entropy loss with BatchNorm in eval mode and then copies the target batch statistics into the running buffers before backward; eval-mode BatchNorm saved those buffers."""
+"""Test-time adaptation computes an entropy loss with BatchNorm in eval mode and then copies the target batch statistics into the running buffers (getattr over the buffer names) before backward; eval-mode BatchNorm saved those buffers."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -28,8 +28,10 @@ def collect_bn_inputs(model):
 def adapt_bn_stats(model, bn_inputs):
     for name, m in model.named_modules():
         if name in bn_inputs:
-            m.running_mean.copy_(bn_inputs[name].mean(dim=(0, 2, 3)))  # expect: GG001
-            m.running_var.copy_(bn_inputs[name].var(dim=(0, 2, 3)))  # expect: GG001
+            x = bn_inputs[name]
+            stats = {"running_mean": x.mean(dim=(0, 2, 3)), "running_var": x.var(dim=(0, 2, 3))}
+            for buf, value in stats.items():
+                getattr(m, buf).copy_(value)  # expect: GG001
 
 
 torch.manual_seed(0)

@@ -1,4 +1,4 @@
-"""A WaveNet residual layer chunks its dilated conv output into filter and gate and applies tanh_/sigmoid_ in place: chunk outputs are multi-output views."""
+"""A WaveNet residual layer chunks its dilated conv output into filter and gate and applies tanh_ in place to the filter half: chunk outputs are multi-output views."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

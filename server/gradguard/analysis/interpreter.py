@@ -420,11 +420,37 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         outer = (self.pending, self.backward_now, self.in_module_method, self.analysing)
         self.pending, self.analysing = [], node
         self.in_module_method = self_value is not None
-        self.backward_now = Tri.YES if is_forward else Tri.NO
-        self.exec_block(node.body.body, state)
-        for change in self.pending:
-            change.backward_follows = Tri.MAYBE
+        self.backward_now = Tri.NO
+        self.return_values.append([])
+        try:
+            self.exec_block(node.body.body, state)
+        finally:
+            returned = self.return_values.pop()
+        graph = self.graph_of(returned) if is_forward else frozenset()
+        for change in self.pending:  # a backward pass follows a forward, through what it returns
+            reached = graph is None or any(r.serial in graph for r in (*change.saved, *change.storage_saved))
+            change.backward_follows = Tri.YES if is_forward and reached else Tri.MAYBE
         self.pending, self.backward_now, self.in_module_method, self.analysing = outer
+
+    @staticmethod
+    def graph_of(values: list[Value]) -> frozenset[int] | None:
+        """The saves in the graph of the tensors among `values` (in tuples, lists and dicts too);
+        None when none of them is a tensor."""
+        graph: set[int] = set()
+        known = False
+        pending = list(values)
+        while pending:
+            value = pending.pop()
+            if isinstance(value, TensorValue):
+                known = True
+                graph |= value.history
+            elif isinstance(value, SequenceValue):
+                pending.extend(value.items)
+                if value.repeated is not None:
+                    pending.append(value.repeated)
+            elif isinstance(value, DictValue):
+                pending.extend(value.entries.values())
+        return frozenset(graph) if known else None
 
     # ---- binding ------------------------------------------------------------------------
 

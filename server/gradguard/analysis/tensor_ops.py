@@ -161,9 +161,12 @@ class TensorOps(InterpreterState):
                 if isinstance(output, TensorValue):
                     self.save(output, SavedRecord(label, saves_from.name, "output", node,
                                                   recorded is Tri.YES and output.alias_certain), state)
-        if facts.view_of is not None:
-            return result
+        if facts.view_of is not None or not facts.differentiable:
+            return result  # a view is in its base's graph; no gradient flows back through the others
         updated = self.with_history(result, bound.values(), first_serial, state)
+        if facts.nondifferentiable_outputs and isinstance(updated, SequenceValue) and updated.repeated is None:
+            updated = SequenceValue(tuple(plain if i in facts.nondifferentiable_outputs else item
+                                          for i, (item, plain) in enumerate(zip(updated.items, result.items))))
         if facts.kind == "inplace" and updated is not result:
             self.rebind(state, result, updated)
         return updated
@@ -259,7 +262,8 @@ class TensorOps(InterpreterState):
             return UNKNOWN
         origin = Origin(f"the output of `{label}`", node)
         if facts.returns > 1:
-            return SequenceValue(tuple(self.fresh_result(recorded, origin) for _ in range(facts.returns)))
+            return SequenceValue(tuple(self.fresh_result(Tri.NO if i in facts.nondifferentiable_outputs else recorded,
+                                                         origin) for i in range(facts.returns)))
         if facts.returns_list:
             return SequenceValue(repeated=self.fresh_result(recorded, origin))
         return self.fresh_result(recorded, origin)

@@ -47,6 +47,7 @@ class OpFacts:
     returns: int = 1  # how many tensors the op returns as a tuple (`topk` → 2)
     returns_list: bool = False  # the one return is a list of tensors (`unbind`, `_foreach_*`)
     method: bool = False  # also a method of Tensor (`x.add(y)`), not only `torch.add`
+    nondifferentiable_outputs: frozenset[int] = frozenset()  # outputs no gradient flows through (`topk`'s indices)
 
     def saved_inputs(self, requires_grad: Mapping[str, bool]) -> frozenset[str]:
         """Inputs saved by reference (so mutating them later breaks backward).
@@ -90,6 +91,7 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
         returns=int(rec.get("returns", 1)),
         returns_list=bool(rec.get("returns_list", False)),
         method=bool(rec.get("method", False)),
+        nondifferentiable_outputs=frozenset(rec.get("nondifferentiable_outputs", ())),
     )
 
 
