@@ -1,4 +1,5 @@
-"""The shared labelled corpus (../shared/corpus): PyTorch confirms every label, gradguard finds every one.
+"""The shared labelled corpus (../shared/corpus: cases/ and programs/): PyTorch confirms every label,
+gradguard finds every one.
 
 label.py runs each case with torch (one subprocess per case, ~1.5 s each); score.py runs
 `gradguard check --format json --no-config` on the folder and compares diagnostics to the
@@ -25,11 +26,12 @@ def _require_corpus() -> None:
         pytest.fail(f"the shared corpus is missing: expected {CORPUS}/label.py beside the repository")
 
 
-def test_shared_corpus_labels_agree_with_torch():
+@pytest.mark.parametrize("folder", ["cases", "programs"])
+def test_shared_corpus_labels_agree_with_torch(folder):
     """Every `# expect:` marker is what torch itself does when the case runs (and `_ok` cases run clean)."""
     _require_corpus()
-    cases = sorted((CORPUS / "cases").glob("*.py"))
-    proc = subprocess.run([sys.executable, str(CORPUS / "label.py"), "--python", sys.executable],
+    cases = sorted((CORPUS / folder).glob("*.py"))
+    proc = subprocess.run([sys.executable, str(CORPUS / "label.py"), str(CORPUS / folder), "--python", sys.executable],
                           capture_output=True, text=True, timeout=1200, cwd=ROOT)
     lines = proc.stdout.strip().splitlines()
     failures = [line for line in lines if line.startswith("FAIL")]
@@ -37,10 +39,12 @@ def test_shared_corpus_labels_agree_with_torch():
     assert lines[-1] == f"{len(cases)} passed, 0 failed", proc.stdout[-2000:]
 
 
-def test_gradguard_finds_every_shared_case_and_nothing_else():
+@pytest.mark.parametrize("folder", ["cases", "programs"])
+def test_gradguard_finds_every_shared_case_and_nothing_else(folder):
     _require_corpus()
     proc = subprocess.run(
-        [sys.executable, str(CORPUS / "score.py"), "--cmd", f"{shlex.quote(str(GRADGUARD))} check --format json --no-config"],
+        [sys.executable, str(CORPUS / "score.py"), str(CORPUS / folder),
+         "--cmd", f"{shlex.quote(str(GRADGUARD))} check --format json --no-config"],
         capture_output=True, text=True, timeout=600, cwd=ROOT)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report

@@ -417,8 +417,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             mode = self.grad_mode_of(decorator.decorator, state)
             if mode is not None:
                 state.grad_enabled = mode
-        outer = (self.pending, self.backward_now, self.in_module_method, self.analysing)
-        self.pending, self.analysing = [], node
+        outer = (self.pending, self.backward_now, self.in_module_method, self.analysing, self.followed)
+        self.pending, self.analysing, self.followed = [], node, 0
         self.in_module_method = self_value is not None
         self.backward_now = Tri.NO
         self.return_values.append([])
@@ -430,7 +430,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         for change in self.pending:  # a backward pass follows a forward, through what it returns
             reached = graph is None or any(r.serial in graph for r in (*change.saved, *change.storage_saved))
             change.backward_follows = Tri.YES if is_forward and reached else Tri.MAYBE
-        self.pending, self.backward_now, self.in_module_method, self.analysing = outer
+        self.pending, self.backward_now, self.in_module_method, self.analysing, self.followed = outer
 
     @staticmethod
     def graph_of(values: list[Value]) -> frozenset[int] | None:
@@ -797,6 +797,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return self.call_module(callee, args, kwargs, node, state, report_node=node)
         if isinstance(callee, FunctionRef) and isinstance(callee.node, cst.ClassDef):
             return self.instantiate(callee, args, kwargs, node, state)
+        elif isinstance(callee, FunctionRef) and callee.bound_self is None:
+            return self.summarised(callee.node, args, kwargs, state, lambda: self.call_user_function(
+                callee.node, callee.definitions, None, args, kwargs, node, state))
         elif isinstance(callee, FunctionRef):
             return self.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
         return UNKNOWN

@@ -72,6 +72,11 @@ class ModuleCalls(InterpreterState):
         template = cls.definitions.classes.get(cls.name, (None, None))[1]
         if template is None:
             return UNKNOWN
+        return self.summarised(cls.node, args, kwargs, state, lambda: self.construct_instance(cls, template, args,
+                                                                                              kwargs, node, state))
+
+    def construct_instance(self, cls: FunctionRef, template: ModuleValue, args: list[Value],
+                           kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:
         instance = ModuleValue(cls.name, node, user_class=cls.name, definitions=cls.definitions,
                                is_module=template.is_module, torch_base=template.torch_base,
                                children=[] if template.torch_base else None)

@@ -44,6 +44,7 @@ class InterpreterState:
         self.in_module_method = False
         # followed calls: a stack of the functions running, the files they are in and the calls into them
         self.call_stack: list[cst.FunctionDef] = []
+        self.followed = 0  # calls followed so far for the function (or module level) being analysed
         self.call_definitions: list[Definitions] = []
         self.call_nodes: list[cst.CSTNode] = []
         self.return_values: list[list[Value]] = []  # what each running function returned so far
@@ -52,6 +53,10 @@ class InterpreterState:
         # saves made inside it (only changes of this file's saves are reported, at that call)
         self.call_site: tuple[cst.CSTNode, str, bool] | None = None
         self.callee_records: set[int] = set()
+        # summaries of calls whose arguments are all constants (a factory, a layer built from a config
+        # of numbers): what the call returned or built, and the functions it ran; a later call with the
+        # same arguments in the same analysis gets a copy
+        self.summaries: dict[tuple[object, ...], tuple[Value, frozenset[cst.FunctionDef]]] = {}
         # where the interpretation is
         self.current_line: cst.SimpleStatementLine | None = None
         self.unrolling = 0  # loops over known sequences running element by element, one inside another

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Callable
 
 import libcst as cst
 
@@ -15,7 +16,9 @@ from gradguard.analysis.values import (
     ConstValue,
     Definitions,
     DictValue,
+    FunctionRef,
     ImportRef,
+    IntValue,
     ModuleValue,
     SequenceValue,
     TensorValue,
@@ -24,6 +27,7 @@ from gradguard.analysis.values import (
 )
 
 _MAX_CALL_DEPTH = 6
+MAX_FOLLOWED_CALLS = 150  # calls followed per analysed function (and per module level)
 
 
 def _carries_tensors(value: Value | None) -> bool:
@@ -89,8 +93,43 @@ class _FactoryFinder(cst.CSTVisitor):
         self.builds = self.builds or node.attr.value in _BUILDS
 
 
+def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, ...] | None:
+    """What identifies a call whose arguments are all constants (numbers, strings, classes,
+    functions), or None when one of them is an object or a tensor."""
+    key: list[object] = []
+    for name, value in [*enumerate(args), *sorted(kwargs.items())]:
+        if isinstance(value, ConstValue) and isinstance(value.value, (int, float, str, bool, type(None))):
+            key.append((name, "c", type(value.value).__name__, value.value))
+        elif isinstance(value, IntValue):
+            key.append((name, "int"))
+        elif isinstance(value, ImportRef):
+            key.append((name, "import", value.qualname))
+        elif isinstance(value, FunctionRef) and value.bound_self is None:
+            key.append((name, "def", id(value.node)))
+        else:
+            return None
+    return tuple(key)
+
+
 class UserCalls(InterpreterState):
     """The interpreter's part that follows calls into the file's and the project's own code."""
+
+    def summarised(self, callee: cst.CSTNode, args: list[Value], kwargs: dict[str, Value], state: State,
+                   run: Callable[[], Value]) -> Value:
+        """`run()`'s result, or a copy of what a call of `callee` with the same constant arguments
+        returned in this analysis (the functions it ran count as run again)."""
+        constants = constant_key(args, kwargs)
+        if constants is None:
+            return run()
+        key = (id(callee), constants, state.grad_enabled, self.analysing, self.call_site is None)
+        if key in self.summaries:
+            result, entered = self.summaries[key]
+            self.entered |= entered
+            return self.copy_object(result)
+        before = set(self.entered)
+        result = run()
+        self.summaries[key] = (self.copy_object(result), frozenset(self.entered - before))
+        return result
 
     @staticmethod
     def argument(param: cst.Param) -> Value:
@@ -122,6 +161,9 @@ class UserCalls(InterpreterState):
         """
         if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs:
             return UNKNOWN
+        if self.followed >= MAX_FOLLOWED_CALLS:
+            return UNKNOWN
+        self.followed += 1
         if not any(_carries_tensors(v) for v in (self_value, *args, *kwargs.values())) and not _may_build(function):
             return UNKNOWN  # nothing of the caller's graph goes in, nothing comes out of it: nothing to follow
         params = function.params
