@@ -279,7 +279,9 @@ class Containers(InterpreterState):
             if items is None or len(items) > MAX_UNROLLED:  # twice, as a loop: a second element sees the first
                 exact[0] = False
                 items = [self.iterate(iterable, comp.iter, state)] * 2
-            for item in items:
+            for index, item in enumerate(items):
+                if not exact[0] and index and produced and all(isinstance(v, ModuleValue) for v in produced):
+                    break  # modules built from an unknown range: one of each is enough
                 self.remember_names(comp.target, state, bound)
                 self.bind(comp.target, item, state, comp.iter)
                 if not any(self.eval(test.test, state) == ConstValue(False) for test in comp.ifs):

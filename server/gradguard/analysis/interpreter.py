@@ -88,6 +88,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.module_seen = self.seen
         self.result.plan = list(self.deferred)
         units = self.previous.units if self.previous is not None and not self.entered & self.replaced else {}
+        instances: dict[int, ModuleValue | None] = {}  # one instance of each class for all its methods
         while self.deferred and functions:
             deferred = self.deferred.pop(0)
             unit = units.get(deferred.function)
@@ -96,8 +97,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 self.deferred.extend(unit.nested)
             else:
                 start, self.entered, self.seen, queued = len(self.result.changes), set(), {}, len(self.deferred)
-                self.analyse_function(deferred.function, self_value=self.instance_copy(deferred.template),
-                                      is_forward=deferred.is_forward)
+                if deferred.template is not None and id(deferred.template) not in instances:
+                    instances[id(deferred.template)] = self.instance_copy(deferred.template)
+                self.analyse_function(deferred.function, is_forward=deferred.is_forward,
+                                      self_value=instances.get(id(deferred.template)))
                 unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
                             self.seen)
             self.result.units[deferred.function] = unit

@@ -30,11 +30,12 @@ _MAX_CALL_DEPTH = 6
 MAX_FOLLOWED_CALLS = 150  # calls followed per analysed function (and per module level)
 
 
-def _carries_tensors(value: Value | None) -> bool:
-    if isinstance(value, (TensorValue, ModuleValue, ArgumentValue)):
+def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
+    """Whether `value` holds tensors or modules (or, with `arguments`, values that may be tensors)."""
+    if isinstance(value, (TensorValue, ModuleValue)) or (arguments and isinstance(value, ArgumentValue)):
         return True
     if isinstance(value, SequenceValue):
-        return any(_carries_tensors(v) for v in (*value.items, value.repeated))
+        return any(_carries_tensors(v, arguments) for v in (*value.items, value.repeated))
     return False
 
 
@@ -164,8 +165,12 @@ class UserCalls(InterpreterState):
         if self.followed >= MAX_FOLLOWED_CALLS:
             return UNKNOWN
         self.followed += 1
-        if not any(_carries_tensors(v) for v in (self_value, *args, *kwargs.values())) and not _may_build(function):
-            return UNKNOWN  # nothing of the caller's graph goes in, nothing comes out of it: nothing to follow
+        here = definitions is self.definitions
+        if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
+                here and _may_build(function)):
+            # nothing of the caller's graph goes in (into another file's code: no tensor this file's
+            # ops saved), nothing comes out of it: nothing to follow
+            return UNKNOWN
         params = function.params
         positional = [*params.posonly_params, *params.params]
         env: dict[str, Value] = {}
