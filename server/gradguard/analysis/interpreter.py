@@ -438,13 +438,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     @staticmethod
     def graph_of(values: list[Value]) -> frozenset[int] | None:
         """The saves in the graph of the tensors among `values` (in tuples, lists and dicts too);
-        None when none of them is a tensor."""
+        None when none of them is a tensor, or the graph of one was partly lost."""
         graph: set[int] = set()
         known = False
         pending = list(values)
         while pending:
             value = pending.pop()
             if isinstance(value, TensorValue):
+                if not value.graph_known:
+                    return None
                 known = True
                 graph |= value.history
             elif isinstance(value, SequenceValue):

@@ -419,5 +419,7 @@ class ModuleCalls(InterpreterState):
                 and not isinstance(source, (TensorValue, ArgumentValue)):
             return UNKNOWN
         rg = module.has_trainable_parameters() | self.requires_grad_of(source)
-        history = source.history if isinstance(source, TensorValue) else frozenset()
-        return self.fresh_result(rg & state.grad_enabled, Origin(f"the output of `{module.class_name}`", node), history)
+        result = self.fresh_result(rg & state.grad_enabled, Origin(f"the output of `{module.class_name}`", node))
+        if isinstance(source, TensorValue):
+            return replace(result, history=source.history, graph_known=source.graph_known)
+        return replace(result, graph_known=False)

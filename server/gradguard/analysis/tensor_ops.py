@@ -114,9 +114,11 @@ class TensorOps(InterpreterState):
             requires_grad = Tri.NO
             for value in inputs:
                 requires_grad = requires_grad | self.requires_grad_of(value)
-            return self.with_history(self.fresh_result(requires_grad & state.grad_enabled,
-                                                       Origin(f"the output of `{label or self.label_of(node, base)}`", node)),
-                                     inputs, self.next_serial, state)
+            result = self.fresh_result(requires_grad & state.grad_enabled,
+                                       Origin(f"the output of `{label or self.label_of(node, base)}`", node))
+            if any(v is UNKNOWN for v in inputs):
+                result = replace(result, graph_known=False)
+            return self.with_history(result, inputs, self.next_serial, state)
         bound: dict[str, Value] = dict(zip(facts.args, args))
         for key, value in kwargs.items():
             if key == "input" and "input" not in facts.args and facts.args:
@@ -174,17 +176,20 @@ class TensorOps(InterpreterState):
     def with_history(self, result: Value, inputs: Iterable[Value], first_serial: int, state: State) -> Value:
         """`result` as a node of the graph: its inputs' saves and those its op just made."""
         history = frozenset(range(first_serial, self.next_serial))
+        known = True
         for value in inputs:
             if isinstance(value, TensorValue):
                 history |= value.history
+                known = known and value.graph_known
             elif isinstance(value, SequenceValue):
                 for item in (*value.items, *([value.repeated] if value.repeated is not None else [])):
                     if isinstance(item, TensorValue):
                         history |= item.history
-        if not history:
+                        known = known and item.graph_known
+        if not history and known:
             return result
         if isinstance(result, TensorValue):
-            return replace(result, history=result.history | history)
+            return replace(result, history=result.history | history, graph_known=result.graph_known and known)
         if isinstance(result, SequenceValue):
             return SequenceValue(
                 tuple(replace(i, history=i.history | history) if isinstance(i, TensorValue) else i for i in result.items),

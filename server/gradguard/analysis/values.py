@@ -75,6 +75,7 @@ class TensorValue:
     storage_of: int | None = None
     history: frozenset[int] = frozenset()
     may_alias: frozenset[int] = frozenset()  # for one name bound to either of two tensors: their counters
+    graph_known: bool = True  # False when it was computed from values the analysis lost: `history` is partial
 
     def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES) -> TensorValue:
         """A view (or returns-self alias) of this tensor: same version counter."""
@@ -345,6 +346,7 @@ def join_values(a: Value, b: Value) -> Value:
             multi_output_view=a.multi_output_view if a.multi_output_view == b.multi_output_view else None,
             no_grad_view=a.no_grad_view and b.no_grad_view,
             history=a.history | b.history,
+            graph_known=a.graph_known and b.graph_known,
         )
     if isinstance(a, ConstValue) and isinstance(b, ConstValue) and a.value == b.value:
         return a
