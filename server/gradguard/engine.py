@@ -101,7 +101,7 @@ class OpenDocument:
         seen = (id(project), project.dependencies_changed_at(document.filename))
         previous = self._previous if seen == self._seen else None
         if previous is None or document.module is not module:  # else the same tree: only positions moved
-            document, self._previous = _interpret(document, project, previous, self.blocks.replaced)
+            document, self._previous = _interpret(document, project, previous, self.blocks.replaced, hovers=True)
         changes = self._previous.changes if self._previous is not None else []
         if self._previous is not None:
             units = [(f, u) for f, u in self._previous.units.items() if u.changes]
@@ -113,12 +113,12 @@ class OpenDocument:
 
 
 def _interpret(document: Document, project: ProjectIndex | None, previous: ScopeResult | None = None,
-               replaced: list[cst.CSTNode] | None = None) -> tuple[Document, ScopeResult | None]:
+               replaced: list[cst.CSTNode] | None = None, hovers: bool = False) -> tuple[Document, ScopeResult | None]:
     """The interpreter's result for `document` (and the document, marked unparsable if too deep)."""
     if document.module is None:
         return document, None
     try:
-        result = interpret(document.module, document.filename, project, previous, replaced or ())
+        result = interpret(document.module, document.filename, project, previous, replaced or (), hovers)
     except RecursionError:
         return replace(document, module=None, syntax_problem=SyntaxProblem(
             "expressions are nested too deeply to analyse", Position(1, 0))), None

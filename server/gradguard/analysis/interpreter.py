@@ -62,9 +62,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     """Interprets one parsed file and collects its in-place changes."""
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
-                 previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = ()) -> None:
+                 previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (), hovers: bool = False) -> None:
         super().__init__(module, path, project, previous,
-                         frozenset(f for node in replaced for f in _functions_in(node)))
+                         frozenset(f for node in replaced for f in _functions_in(node)), hovers)
 
     # ---- entry points -------------------------------------------------------------------
 
@@ -461,7 +461,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def see(self, node: cst.Name, value: Value, state: State) -> None:
         """Remember a tensor a name of the file's own code holds (not while following a call)."""
-        if isinstance(value, TensorValue) and not self.call_stack:
+        if self.hovers and isinstance(value, TensorValue) and not self.call_stack:
             self.seen[node] = Seen(value, state.saves.get(value.version_counter, ()))
 
     def bind(self, target: cst.BaseExpression, value: Value, state: State, value_node: cst.CSTNode) -> None:
@@ -895,7 +895,8 @@ _INT_OPERATORS: dict[str, Callable[[int, int], int]] = {
 
 
 def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
-              previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = ()) -> ScopeResult:
+              previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (),
+              hovers: bool = False) -> ScopeResult:
     """Interpret a parsed file; the result lists every in-place change with its context.
 
     With `previous` (the result for the file's previous version, whose statements `replaced` this
@@ -906,7 +907,7 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     replaced = list(replaced)
     if not all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced):
         previous = None
-    interpreter = Interpreter(module, path, project, previous, replaced)
+    interpreter = Interpreter(module, path, project, previous, replaced, hovers)
     result = interpreter.run()
     result.definitions = interpreter.definitions
     return result

@@ -22,7 +22,7 @@ class InterpreterState:
     """What one interpretation of a file knows besides the abstract state of a program point."""
 
     def __init__(self, module: cst.Module, path: str | None, project: ProjectIndex | None,
-                 previous: ScopeResult | None, replaced: frozenset[cst.FunctionDef]) -> None:
+                 previous: ScopeResult | None, replaced: frozenset[cst.FunctionDef], hovers: bool = False) -> None:
         # the file
         self.module = module
         self.definitions = Definitions(path, module)  # its top-level names and classes
@@ -33,7 +33,8 @@ class InterpreterState:
         # what the interpretation found
         self.result = ScopeResult()
         self.entered: set[cst.FunctionDef] = set()  # the functions the code being analysed followed calls into
-        self.seen: dict[cst.Name, Seen] = {}  # what each name of the file's own code held (for hovers)
+        self.hovers = hovers  # whether to remember what each name held (an editor's hovers ask)
+        self.seen: dict[cst.Name, Seen] = {}  # what each name of the file's own code held
         self.deferred: list[Deferred] = []  # the functions and methods left to analyse after the module level
         # backward passes: the changes no backward has reached yet, and whether one follows anyway
         self.pending: list[InplaceChange] = []
