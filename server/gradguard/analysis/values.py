@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Iterator
 
 import libcst as cst
 
@@ -256,35 +257,28 @@ class Definitions:
     bases: dict[str, tuple[Value, ...]] = field(default_factory=dict, repr=False)
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict, repr=False)
 
-    def class_attribute(self, class_name: str, attribute: str, depth: int = 0) -> Value | None:
-        """A name assigned in the body of class `class_name` or of one of its bases (`SIZES = ...`)."""
-        if depth > 16:
-            return None
-        found = self.class_attributes.get(class_name, {}).get(attribute)
-        if found is not None:
-            return found
+    def mro(self, class_name: str, depth: int = 0) -> Iterator[tuple[Definitions, str]]:
+        """The class and its bases of the project, in the order Python searches them (depth first)."""
+        if class_name not in self.classes or depth > 16:
+            return
+        yield self, class_name
         for base in self.bases.get(class_name, ()):
             if isinstance(base, FunctionRef) and isinstance(base.node, cst.ClassDef):
-                inherited = base.definitions.class_attribute(base.name, attribute, depth + 1)
-                if inherited is not None:
-                    return inherited
-        return None
+                yield from base.definitions.mro(base.name, depth + 1)
 
-    def method(self, class_name: str, method: str, depth: int = 0) -> tuple[cst.FunctionDef, Definitions, str] | None:
-        """The method `method` of class `class_name` as Python finds it (the class's own body,
-        then its bases of the project, depth first), with the file and the class defining it."""
-        entry = self.classes.get(class_name)
-        if entry is None or depth > 16:
-            return None
-        found = next((s for s in entry[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == method),
-                     None)
-        if found is not None:
-            return found, self, class_name
-        for base in self.bases.get(class_name, ()):
-            if isinstance(base, FunctionRef) and isinstance(base.node, cst.ClassDef):
-                inherited = base.definitions.method(base.name, method, depth + 1)
-                if inherited is not None:
-                    return inherited
+    def class_attribute(self, class_name: str, attribute: str) -> Value | None:
+        """A name assigned in the body of class `class_name` or of one of its bases (`SIZES = ...`)."""
+        return next((found for definitions, name in self.mro(class_name)
+                     if (found := definitions.class_attributes.get(name, {}).get(attribute)) is not None), None)
+
+    def method(self, class_name: str, method: str) -> tuple[cst.FunctionDef, Definitions, str] | None:
+        """The method `method` of class `class_name` as Python finds it, with the file and the class
+        defining it."""
+        for definitions, name in self.mro(class_name):
+            body = definitions.classes[name][0].body.body
+            found = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == method), None)
+            if found is not None:
+                return found, definitions, name
         return None
 
     def owner_of(self, function: cst.FunctionDef) -> str | None:
