@@ -152,6 +152,8 @@ def _record(fn: NativeFunctionWithDifferentiabilityInfo, indices: dict[DispatchK
     rec["kind"] = kind
     if Variant.method in f.variants:
         rec["method"] = True
+    if not any(r.type.is_tensor_like() for r in schema.returns):
+        rec["returns_tensor"] = False  # a Python number, bool or nothing (`numel`, `is_nonzero`, `item`)
     if len(schema.returns) > 1:
         rec["returns"] = len(schema.returns)
     elif schema.returns and schema.returns[0].type.is_list_like():

@@ -69,6 +69,8 @@ class Containers(InterpreterState):
             return list(value.items)
         if isinstance(value, ParametersValue) and (value.complete or value.tensors):
             return list(value.tensors)  # those it knows: what the others are is not followed
+        if isinstance(value, ModuleValue) and value.class_name == "ModuleDict" and value.user_class is None:
+            return [ConstValue(k) for k in value.named_children]  # iterating a ModuleDict gives its keys
         if isinstance(value, ModuleValue) and value.children is not None and value.user_class is None:
             return list(value.children)
         if isinstance(value, DictValue) and value.complete:
@@ -147,6 +149,8 @@ class Containers(InterpreterState):
             return UNKNOWN
         if not receiver.mutable:
             return UNKNOWN
+        if method in ("append", "insert", "extend", "pop", "remove", "clear"):
+            receiver.known_length = False  # appends in a loop or a branch: how many ran is not known
         if method == "append" and args:
             if receiver.repeated is not None:
                 receiver.repeated = self.join_elements([receiver.repeated, args[0]], state)
@@ -180,13 +184,16 @@ class Containers(InterpreterState):
                      state: State) -> Value:
         """`zip`, `enumerate`, `range`, `len`, `sum`, `list`, `dict`, `getattr` ... over abstract values."""
         if name == "range":
+            bounds = [a.value for a in args if isinstance(a, ConstValue) and isinstance(a.value, int)]
+            if bounds and len(bounds) == len(args) and len(range(*bounds)) <= 4:  # a few known indices, each its own
+                return SequenceValue(tuple(ConstValue(i) for i in range(*bounds)))
             return SequenceValue(repeated=IntValue())
         if name == "len":
-            if isinstance(args[0] if args else None, SequenceValue) and args[0].repeated is None:
+            if isinstance(args[0] if args else None, SequenceValue) and args[0].repeated is None and args[0].known_length:
                 return ConstValue(len(args[0].items))
             return IntValue()
         if name in ("zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter"):
-            return self.sequence_builtin(name, args, node, state)
+            return self.sequence_builtin(name, args, kwargs, node, state)
         if name == "next" and args:
             return self.iterate(args[0], node, state)
         if name == "sum" and args:
@@ -228,7 +235,9 @@ class Containers(InterpreterState):
             return ConstValue(known) if known is not None else UNKNOWN
         return UNKNOWN
 
-    def sequence_builtin(self, name: str, args: list[Value], node: cst.Call, state: State) -> Value:
+    def sequence_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                         state: State) -> Value:
+        """`zip`, `enumerate`, `reversed`, `list`, `tuple`, `sorted` (whose order is not known), `iter`."""
         if not args:
             return SequenceValue(mutable=name == "list")
         known = [self.elements(a, node, state) if not isinstance(a, TensorValue) else None for a in args]
@@ -240,14 +249,19 @@ class Containers(InterpreterState):
             return SequenceValue(repeated=SequenceValue(tuple(self.iterate(a, node, state) for a in args)))
         items = known[0]
         if name == "enumerate":
+            start = args[1] if len(args) > 1 else kwargs.get("start", ConstValue(0))
+            if items is not None and isinstance(start, ConstValue) and isinstance(start.value, int):
+                return SequenceValue(tuple(SequenceValue((ConstValue(i), v)) for i, v in enumerate(items, start.value)))
             if items is not None:
-                return SequenceValue(tuple(SequenceValue((ConstValue(i), v)) for i, v in enumerate(items)))
+                return SequenceValue(tuple(SequenceValue((IntValue(), v)) for v in items))
             return SequenceValue(repeated=SequenceValue((IntValue(), self.iterate(args[0], node, state))))
         if items is None:
             element = self.iterate(args[0], node, state)
             return SequenceValue(repeated=element, mutable=name == "list") if element is not UNKNOWN else UNKNOWN
         if name == "reversed":
             items = items[::-1]
+        if name == "sorted":
+            return SequenceValue(repeated=self.join_elements(items, state), mutable=True)
         return SequenceValue(tuple(items), mutable=name == "list")
 
     def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp, state: State) -> Value:
@@ -297,7 +311,7 @@ class Containers(InterpreterState):
             return DictValue(entries, exact[0])
         if exact[0] or (produced and all(isinstance(v, ModuleValue) for v in produced)):
             # modules built in a loop of unknown length: the ones built, in order (`nn.Sequential(*[...])`)
-            return SequenceValue(tuple(produced), mutable=isinstance(node, cst.ListComp))
+            return SequenceValue(tuple(produced), mutable=isinstance(node, cst.ListComp), known_length=exact[0])
         return SequenceValue(repeated=self.join_elements(produced, state), mutable=isinstance(node, cst.ListComp))
 
     @staticmethod

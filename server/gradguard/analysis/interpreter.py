@@ -88,7 +88,6 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.module_seen = self.seen
         self.result.plan = list(self.deferred)
         units = self.previous.units if self.previous is not None and not self.entered & self.replaced else {}
-        instances: dict[int, ModuleValue | None] = {}  # one instance of each class for all its methods
         while self.deferred and functions:
             deferred = self.deferred.pop(0)
             unit = units.get(deferred.function)
@@ -97,10 +96,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 self.deferred.extend(unit.nested)
             else:
                 start, self.entered, self.seen, queued = len(self.result.changes), set(), {}, len(self.deferred)
-                if deferred.template is not None and id(deferred.template) not in instances:
-                    instances[id(deferred.template)] = self.instance_copy(deferred.template)
-                self.analyse_function(deferred.function, is_forward=deferred.is_forward,
-                                      self_value=instances.get(id(deferred.template)))
+                self.analyse_function(deferred.function, self_value=self.instance_copy(deferred.template),
+                                      is_forward=deferred.is_forward)
                 unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
                             self.seen)
             self.result.units[deferred.function] = unit
@@ -280,13 +277,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         items = self.elements(iterable, node.iter, state)
         objects = items is not None and bool(items) and len(items) <= 64 and all(
             isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf) for item in items)
-        if items is not None and (objects or (len(items) <= MAX_UNROLLED and self.unrolling < 2)):
+        if items is not None and (objects or (len(items) <= MAX_UNROLLED and self.unrolling < 2)) \
+                and not _jumps(node.body):
             self.unrolling += 1
             try:
                 for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
                     self.bind(node.target, item, state, node.iter)
                     self.exec_block(node.body.body, state)
-                    state.dead = False
+                    if state.dead:  # it returned: the remaining elements do not run
+                        return
             finally:
                 self.unrolling -= 1
             if node.orelse is not None:
@@ -442,8 +441,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         graph: set[int] = set()
         known = False
         pending = list(values)
+        visited: set[int] = set()
         while pending:
             value = pending.pop()
+            if id(value) in visited:
+                continue
+            visited.add(id(value))
             if isinstance(value, TensorValue):
                 if not value.graph_known:
                     return None
@@ -598,7 +601,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 known = isinstance(value, ConstValue) and part.format_spec is None and part.conversion is None
                 parts.append(str(value.value) if known else None)
             return ConstValue("".join(parts)) if None not in parts else StringPattern(tuple(parts))
-        return ConstValue(_literal(node.value, "") if isinstance(node, cst.SimpleString) else "")
+        if isinstance(node, cst.SimpleString):
+            literal = _literal(node.value, None)
+            return ConstValue(literal) if isinstance(literal, str) else UNKNOWN
+        return UNKNOWN  # a concatenation
 
     def _sequence(self, node: cst.Tuple | cst.List, state: State) -> Value:
         items: list[Value] = []
@@ -673,8 +679,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         value = inner.value
         if isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None"):
             return "basic"
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
-            return ConstValue(-1)
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer) \
+                and isinstance(value.operator, cst.Minus):
+            literal = _literal(value.expression.value, None)
+            return ConstValue(-literal) if isinstance(literal, int) else UNKNOWN
         return self.eval(value, state)
 
     def _binary(self, node: cst.BinaryOperation, state: State) -> Value:
@@ -713,6 +721,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
         left = self.eval(node.left, state)
+        if isinstance(left, ConstValue) and isinstance(left.value, bool) and \
+                left.value is isinstance(node.operator, cst.Or):
+            return left  # `False and ...`, `True or ...`: the right side does not run
         right = self.eval(node.right, state)
         known = [v.value if isinstance(v, ConstValue) and isinstance(v.value, bool) else None for v in (left, right)]
         if isinstance(node.operator, cst.And):
@@ -740,7 +751,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return value
 
     def _if_exp(self, node: cst.IfExp, state: State) -> Value:
-        self.eval(node.test, state)
+        test = self.eval(node.test, state)
+        if isinstance(test, ConstValue) and isinstance(test.value, bool):
+            return self.eval(node.body if test.value else node.orelse, state)
         body, orelse = self.eval(node.body, state), self.eval(node.orelse, state)
         if isinstance(body, TensorValue) and isinstance(orelse, TensorValue) and body.version_counter != orelse.version_counter:
             merged, records = merge_tensors(body, orelse, state.saves.get(body.version_counter, ()),
@@ -864,6 +877,33 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not isinstance(receiver, TensorValue):
             return UNKNOWN
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
+
+
+def _jumps(body: cst.BaseSuite) -> bool:
+    """Whether a loop body has a `break` or `continue` of its own (then it is not run element by element)."""
+    finder = _JumpFinder()
+    body.visit(finder)
+    return finder.found
+
+
+class _JumpFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Break(self, node: cst.Break) -> None:
+        self.found = True
+
+    def visit_Continue(self, node: cst.Continue) -> None:
+        self.found = True
+
+    def visit_For(self, node: cst.For) -> bool:
+        return False  # a nested loop's jumps are its own
+
+    def visit_While(self, node: cst.While) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
 
 
 _NAMED_RESULTS = {"values": 0, "indices": 1}  # the fields of torch's named-tuple results (max, topk, sort ...)

@@ -141,19 +141,29 @@ class ModuleCalls(InterpreterState):
         """`copy.deepcopy(value)`: modules and their submodules with parameters of their own (a
         tensor shared between two of them stays shared in the copy), or a new tensor."""
         remap: dict[int, int] = {}
-        copies: dict[int, ModuleValue] = {}
+        copies: dict[int, Value] = {}
 
         def fresh(item: Value) -> Value:
             if isinstance(item, TensorValue):
                 vc = remap.setdefault(item.version_counter, new_version_counter())
                 return replace(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
                                multi_output_view=None, no_grad_view=False, storage_of=None, may_alias=frozenset())
+            if id(item) in copies:  # an object that refers back to itself, or one shared by two owners
+                return copies[id(item)]
+            if isinstance(item, SequenceValue) and item.mutable:
+                listed = copies[id(item)] = SequenceValue(mutable=True)  # type: ignore[assignment]
+                listed.items = tuple(fresh(v) for v in item.items)
+                listed.repeated = fresh(item.repeated) if item.repeated is not None else None
+                return listed
+            if isinstance(item, DictValue):
+                mapping = copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
+                mapping.entries = {k: fresh(v) for k, v in item.entries.items()}
+                return mapping
             if not isinstance(item, ModuleValue):
                 return item
-            if id(item) in copies:  # a module that refers back to itself, or one shared by two owners
-                return copies[id(item)]
             copy = copies[id(item)] = replace(item, parameters={}, named_children={}, forward_hooks=list(item.forward_hooks))
             copy.parameters = {k: fresh(v) for k, v in item.parameters.items()}  # type: ignore[misc]
+            copy.buffers = {k: fresh(v) for k, v in item.buffers.items()}  # type: ignore[misc]
             copy.children = None if item.children is None else [fresh(c) for c in item.children]  # type: ignore[misc]
             copy.named_children = {k: fresh(v) for k, v in item.named_children.items()}
             return copy
@@ -176,17 +186,18 @@ class ModuleCalls(InterpreterState):
                 return shared
         if attribute in owner.parameters:
             return owner.parameters[attribute]
+        if attribute in owner.buffers:
+            return owner.buffers[attribute]
         if owner.user_class is None and attribute in ("running_mean", "running_var"):
             tensor = TensorValue(new_version_counter(), Tri.NO, True, Origin(f"a buffer of `{owner.class_name}`", owner.node))
-            owner.parameters[attribute] = tensor
+            owner.buffers[attribute] = tensor
             return tensor
         return UNKNOWN
 
     def construct_module(self, class_name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                          state: State) -> Value:
         if class_name == "ModuleDict" and args and isinstance(args[0], DictValue) and args[0].complete:
-            return ModuleValue(class_name, node, children=[v for v in args[0].entries.values() if isinstance(v, ModuleValue)],
-                               named_children={str(k): v for k, v in args[0].entries.items()})
+            return ModuleValue(class_name, node, children=[], named_children={str(k): v for k, v in args[0].entries.items()})
         if class_name in ("Sequential", "ModuleList"):
             items: list[Value] = list(args)
             if class_name == "ModuleList" and args and isinstance(args[0], SequenceValue):
@@ -205,16 +216,20 @@ class ModuleCalls(InterpreterState):
         if facts.returns_input_in_eval and isinstance(probability, ConstValue) and probability.value == 0:
             return ModuleValue(class_name, node, children=[], returns_input=True)  # p=0: its input, in any mode
         value = ModuleValue(class_name, node, children=[])
+        affine = next((kwargs[k] for k in ("affine", "elementwise_affine") if k in kwargs), ConstValue(True))
         for name in facts.parameters:
             if name == "bias" and isinstance(kwargs.get("bias"), ConstValue) and not kwargs["bias"].value:
                 continue
+            if name in ("weight", "bias") and isinstance(affine, ConstValue) and affine.value is False:
+                continue  # `BatchNorm1d(c, affine=False)`, `LayerNorm(d, elementwise_affine=False)`
             value.parameters[name] = TensorValue(new_version_counter(), Tri.YES, True,
                                                  Origin(f"the {name} of `nn.{class_name}`", node))
         if facts.inplace_position is not None:
             value.inplace = self.flag(args, kwargs, facts.inplace_position, "inplace", False) is Tri.YES
         if class_name in ("Embedding", "EmbeddingBag"):
-            max_norm = args[3] if len(args) > 3 else kwargs.get("max_norm", ConstValue(None))
-            value.renorms_weight = not (isinstance(max_norm, ConstValue) and max_norm.value is None)
+            position = 3 if class_name == "Embedding" else 2
+            max_norm = args[position] if len(args) > position else kwargs.get("max_norm", ConstValue(None))
+            value.renorms_weight = isinstance(max_norm, ConstValue) and max_norm.value is not None
         if class_name == "MultiheadAttention":  # batch_first transposes the inputs into contiguous copies
             value.copies_input = self.flag(args, kwargs, 8, "batch_first", False) is Tri.YES
         return value
@@ -275,30 +290,41 @@ class ModuleCalls(InterpreterState):
             module.children.append(args[0])
         if method == "register_forward_hook" and args:
             module.forward_hooks.append(self.resolve_import(args[0]) if isinstance(args[0], ImportRef) else args[0])
-        if method in ("add_module", "register_module", "register_buffer", "register_parameter") and len(args) > 1 \
+        if method == "register_buffer" and len(args) > 1 and isinstance(args[0], ConstValue) \
+                and isinstance(args[1], TensorValue):
+            module.buffers[str(args[0].value)] = args[1]
+        elif method in ("add_module", "register_module", "register_buffer", "register_parameter") and len(args) > 1 \
                 and isinstance(args[0], ConstValue):
             module.named_children[str(args[0].value)] = args[1]
         return UNKNOWN
 
-    def parameter_names(self, module: ModuleValue, prefix: str = "") -> list[tuple[str, TensorValue]]:
-        """`named_parameters()`: each parameter with its dotted name, in registration order."""
-        named = [(prefix + k, v) for k, v in module.parameters.items()]
-        for key, child in module.named_children.items():
-            if isinstance(child, TensorValue) and child.is_leaf and child.requires_grad is Tri.YES:
-                named.append((prefix + key, child))
-            elif isinstance(child, ModuleValue):
-                named.extend(self.parameter_names(child, f"{prefix}{key}."))
-        for index, child in enumerate(module.children or []):
-            named.extend(self.parameter_names(child, f"{prefix}{index}."))
+    @staticmethod
+    def parameter_names(module: ModuleValue) -> list[tuple[str, TensorValue]]:
+        """`named_parameters()`: each parameter with its dotted name, in registration order, once."""
+        named: list[tuple[str, TensorValue]] = []
+        visited: set[int] = set()
+
+        def visit(owner: ModuleValue, prefix: str) -> None:
+            if id(owner) in visited:
+                return
+            visited.add(id(owner))
+            named.extend((prefix + k, v) for k, v in owner.parameters.items())
+            for key, child in owner.named_children.items():
+                if isinstance(child, TensorValue) and child.is_leaf and child.requires_grad is Tri.YES:
+                    named.append((prefix + key, child))
+                elif isinstance(child, ModuleValue):
+                    visit(child, f"{prefix}{key}.")
+            for index, child in enumerate(owner.children or []):
+                visit(child, f"{prefix}{index}.")
+
+        visit(module, "")
         return named
 
-    def set_training(self, module: ModuleValue, mode: Tri) -> None:
-        module.training = mode
-        for child in (module.children or []):
-            self.set_training(child, mode)
-        for child in module.named_children.values():
-            if isinstance(child, ModuleValue):
-                self.set_training(child, mode)
+    @staticmethod
+    def set_training(module: ModuleValue, mode: Tri) -> None:
+        """`train(mode)` / `eval()`: the module and every module under it."""
+        for each in module.tree():
+            each.training = mode
 
     def call_module(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                     state: State, report_node: cst.CSTNode) -> Value:
@@ -307,14 +333,15 @@ class ModuleCalls(InterpreterState):
         if module.user_class is None and module.class_name in _RETURNS_PAIR and isinstance(output, TensorValue):
             second = self.fresh_result(output.requires_grad, Origin(f"the state of `{module.class_name}`", node),
                                        output.history)  # (output, h_n); an LSTM's (output, (h_n, c_n))
-            output = SequenceValue((output, SequenceValue((second, second)) if module.class_name == "LSTM" else second))
+            cell = self.fresh_result(output.requires_grad, Origin("the cell state of `LSTM`", node), output.history)
+            output = SequenceValue((output, SequenceValue((second, cell)) if module.class_name == "LSTM" else second))
         for hook in module.forward_hooks:
             if not (isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef)):
                 continue
             self.last_callee_env = {}
             returned = self.call_user_function(hook.node, hook.definitions, hook.bound_self,
                                                [module, SequenceValue(tuple(args)), output], {}, node, state)
-            positional = [*hook.node.params.posonly_params, *hook.node.params.params]
+            positional = [*hook.node.params.posonly_params, *hook.node.params.params][1 if hook.bound_self else 0:]
             changed = self.last_callee_env.get(positional[2].name.value) if len(positional) == 3 else None
             if isinstance(returned, TensorValue):
                 output = returned

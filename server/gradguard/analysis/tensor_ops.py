@@ -213,9 +213,17 @@ class TensorOps(InterpreterState):
         if isinstance(value, TensorValue):
             return value.requires_grad
         if isinstance(value, SequenceValue):
-            result = Tri.NO
-            for item in (*value.items, *([value.repeated] if value.repeated is not None else [])):
-                result = result | self.requires_grad_of(item)
+            result, pending, visited = Tri.NO, [value], set()
+            while pending:  # a list may hold itself
+                sequence = pending.pop()
+                if id(sequence) in visited:
+                    continue
+                visited.add(id(sequence))
+                for item in (*sequence.items, *([sequence.repeated] if sequence.repeated is not None else [])):
+                    if isinstance(item, SequenceValue):
+                        pending.append(item)
+                    else:
+                        result = result | self.requires_grad_of(item)
             return result
         return Tri.MAYBE if self.in_module_method else Tri.NO
 
@@ -242,6 +250,8 @@ class TensorOps(InterpreterState):
 
     def result_of(self, facts: ops.OpFacts, bound: dict[str, Value], recorded: Tri, node: cst.CSTNode,
                   state: State, label: str) -> Value:
+        if not facts.returns_tensor and facts.kind != "inplace":
+            return UNKNOWN  # a Python number or bool
         if facts.kind == "inplace" and facts.mutates:
             target = bound.get(facts.mutates[0])
             if isinstance(target, TensorValue):

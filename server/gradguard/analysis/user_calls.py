@@ -32,10 +32,14 @@ MAX_FOLLOWED_CALLS = 150  # calls followed per analysed function (and per module
 
 def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
     """Whether `value` holds tensors or modules (or, with `arguments`, values that may be tensors)."""
-    if isinstance(value, (TensorValue, ModuleValue)) or (arguments and isinstance(value, ArgumentValue)):
-        return True
-    if isinstance(value, SequenceValue):
-        return any(_carries_tensors(v, arguments) for v in (*value.items, value.repeated))
+    pending, visited = [value], set()
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (TensorValue, ModuleValue)) or (arguments and isinstance(item, ArgumentValue)):
+            return True
+        if isinstance(item, SequenceValue) and id(item) not in visited:
+            visited.add(id(item))
+            pending.extend((*item.items, item.repeated))
     return False
 
 
@@ -45,17 +49,11 @@ _MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict
 
 
 def _annotated_kind(annotation: cst.BaseExpression) -> str | None:
-    """"sequence" or "mapping" for `list[Tensor]`, `Optional[tuple[...]]`, `dict | None` ..."""
-    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
-        kinds = {_annotated_kind(annotation.left), _annotated_kind(annotation.right)} - {"none"}
-        return kinds.pop() if len(kinds) == 1 else None
-    if isinstance(annotation, cst.Name) and annotation.value == "None":
-        return "none"
+    """"sequence" or "mapping" for `list[Tensor]`, `tuple[...]`, `Dict[str, Tensor]` ..."""
+    if isinstance(annotation, cst.BinaryOperation) or (  # `list | None` may be None: nothing is decided
+            isinstance(annotation, cst.Subscript) and (dotted_name(annotation.value) or "").endswith("Optional")):
+        return None
     if isinstance(annotation, cst.Subscript):
-        base = dotted_name(annotation.value) or ""
-        if base.rsplit(".", 1)[-1] == "Optional" and len(annotation.slice) == 1 \
-                and isinstance(annotation.slice[0].slice, cst.Index):
-            return _annotated_kind(annotation.slice[0].slice.value)
         annotation = annotation.value
     name = (dotted_name(annotation) or "").rsplit(".", 1)[-1]
     if name in _SEQUENCES:
@@ -136,7 +134,8 @@ class UserCalls(InterpreterState):
     def argument(param: cst.Param) -> Value:
         """A parameter whose value no caller gives: what its annotation says it holds (a list,
         tuple or dict of unknown elements), else an argument that becomes a tensor when used as one."""
-        kind = _annotated_kind(param.annotation.annotation) if param.annotation is not None else None
+        optional = param.default is not None and isinstance(param.default, cst.Name) and param.default.value == "None"
+        kind = _annotated_kind(param.annotation.annotation) if param.annotation is not None and not optional else None
         name = param.name.value
         if kind == "sequence":
             return SequenceValue(repeated=ArgumentValue(f"{name}[i]"), mutable=True)
@@ -164,13 +163,13 @@ class UserCalls(InterpreterState):
             return UNKNOWN
         if self.followed >= MAX_FOLLOWED_CALLS:
             return UNKNOWN
-        self.followed += 1
         here = definitions is self.definitions
         if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
                 here and _may_build(function)):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow
             return UNKNOWN
+        self.followed += 1
         params = function.params
         positional = [*params.posonly_params, *params.params]
         env: dict[str, Value] = {}
@@ -215,7 +214,9 @@ class UserCalls(InterpreterState):
             if outer_site is None:
                 self.callee_records = set()
         state.saves = callee_state.saves
-        for param, passed in zip([p.name.value for p in [*positional, *params.kwonly_params]], (*values, *([None] * 99))):
+        given = [*zip((p.name.value for p in positional), values),
+                 *((p.name.value, kwargs.get(p.name.value)) for p in [*positional[len(values):], *params.kwonly_params])]
+        for param, passed in given:
             final = callee_state.env.get(param)
             if isinstance(passed, TensorValue) and isinstance(final, TensorValue) and final is not passed \
                     and final.version_counter == passed.version_counter \

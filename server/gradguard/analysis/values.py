@@ -144,6 +144,7 @@ class SequenceValue:
     items: tuple[Value, ...] = ()
     repeated: Value | None = None
     mutable: bool = False
+    known_length: bool = True  # False once changed where the number of changes is not known (a loop, a branch)
 
     def item(self, index: int) -> Value:
         if self.repeated is not None:
@@ -183,33 +184,41 @@ class ModuleValue:
     copies_input: bool = False  # one that works on a copy of its input (`MultiheadAttention(batch_first=True)`)
     renorms_weight: bool = False  # one whose call renormalizes its weight in place (`Embedding(max_norm=...)`)
     forward_hooks: list[Value] = field(default_factory=list)  # `register_forward_hook(f)`: f(module, args, output)
+    buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
+
+    def tree(self) -> list[ModuleValue]:
+        """This module and every module under it, each once (objects may refer to each other)."""
+        found: list[ModuleValue] = []
+        visited: set[int] = set()
+        pending: list[ModuleValue] = [self]
+        while pending:
+            module = pending.pop(0)
+            if id(module) in visited:
+                continue
+            visited.add(id(module))
+            found.append(module)
+            pending.extend(c for c in [*(module.children or []), *module.named_children.values()]
+                           if isinstance(c, ModuleValue))
+        return found
 
     def submodules(self) -> tuple[list[ModuleValue], bool]:
         """This module and every module under it (`modules()`), and whether the list is complete."""
-        found, complete = [self], self.children is not None or self.class_name not in ("Sequential", "ModuleList",
-                                                                                           "ModuleDict")
-        for child in [*(self.children or []), *self.named_children.values()]:
-            if isinstance(child, ModuleValue):
-                below, child_complete = child.submodules()
-                found.extend(below)
-                complete = complete and child_complete
-        return found, complete
+        found = self.tree()
+        return found, all(m.children is not None or m.class_name not in _CONTAINERS for m in found)
 
     def all_parameters(self) -> tuple[list[TensorValue], bool]:
         """Every parameter of the module and its children, and whether the list is complete."""
-        found = list(self.parameters.values())
-        found.extend(v for v in self.named_children.values()
-                     if isinstance(v, TensorValue) and v.is_leaf and v.requires_grad is Tri.YES)
+        found: list[TensorValue] = []
         complete = True
-        children = list(self.children or []) + [v for v in self.named_children.values() if isinstance(v, ModuleValue)]
-        if self.children is None and self.class_name in ("Sequential", "ModuleList", "ModuleDict"):
-            complete = False
-        for child in children:
-            params, child_complete = child.all_parameters()
-            found.extend(params)
-            complete = complete and child_complete
-        if self.user_class and any(not isinstance(v, (ModuleValue, TensorValue, ConstValue)) for v in self.named_children.values()):
-            complete = False
+        for module in self.tree():
+            found.extend(module.parameters.values())
+            found.extend(v for v in module.named_children.values()
+                         if isinstance(v, TensorValue) and v.is_leaf and v.requires_grad is Tri.YES)
+            if module.children is None and module.class_name in _CONTAINERS:
+                complete = False
+            if module.user_class and any(not isinstance(v, (ModuleValue, TensorValue, ConstValue))
+                                         for v in module.named_children.values()):
+                complete = False
         return found, complete
 
     def has_trainable_parameters(self) -> Tri:
@@ -296,6 +305,9 @@ class SuperValue:
     instance: ModuleValue
     class_name: str
     definitions: Definitions
+
+
+_CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
 
 
 class _Unknown:

@@ -48,6 +48,7 @@ class OpFacts:
     returns_list: bool = False  # the one return is a list of tensors (`unbind`, `_foreach_*`)
     method: bool = False  # also a method of Tensor (`x.add(y)`), not only `torch.add`
     nondifferentiable_outputs: frozenset[int] = frozenset()  # outputs no gradient flows through (`topk`'s indices)
+    returns_tensor: bool = True  # False for a Python number, bool or nothing (`numel`, `item`)
 
     def saved_inputs(self, requires_grad: Mapping[str, bool]) -> frozenset[str]:
         """Inputs saved by reference (so mutating them later breaks backward).
@@ -92,6 +93,7 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
         returns_list=bool(rec.get("returns_list", False)),
         method=bool(rec.get("method", False)),
         nondifferentiable_outputs=frozenset(rec.get("nondifferentiable_outputs", ())),
+        returns_tensor=bool(rec.get("returns_tensor", True)),
     )
 
 
