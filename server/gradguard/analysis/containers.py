@@ -32,7 +32,7 @@ from gradguard.analysis.values import (
     join_values,
 )
 
-MAX_UNROLLED = 16  # a loop or comprehension over a known sequence runs once per element up to this many
+MAX_UNROLLED_ELEMENTS = 16  # a loop or comprehension over a known sequence runs once per element up to this many
 
 
 class Containers(InterpreterState):
@@ -290,7 +290,7 @@ class Containers(InterpreterState):
                 return
             iterable = self.eval(comp.iter, state)
             items = self.elements(iterable, comp.iter, state)
-            if items is None or len(items) > MAX_UNROLLED:  # twice, as a loop: a second element sees the first
+            if items is None or len(items) > MAX_UNROLLED_ELEMENTS:  # twice, as a loop: a second element sees the first
                 exact[0] = False
                 items = [self.iterate(iterable, comp.iter, state)] * 2
             for index, item in enumerate(items):
@@ -316,11 +316,13 @@ class Containers(InterpreterState):
 
     @staticmethod
     def remember_names(target: cst.BaseExpression, state: State, bound: dict[str, Value | None]) -> None:
+        """Keep what the names a comprehension binds held before it (its names are its own)."""
         for name in _names_in(target):
             if name not in bound:
                 bound[name] = state.env.get(name)
 
     def dict_display(self, node: cst.Dict, state: State) -> Value:
+        """`{k: v, **other}`."""
         entries: dict[object, Value] = {}
         complete = True
         for element in node.elements:

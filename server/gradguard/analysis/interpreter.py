@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
-from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED, Containers
+from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
 from gradguard.analysis.events import Deferred, ScopeResult, Seen, Unit
-from gradguard.analysis.module_calls import ModuleCalls
+from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
 from gradguard.analysis.state import State, merge_tensors
@@ -275,9 +275,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.eval(node.iter, state)
         items = self.elements(iterable, node.iter, state)
-        objects = items is not None and bool(items) and len(items) <= 64 and all(
+        objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(
             isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf) for item in items)
-        if items is not None and (objects or (len(items) <= MAX_UNROLLED and self.unrolling < 2)) \
+        if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.unrolling < 2)) \
                 and not _jumps(node.body):
             self.unrolling += 1
             try:
@@ -419,10 +419,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             mode = self.grad_mode_of(decorator.decorator, state)
             if mode is not None:
                 state.grad_enabled = mode
-        outer = (self.pending, self.backward_now, self.in_module_method, self.analysing, self.followed)
+        outer = (self.pending, self.in_module_method, self.analysing, self.followed)
         self.pending, self.analysing, self.followed = [], node, 0
         self.in_module_method = self_value is not None
-        self.backward_now = Tri.NO
         self.return_values.append([])
         try:
             self.exec_block(node.body.body, state)
@@ -432,7 +431,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         for change in self.pending:  # a backward pass follows a forward, through what it returns
             reached = graph is None or any(r.serial in graph for r in (*change.saved, *change.storage_saved))
             change.backward_follows = Tri.YES if is_forward and reached else Tri.MAYBE
-        self.pending, self.backward_now, self.in_module_method, self.analysing, self.followed = outer
+        self.pending, self.in_module_method, self.analysing, self.followed = outer
 
     @staticmethod
     def graph_of(values: list[Value]) -> frozenset[int] | None:

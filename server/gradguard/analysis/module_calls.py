@@ -29,7 +29,7 @@ from gradguard.analysis.values import (
 )
 from gradguard.knowledge import modules as module_facts
 
-_MAX_UNROLLED = 64  # `model.modules()` / `model.apply(f)` are followed module by module up to this many
+MAX_UNROLLED_MODULES = 64  # `model.modules()`, `model.apply(f)`, loops over modules: one by one up to this many
 _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 _RETURNS_PAIR = frozenset({"RNN", "GRU", "LSTM", "LSTMCell", "MultiheadAttention"})  # torch modules returning two values
@@ -77,6 +77,7 @@ class ModuleCalls(InterpreterState):
 
     def construct_instance(self, cls: FunctionRef, template: ModuleValue, args: list[Value],
                            kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:
+        """A new instance of `cls` with its `__init__` run on these arguments."""
         instance = ModuleValue(cls.name, node, user_class=cls.name, definitions=cls.definitions,
                                is_module=template.is_module, torch_base=template.torch_base,
                                children=[] if template.torch_base else None)
@@ -262,7 +263,7 @@ class ModuleCalls(InterpreterState):
         if method == "named_modules":
             found, complete = module.submodules()
             return SequenceValue(tuple(SequenceValue((UNKNOWN, m)) for m in found)) \
-                if complete and len(found) <= _MAX_UNROLLED else UNKNOWN
+                if complete and len(found) <= MAX_UNROLLED_MODULES else UNKNOWN
         if method in ("eval", "train"):
             mode = Tri.NO if method == "eval" else self.flag(args, kwargs, 0, "mode", True)
             self.set_training(module, mode)
@@ -277,11 +278,11 @@ class ModuleCalls(InterpreterState):
             return self.call_module(module, args, kwargs, node, state, report_node=node)
         if method == "modules":
             found, complete = module.submodules()
-            return SequenceValue(tuple(found)) if complete and len(found) <= _MAX_UNROLLED else UNKNOWN
+            return SequenceValue(tuple(found)) if complete and len(found) <= MAX_UNROLLED_MODULES else UNKNOWN
         function = self.resolve_import(args[0]) if args and isinstance(args[0], ImportRef) else (args or [None])[0]
         if method == "apply" and isinstance(function, FunctionRef) and isinstance(function.node, cst.FunctionDef):
             found, _ = module.submodules()
-            for submodule in found[:_MAX_UNROLLED]:
+            for submodule in found[:MAX_UNROLLED_MODULES]:
                 self.call_user_function(function.node, function.definitions, function.bound_self, [submodule], {},
                                         node, state,
                                         report="inside" if function.definitions is self.definitions else "every-change")

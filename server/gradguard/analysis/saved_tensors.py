@@ -62,7 +62,7 @@ class SavedTensors(InterpreterState):
             bumps_version=tensor.storage_of is None,
             saved=saved,
             storage_saved=storage_saved,
-            backward_follows=self.backward_now,
+            backward_follows=Tri.NO,
             inside_module=inside_module,
             statement=self.current_line if self.call_site is None else None,
             aliases=self.aliases_of(tensor, target_node, state),
@@ -77,8 +77,7 @@ class SavedTensors(InterpreterState):
                 state.saves[tensor.version_counter] = kept
             else:
                 state.saves.pop(tensor.version_counter, None)
-        if self.backward_now is not Tri.YES:
-            self.pending.append(change)
+        self.pending.append(change)  # until a backward pass (or the end of a forward) says whether one follows
 
     @staticmethod
     def aliases_of(tensor: TensorValue, target_node: cst.CSTNode | None, state: State) -> tuple[str, ...]:

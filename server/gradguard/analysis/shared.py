@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen
-from gradguard.analysis.values import Definitions, Tri, Value
+from gradguard.analysis.values import Definitions, Value
 
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
@@ -36,9 +36,8 @@ class InterpreterState:
         self.hovers = hovers  # whether to remember what each name held (an editor's hovers ask)
         self.seen: dict[cst.Name, Seen] = {}  # what each name of the file's own code held
         self.deferred: list[Deferred] = []  # the functions and methods left to analyse after the module level
-        # backward passes: the changes no backward has reached yet, and whether one follows anyway
+        # the changes no backward pass has reached yet
         self.pending: list[InplaceChange] = []
-        self.backward_now = Tri.NO  # YES in a module's `forward` (a backward pass follows it)
         self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)
         # the function analysed without a known caller, and whether it is a method of an `nn.Module`
         self.analysing: cst.FunctionDef | None = None
@@ -58,6 +57,7 @@ class InterpreterState:
         # of numbers): what the call returned or built, and the functions it ran; a later call with the
         # same arguments in the same analysis gets a copy
         self.summaries: dict[tuple[object, ...], tuple[Value, frozenset[cst.FunctionDef]]] = {}
+        self.factories: dict[cst.FunctionDef, bool] = {}  # whether a function may build what it returns
         # where the interpretation is
         self.current_line: cst.SimpleStatementLine | None = None
         self.unrolling = 0  # loops over known sequences running element by element, one inside another

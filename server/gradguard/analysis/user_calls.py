@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Callable
 
 import libcst as cst
@@ -67,7 +66,6 @@ _BUILDS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Linear", "Conv1d
                      "Embedding", "LSTM", "GRU", "RNN"})
 
 
-@lru_cache(maxsize=4096)
 def _may_build(function: cst.FunctionDef) -> bool:
     """Whether a function called without tensors may still build modules or tensors (a factory:
     `def mlp(sizes): return nn.Sequential(...)`): it returns something and names a `torch.nn`
@@ -165,7 +163,7 @@ class UserCalls(InterpreterState):
             return UNKNOWN
         here = definitions is self.definitions
         if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
-                here and _may_build(function)):
+                here and self.factories.setdefault(function, _may_build(function))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow
             return UNKNOWN

@@ -9,6 +9,7 @@ checks for all of them.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Iterator
@@ -118,7 +119,6 @@ class StringPattern:
     parts: tuple[str | None, ...]
 
     def matches(self, text: str) -> bool:
-        import re
         return re.fullmatch("".join(".*" if p is None else re.escape(p) for p in self.parts), text) is not None
 
 
@@ -280,14 +280,13 @@ class Definitions:
         return next((found for definitions, name in self.mro(class_name)
                      if (found := definitions.class_attributes.get(name, {}).get(attribute)) is not None), None)
 
-    def method(self, class_name: str, method: str) -> tuple[cst.FunctionDef, Definitions, str] | None:
-        """The method `method` of class `class_name` as Python finds it, with the file and the class
-        defining it."""
+    def method(self, class_name: str, method: str) -> tuple[cst.FunctionDef, Definitions] | None:
+        """The method `method` of class `class_name` as Python finds it, with the file defining it."""
         for definitions, name in self.mro(class_name):
             body = definitions.classes[name][0].body.body
             found = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == method), None)
             if found is not None:
-                return found, definitions, name
+                return found, definitions
         return None
 
     def owner_of(self, function: cst.FunctionDef) -> str | None:
