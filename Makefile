@@ -48,7 +48,7 @@ $(EDITORS)/.stamp:
 editors: $(EDITORS)/.stamp
 
 test: $(STAMP) $(MODELS)/.stamp vscode editors
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 # Regenerates the op table from the installed torch (tests/test_knowledge_drift.py checks it).
 knowledge: $(STAMP)

@@ -40,6 +40,8 @@ from gradguard.findings import Applicability
 from gradguard.fixes.edits import apply_edits
 from gradguard.source.document import Document
 
+pytestmark = pytest.mark.xdist_group("heavy")  # real editors: wall-clock timeouts, never beside a library scan
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT.parent / "shared" / "corpus" / "cases"
 DRIVERS = ROOT / "tests" / "editors"

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group("heavy")  # one library scan at a time, never beside the editor tests
+
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "third_party" / "models" / "src"
 GRADGUARD = Path(sys.executable).with_name("gradguard")

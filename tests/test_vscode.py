@@ -42,7 +42,10 @@ CASE = "seed_resnet_relu_then_add.py"  # `out += residual` on a ReLU output: GG0
 _missing = [str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
             for p in (NODE, CODE_SERVER, VSIX, DRIVER.parent / "node_modules" / "playwright-core", CHROMIUM)
             if not p.exists()]
-pytestmark = pytest.mark.skipif(bool(_missing), reason=f"run `make vscode` first (missing: {', '.join(_missing)})")
+pytestmark = [
+    pytest.mark.skipif(bool(_missing), reason=f"run `make vscode` first (missing: {', '.join(_missing)})"),
+    pytest.mark.xdist_group("heavy"),  # never beside a whole-library scan: its timeouts are wall-clock
+]
 
 USER_SETTINGS = {
     "workbench.startupEditor": "none",
