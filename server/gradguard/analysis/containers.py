@@ -79,6 +79,8 @@ class Containers(InterpreterState):
 
     def iterate(self, iterable: Value, node: cst.CSTNode, state: State) -> Value:
         """What one iteration over `iterable` binds (any of its elements)."""
+        if isinstance(iterable, TensorValue) and iterable.from_argument:
+            return ArgumentValue("an element of an argument")  # a list as likely as a tensor's rows
         if isinstance(iterable, TensorValue):
             return self.unbind(iterable, node, state).item(0)
         if isinstance(iterable, ArgumentValue):  # a tensor's rows or a list's elements: not known which

@@ -171,7 +171,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return
         verb = f"`{OPERATOR_SYMBOLS.get(operator.removesuffix('Assign'), '?')}=`"
         if isinstance(target, cst.Subscript):
-            base = self.eval(target.value, state)
+            base = self.keyed(self.eval(target.value, state),
+                              [self.eval_slice(element, state) for element in target.slice], state)
             if isinstance(base, (SequenceValue, DictValue)):  # `feats[i] += up`: the element changes in place
                 element = self._subscript(target, state)
                 if isinstance(element, TensorValue):
@@ -498,6 +499,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         elif isinstance(target, cst.Subscript):
             base = self.eval(target.value, state)
             kinds = [self.eval_slice(element, state) for element in target.slice]
+            base = self.keyed(base, kinds, state)
             if isinstance(base, (SequenceValue, DictValue)):
                 index = kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
                 self.store_item(base, index, value, state)
@@ -521,6 +523,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         for name, value in state.globals.items():
             if value is old and name not in state.env:  # the module's binding stays: this scope's changes
                 state.env[name] = new
+
+    def keyed(self, base: Value, kinds: list[Value | str], state: State) -> Value:
+        """An argument indexed with a string (`cfg["lr"]`) is a dict, not a tensor, from now on."""
+        if isinstance(base, ArgumentValue) and any(isinstance(k, ConstValue) and isinstance(k.value, str) for k in kinds):
+            mapping = DictValue(complete=False)
+            self.rebind(state, base, mapping)
+            return mapping
+        return base
 
     def set_flags(self, state: State, old: TensorValue, new: TensorValue) -> None:
         """`old`'s flags (requires_grad, leaf) are now `new`'s, for every holder of the tensor: the
@@ -551,7 +561,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         """An argument used as a tensor from now on: one that may require grad (a finding that
         holds only if it does is a warning; a caller that shows it does makes it an error)."""
         requires_grad = Tri.MAYBE
-        tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"))
+        tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"),
+                             from_argument=True)
         self.rebind(state, value, tensor)
         return tensor
 
@@ -639,6 +650,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def _subscript(self, node: cst.Subscript, state: State) -> Value:
         base = self.eval(node.value, state)
         kinds = [self.eval_slice(element, state) for element in node.slice]
+        base = self.keyed(base, kinds, state)
         if isinstance(base, (SequenceValue, DictValue)):
             index = kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
             if isinstance(base, SequenceValue) and len(kinds) == 1 and kinds[0] == "basic":
@@ -870,8 +882,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if isinstance(receiver, (SequenceValue, DictValue)):
             return self.call_container_method(receiver, method, args, kwargs, state)
         if isinstance(receiver, ArgumentValue):
-            if method in surface.NOT_TENSORS or not self.is_tensor_method(method):
-                return UNKNOWN
+            if method in surface.NOT_TENSORS or not self.is_tensor_method(method) or any(
+                    isinstance(a, ConstValue) and isinstance(a.value, str) for a in args):
+                return UNKNOWN  # `s.split("_")`, `d.pop("key")`: not a tensor
             receiver = self.promote(receiver, state)
         if not isinstance(receiver, TensorValue):
             return UNKNOWN

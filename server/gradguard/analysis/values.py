@@ -78,6 +78,7 @@ class TensorValue:
     history: frozenset[int] = frozenset()
     may_alias: frozenset[int] = frozenset()  # for one name bound to either of two tensors: their counters
     graph_known: bool = True  # False when it was computed from values the analysis lost: `history` is partial
+    from_argument: bool = False  # an argument of unknown type used as a tensor (it may be a list after all)
 
     def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES) -> TensorValue:
         """A view (or returns-self alias) of this tensor: same version counter."""
