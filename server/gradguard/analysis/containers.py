@@ -14,7 +14,7 @@ from typing import Callable
 import libcst as cst
 
 from gradguard.analysis.shared import InterpreterState
-from gradguard.analysis.state import State, merge_tensors
+from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
@@ -46,11 +46,7 @@ class Containers(InterpreterState):
                 result = item
             elif isinstance(result, TensorValue) and isinstance(item, TensorValue) \
                     and result.version_counter != item.version_counter:
-                merged, records = merge_tensors(result, item, state.saves.get(result.version_counter, ()),
-                                                state.saves.get(item.version_counter, ()))
-                if records:
-                    state.saves[merged.version_counter] = records
-                result = merged
+                result = state.merge(result, item)
             elif isinstance(result, ModuleValue) and isinstance(item, ModuleValue) and result is not item:
                 same = (result.class_name, result.user_class) == (item.class_name, item.user_class)
                 result = result if same else UNKNOWN  # any instance of one class stands for the others
@@ -63,7 +59,7 @@ class Containers(InterpreterState):
                 result = join_values(result, item)
         return result if result is not None else UNKNOWN
 
-    def elements(self, value: Value, node: cst.CSTNode, state: State) -> list[Value] | None:
+    def elements(self, value: Value) -> list[Value] | None:
         """The elements a loop over `value` sees, in order, when they are known one by one."""
         if isinstance(value, SequenceValue) and value.repeated is None:
             return list(value.items)
@@ -91,7 +87,7 @@ class Containers(InterpreterState):
             if iterable.tensors and all(p.is_leaf and p.requires_grad is Tri.YES for p in iterable.tensors):
                 return self.join_elements(iterable.tensors, state)
             return UNKNOWN
-        items = self.elements(iterable, node, state)
+        items = self.elements(iterable)
         return self.join_elements(items, state) if items is not None else UNKNOWN
 
     def subscript_of(self, base: SequenceValue | DictValue, index: Value, state: State) -> Value:
@@ -168,7 +164,7 @@ class Containers(InterpreterState):
             else:
                 receiver.items = (*receiver.items, args[1])
         elif method == "extend" and args:
-            added = self.elements(args[0], args[0], state) if not isinstance(args[0], TensorValue) else None
+            added = self.elements(args[0]) if not isinstance(args[0], TensorValue) else None
             if added is not None and receiver.repeated is None:
                 receiver.items = (*receiver.items, *added)
             else:
@@ -208,7 +204,7 @@ class Containers(InterpreterState):
             entries: dict[object, Value] = {}
             complete = True
             if args:
-                pairs = self.elements(args[0], node, state) if not isinstance(args[0], DictValue) else None
+                pairs = self.elements(args[0]) if not isinstance(args[0], DictValue) else None
                 if isinstance(args[0], DictValue):
                     entries.update(args[0].entries)
                     complete = args[0].complete
@@ -242,7 +238,7 @@ class Containers(InterpreterState):
         """`zip`, `enumerate`, `reversed`, `list`, `tuple`, `sorted` (whose order is not known), `iter`."""
         if not args:
             return SequenceValue(mutable=name == "list")
-        known = [self.elements(a, node, state) if not isinstance(a, TensorValue) else None for a in args]
+        known = [self.elements(a) if not isinstance(a, TensorValue) else None for a in args]
         if name == "zip":
             if any(k is not None for k in known):  # as long as the shortest known one; the others repeat
                 rows = zip(*[k if k is not None else [self.iterate(a, node, state)] * min(len(x) for x in known if x is not None)
@@ -291,7 +287,7 @@ class Containers(InterpreterState):
                 element()
                 return
             iterable = self.eval(comp.iter, state)
-            items = self.elements(iterable, comp.iter, state)
+            items = self.elements(iterable)
             if items is None or len(items) > MAX_UNROLLED_ELEMENTS:  # twice, as a loop: a second element sees the first
                 exact[0] = False
                 items = [self.iterate(iterable, comp.iter, state)] * 2

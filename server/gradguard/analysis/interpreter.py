@@ -24,7 +24,7 @@ from gradguard.analysis.events import Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
-from gradguard.analysis.state import State, merge_tensors
+from gradguard.analysis.state import State
 from gradguard.analysis.tensor_ops import TensorOps
 from gradguard.analysis.torch_calls import TorchCalls
 from gradguard.analysis.user_calls import UserCalls
@@ -47,6 +47,7 @@ from gradguard.analysis.values import (
     TensorValue,
     Tri,
     Value,
+    contents,
     join_values,
     new_version_counter,
 )
@@ -171,10 +172,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return
         verb = f"`{OPERATOR_SYMBOLS.get(operator.removesuffix('Assign'), '?')}=`"
         if isinstance(target, cst.Subscript):
-            base = self.keyed(self.eval(target.value, state),
-                              [self.eval_slice(element, state) for element in target.slice], state)
+            base = self.eval(target.value, state)
+            kinds = [self.eval_slice(element, state) for element in target.slice]
+            base = self.keyed(base, kinds, state)
             if isinstance(base, (SequenceValue, DictValue)):  # `feats[i] += up`: the element changes in place
-                element = self._subscript(target, state)
+                element = self.subscript_of(base, _single_index(kinds), state)
                 if isinstance(element, TensorValue):
                     self.apply_aten(inplace, [element, right], {}, node, state, verb, target_node=target)
                 return
@@ -275,11 +277,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.eval(node.iter, state)
-        items = self.elements(iterable, node.iter, state)
+        items = self.elements(iterable)
         objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(
             isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf) for item in items)
         if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.unrolling < 2)) \
-                and not _jumps(node.body):
+                and not self.syntax_fact(node, _jumps):
             self.unrolling += 1
             try:
                 for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
@@ -438,27 +440,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def graph_of(values: list[Value]) -> frozenset[int] | None:
         """The saves in the graph of the tensors among `values` (in tuples, lists and dicts too);
         None when none of them is a tensor, or the graph of one was partly lost."""
-        graph: set[int] = set()
-        known = False
-        pending = list(values)
-        visited: set[int] = set()
-        while pending:
-            value = pending.pop()
-            if id(value) in visited:
-                continue
-            visited.add(id(value))
-            if isinstance(value, TensorValue):
-                if not value.graph_known:
-                    return None
-                known = True
-                graph |= value.history
-            elif isinstance(value, SequenceValue):
-                pending.extend(value.items)
-                if value.repeated is not None:
-                    pending.append(value.repeated)
-            elif isinstance(value, DictValue):
-                pending.extend(value.entries.values())
-        return frozenset(graph) if known else None
+        tensors = [v for v in contents(SequenceValue(tuple(values)), dicts=True) if isinstance(v, TensorValue)]
+        if not tensors or not all(t.graph_known for t in tensors):
+            return None
+        return frozenset().union(*(t.history for t in tensors))
 
     # ---- binding ------------------------------------------------------------------------
 
@@ -501,8 +486,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             kinds = [self.eval_slice(element, state) for element in target.slice]
             base = self.keyed(base, kinds, state)
             if isinstance(base, (SequenceValue, DictValue)):
-                index = kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
-                self.store_item(base, index, value, state)
+                self.store_item(base, _single_index(kinds), value, state)
                 return
             if isinstance(base, ArgumentValue):
                 base = self.promote(base, state)
@@ -536,26 +520,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         """`old`'s flags (requires_grad, leaf) are now `new`'s, for every holder of the tensor: the
         names of this scope and the modules whose parameter it is."""
         self.rebind(state, old, new)
-        visited: set[int] = set()
-
-        def visit(module: ModuleValue) -> None:
-            if id(module) in visited:
-                return
-            visited.add(id(module))
-            for key, parameter in module.parameters.items():
-                if parameter is old:
-                    module.parameters[key] = new
-            for key, child in module.named_children.items():
-                if child is old:
-                    module.named_children[key] = new
-                elif isinstance(child, ModuleValue):
-                    visit(child)
-            for child in module.children or ():
-                visit(child)
-
-        for value in (*state.env.values(), *state.globals.values()):
-            if isinstance(value, ModuleValue):
-                visit(value)
+        roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
+        for module in {id(m): m for root in roots for m in root.tree()}.values():
+            for holder in (module.parameters, module.named_children):
+                for key, value in holder.items():
+                    if value is old:
+                        holder[key] = new  # type: ignore[assignment]
 
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
         """An argument used as a tensor from now on: one that may require grad (a finding that
@@ -652,11 +622,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         kinds = [self.eval_slice(element, state) for element in node.slice]
         base = self.keyed(base, kinds, state)
         if isinstance(base, (SequenceValue, DictValue)):
-            index = kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
             if isinstance(base, SequenceValue) and len(kinds) == 1 and kinds[0] == "basic":
                 return SequenceValue(repeated=self.join_elements(base.items, state)) if base.repeated is None \
                     else base  # a slice of the list
-            return self.subscript_of(base, index, state)
+            return self.subscript_of(base, _single_index(kinds), state)
         if isinstance(base, ModuleValue):
             index = kinds[0] if len(kinds) == 1 else None
             if base.children is not None and isinstance(index, ConstValue) and isinstance(index.value, int):
@@ -767,11 +736,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return self.eval(node.body if test.value else node.orelse, state)
         body, orelse = self.eval(node.body, state), self.eval(node.orelse, state)
         if isinstance(body, TensorValue) and isinstance(orelse, TensorValue) and body.version_counter != orelse.version_counter:
-            merged, records = merge_tensors(body, orelse, state.saves.get(body.version_counter, ()),
-                                            state.saves.get(orelse.version_counter, ()))
-            if records:
-                state.saves[merged.version_counter] = records
-            return merged
+            return state.merge(body, orelse)
         return join_values(body, orelse)
 
     def _call(self, node: cst.Call, state: State) -> Value:
@@ -891,10 +856,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
 
 
-def _jumps(body: cst.BaseSuite) -> bool:
+def _single_index(kinds: list[Value | str]) -> Value:
+    """The index of `x[i]` (UNKNOWN for a slice or several indices)."""
+    return kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
+
+
+def _jumps(loop: cst.For) -> bool:
     """Whether a loop body has a `break` or `continue` of its own (then it is not run element by element)."""
     finder = _JumpFinder()
-    body.visit(finder)
+    loop.body.visit(finder)
     return finder.found
 
 

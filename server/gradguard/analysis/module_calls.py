@@ -117,11 +117,9 @@ class ModuleCalls(InterpreterState):
     def call_super(self, receiver: SuperValue, method: str, args: list[Value], kwargs: dict[str, Value],
                    node: cst.Call, state: State) -> Value:
         """`super().method(...)`: the method of the first base (of the project) that has it."""
-        for base in receiver.definitions.bases.get(receiver.class_name, ()):
-            if isinstance(base, FunctionRef) and isinstance(base.node, cst.ClassDef):
-                found = base.definitions.method(base.name, method)
-                if found is not None:
-                    return self.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
+        found = receiver.definitions.method(receiver.class_name, method, after=True)
+        if found is not None:
+            return self.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
         instance = receiver.instance
         if method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)

@@ -57,7 +57,9 @@ class InterpreterState:
         # of numbers): what the call returned or built, and the functions it ran; a later call with the
         # same arguments in the same analysis gets a copy
         self.summaries: dict[tuple[object, ...], tuple[Value, frozenset[cst.FunctionDef]]] = {}
-        self.factories: dict[cst.FunctionDef, bool] = {}  # whether a function may build what it returns
+        # facts of the code alone (a loop's break/continue, whether a function may build what it
+        # returns), each computed once per node and analysis
+        self.syntax_facts: dict[tuple[cst.CSTNode, object], bool] = {}
         # where the interpretation is
         self.current_line: cst.SimpleStatementLine | None = None
         self.unrolling = 0  # loops over known sequences running element by element, one inside another

@@ -34,6 +34,13 @@ class State:
             value = self.globals.get(name, _ABSENT)
         return None if value is _ABSENT else value  # type: ignore[return-value]
 
+    def merge(self, a: TensorValue, b: TensorValue) -> TensorValue:
+        """A name bound to either of two tensors here (`merge_tensors`), its saves kept in this state."""
+        merged, records = merge_tensors(a, b, self.saves.get(a.version_counter, ()), self.saves.get(b.version_counter, ()))
+        if records:
+            self.saves[merged.version_counter] = records
+        return merged
+
     def join(self, other: State) -> State:
         if self.dead:
             return other.copy()

@@ -21,6 +21,7 @@ from gradguard.analysis.values import (
     TensorValue,
     Tri,
     Value,
+    contents,
     new_version_counter,
 )
 from gradguard.knowledge import ops, surface
@@ -213,17 +214,9 @@ class TensorOps(InterpreterState):
         if isinstance(value, TensorValue):
             return value.requires_grad
         if isinstance(value, SequenceValue):
-            result, pending, visited = Tri.NO, [value], set()
-            while pending:  # a list may hold itself
-                sequence = pending.pop()
-                if id(sequence) in visited:
-                    continue
-                visited.add(id(sequence))
-                for item in (*sequence.items, *([sequence.repeated] if sequence.repeated is not None else [])):
-                    if isinstance(item, SequenceValue):
-                        pending.append(item)
-                    else:
-                        result = result | self.requires_grad_of(item)
+            result = Tri.NO
+            for item in contents(value):
+                result = result | self.requires_grad_of(item)
             return result
         return Tri.MAYBE if self.in_module_method else Tri.NO
 

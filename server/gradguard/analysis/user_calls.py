@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, TypeVar
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ from gradguard.analysis.values import (
     SequenceValue,
     TensorValue,
     Value,
+    contents,
     join_values,
 )
 
@@ -31,15 +32,8 @@ MAX_FOLLOWED_CALLS = 150  # calls followed per analysed function (and per module
 
 def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
     """Whether `value` holds tensors or modules (or, with `arguments`, values that may be tensors)."""
-    pending, visited = [value], set()
-    while pending:
-        item = pending.pop()
-        if isinstance(item, (TensorValue, ModuleValue)) or (arguments and isinstance(item, ArgumentValue)):
-            return True
-        if isinstance(item, SequenceValue) and id(item) not in visited:
-            visited.add(id(item))
-            pending.extend((*item.items, item.repeated))
-    return False
+    return any(isinstance(item, (TensorValue, ModuleValue)) or (arguments and isinstance(item, ArgumentValue))
+               for item in contents(value))
 
 
 _SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "Iterator",
@@ -108,8 +102,18 @@ def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, .
     return tuple(key)
 
 
+NodeT = TypeVar("NodeT", bound=cst.CSTNode)
+
+
 class UserCalls(InterpreterState):
     """The interpreter's part that follows calls into the file's and the project's own code."""
+
+    def syntax_fact(self, node: NodeT, fact: Callable[[NodeT], bool]) -> bool:
+        """`fact(node)`, a fact of the code alone (a visitor walk), computed once per node in this analysis."""
+        key = (node, fact)
+        if key not in self.syntax_facts:
+            self.syntax_facts[key] = fact(node)
+        return self.syntax_facts[key]
 
     def summarised(self, callee: cst.CSTNode, args: list[Value], kwargs: dict[str, Value], state: State,
                    run: Callable[[], Value]) -> Value:
@@ -163,7 +167,7 @@ class UserCalls(InterpreterState):
             return UNKNOWN
         here = definitions is self.definitions
         if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
-                here and self.factories.setdefault(function, _may_build(function))):
+                here and self.syntax_fact(function, _may_build)):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow
             return UNKNOWN

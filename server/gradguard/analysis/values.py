@@ -281,9 +281,10 @@ class Definitions:
         return next((found for definitions, name in self.mro(class_name)
                      if (found := definitions.class_attributes.get(name, {}).get(attribute)) is not None), None)
 
-    def method(self, class_name: str, method: str) -> tuple[cst.FunctionDef, Definitions] | None:
-        """The method `method` of class `class_name` as Python finds it, with the file defining it."""
-        for definitions, name in self.mro(class_name):
+    def method(self, class_name: str, method: str, *, after: bool = False) -> tuple[cst.FunctionDef, Definitions] | None:
+        """The method `method` of class `class_name` as Python finds it (`after`: as `super()` in
+        that class finds it, in its bases), with the file defining it."""
+        for definitions, name in itertools.islice(self.mro(class_name), 1 if after else 0, None):
             body = definitions.classes[name][0].body.body
             found = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == method), None)
             if found is not None:
@@ -336,6 +337,21 @@ class SavedRecord:
     at_call: bool = True
     run_by: cst.CSTNode | None = None
     file: str | None = None  # the file whose code made the save (None: unknown)
+
+
+def contents(value: Value, *, dicts: bool = False) -> Iterator[Value]:
+    """What `value` holds once lists and tuples (and, with `dicts`, dicts) are opened, each
+    container once: a list may hold itself."""
+    pending, opened = [value], set()
+    while pending:
+        item = pending.pop()
+        if isinstance(item, SequenceValue) or (dicts and isinstance(item, DictValue)):
+            if id(item) not in opened:
+                opened.add(id(item))
+                pending.extend(item.entries.values() if isinstance(item, DictValue)
+                               else (*item.items, *([item.repeated] if item.repeated is not None else [])))
+        else:
+            yield item
 
 
 def join_values(a: Value, b: Value) -> Value:
