@@ -10,15 +10,17 @@ from typing import Callable
 
 import libcst as cst
 
-from gradguard.analysis.events import InplaceChange, ScopeResult, Seen
+from gradguard.analysis import budget
+from gradguard.analysis.budget import Budget, Cancelled
+from gradguard.analysis.events import ScopeResult, Seen
 from gradguard.analysis.interpreter import interpret, read_top_level
 from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
 from gradguard.findings import Finding, Position, Severity
 from gradguard.rules import RULES, RuleContext
 from gradguard.source.blocks import BlockTree
-from gradguard.source.document import Document, SyntaxProblem
-from gradguard.source.parser import collector_paused
+from gradguard.source.document import Document, SyntaxProblem, too_large
+from gradguard.source.parser import SKIPPED, collector_paused
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -51,14 +53,16 @@ def project_index(*, use_jedi: bool = True, capacity: int = 128) -> ProjectIndex
     return ProjectIndex(read_top_level, capacity, use_jedi)
 
 
-def analyse_document(document: Document, settings: Settings, project: ProjectIndex | None = None) -> list[Finding]:
-    """Every finding of the enabled rules in `document`, sorted by position.
+def analyse_document(document: Document, settings: Settings, project: ProjectIndex | None = None,
+                     cancelled: Callable[[], bool] | None = None) -> list[Finding]:
+    """Every finding of the enabled rules in `document`, sorted by position, within the budget
+    of one file (`analysis/budget.py`; `cancelled()` answering True raises `Cancelled`).
 
     `project` resolves names imported from other files of the project (one per run or server).
     """
-    with collector_paused():
+    with collector_paused(), budget.using(Budget(cancelled=cancelled)):
         document, result = _interpret(document, project)
-        return _findings(document, settings, project, result.changes if result is not None else [])
+        return _findings(document, settings, project, result)
 
 
 class OpenDocument:
@@ -70,6 +74,7 @@ class OpenDocument:
         self._previous: ScopeResult | None = None
         self._document: Document | None = None  # the last analysed version
         self._seen: tuple[int, int] = (0, 0)  # (the project, the tick of its files) the previous result saw
+        self._replaced: list[cst.CSTNode] = []  # what the versions whose analysis was cancelled replaced
 
     def describe_tensor(self, line: int, column: int, project: ProjectIndex,
                         describe: Callable[[RuleContext, str, Seen], str]) -> str | None:
@@ -87,13 +92,24 @@ class OpenDocument:
         """Interpret the next version afresh (what it imports has changed)."""
         self._previous = None
 
-    def analyse(self, text: str, settings: Settings, project: ProjectIndex) -> list[Finding]:
-        """The findings for this version's `text` (an analysis frees little of what it builds:
-        the garbage collector waits until it ends)."""
-        with collector_paused():
-            return self._analyse(text, settings, project)
+    def analyse(self, text: str, settings: Settings, project: ProjectIndex,
+                cancelled: Callable[[], bool] | None = None) -> list[Finding]:
+        """The findings for this version's `text`, within one file's budget (an analysis frees
+        little of what it builds: the garbage collector waits until it ends). When `cancelled()`
+        answers True, `Cancelled` is raised and the next version is analysed as if this one
+        never came (what it changed is remembered)."""
+        with collector_paused(), budget.using(Budget(cancelled=cancelled)):
+            try:
+                return self._analyse(text, settings, project)
+            except Cancelled:
+                self._replaced.extend(self.blocks.replaced)
+                raise
 
     def _analyse(self, text: str, settings: Settings, project: ProjectIndex) -> list[Finding]:
+        if (problem := too_large(text)) is not None:  # its blocks are not kept: the next version starts afresh
+            self.blocks, self._previous, self._replaced = BlockTree(self.blocks.filename), None, []
+            document = self._document = Document(self.blocks.filename, text, syntax_problem=problem)
+            return _findings(document, settings, project, None)
         module = self.blocks.module
         # a file read as an import, or open before, need not be parsed again for its first version
         known = project.parsed(self.blocks.filename, text) if module is None else None
@@ -101,35 +117,37 @@ class OpenDocument:
         seen = (id(project), project.dependencies_changed_at(document.filename))
         previous = self._previous if seen == self._seen else None
         if previous is None or document.module is not module:  # else the same tree: only positions moved
-            document, self._previous = _interpret(document, project, previous, self.blocks.replaced, hovers=True)
-        changes = self._previous.changes if self._previous is not None else []
+            replaced = [*self._replaced, *self.blocks.replaced]
+            document, self._previous = _interpret(document, project, previous, replaced, hovers=True)
+            self._replaced = []
         if self._previous is not None:
             units = [(f, u) for f, u in self._previous.units.items() if u.changes]
             self.blocks.likely = {f for f, _ in units}.union(*(u.entered for _, u in units))
         self._document = document
-        findings = _findings(document, settings, project, changes)
+        findings = _findings(document, settings, project, self._previous)
         self._seen = (id(project), project.dependencies_changed_at(document.filename))
         return findings
 
 
 def _interpret(document: Document, project: ProjectIndex | None, previous: ScopeResult | None = None,
                replaced: list[cst.CSTNode] | None = None, hovers: bool = False) -> tuple[Document, ScopeResult | None]:
-    """The interpreter's result for `document` (and the document, marked unparsable if too deep)."""
+    """The interpreter's result for `document` (and the document, marked skipped if too deep)."""
     if document.module is None:
         return document, None
     try:
         result = interpret(document.module, document.filename, project, previous, replaced or (), hovers)
     except RecursionError:
         return replace(document, module=None, syntax_problem=SyntaxProblem(
-            "expressions are nested too deeply to analyse", Position(1, 0))), None
+            "its expressions are nested too deeply to analyse", Position(1, 0), skipped=True)), None
     if project is not None and result.definitions is not None:
         project.register(document.filename, document.text, result.definitions)
     return document, result
 
 
 def _findings(document: Document, settings: Settings, project: ProjectIndex | None,
-              changes: list[InplaceChange]) -> list[Finding]:
-    context = RuleContext(document, changes, project)
+              result: ScopeResult | None) -> list[Finding]:
+    changes, cuts = (result.changes, result.cuts) if result is not None else ([], [])
+    context = RuleContext(document, changes, project, cuts)
     best: dict[tuple[str, int, int], Finding] = {}
     for rule in RULES:
         if not settings.enabled(rule.code, document.filename):
@@ -139,7 +157,8 @@ def _findings(document: Document, settings: Settings, project: ProjectIndex | No
             key = (finding.code, finding.span.start.line, finding.span.start.column)
             if key not in best or _RANK[finding.severity] < _RANK[best[key].severity]:
                 best[key] = finding
-    findings = [f for f in best.values() if not suppressed(document.line_text(f.span.start.line), f.code)
+    findings = [_without_skipped_text(f) for f in best.values()
+                if not suppressed(document.line_text(f.span.start.line), f.code)
                 and (f.code == "GG000" or not document.is_stale(f.span.start.line))]
     return sorted(findings, key=lambda f: (f.span.start, f.code))
 
@@ -147,6 +166,14 @@ def _findings(document: Document, settings: Settings, project: ProjectIndex | No
 def analyse_text(filename: str, text: str, settings: Settings) -> list[Finding]:
     """Parse and analyse one file's text."""
     return analyse_document(Document.parse(filename, text), settings)
+
+
+def _without_skipped_text(finding: Finding) -> Finding:
+    """A fix built from a line whose long chain the parser never saw (`parser.SKIPPED`) would
+    write the stand-in into the file: such fixes are dropped."""
+    if any(SKIPPED in edit.content for fix in finding.fixes for edit in fix.edits):
+        return replace(finding, fixes=tuple(f for f in finding.fixes if not any(SKIPPED in e.content for e in f.edits)))
+    return finding
 
 
 def _with_severity(finding: Finding, severity: Severity) -> Finding:

@@ -54,6 +54,21 @@ class Deferred:
 
 
 @dataclass(frozen=True)
+class Cut:
+    """Where the analysis stopped short of the end: `scope` is "call" (a followed call of
+    `function` spent its budget: it and later calls of it return unknown values), "function"
+    (`function`, or the module-level code when None, stopped where it was) or "file" (the
+    functions named in `skipped` were not analysed). `node` is where a note about it goes in
+    this file; `reason` is "steps", "time" (CPU) or "depth" (nesting)."""
+
+    scope: str
+    function: cst.FunctionDef | None
+    node: cst.CSTNode | None
+    reason: str
+    skipped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Seen:
     """A tensor a name held at one place, with the live saves of its version counter there."""
 
@@ -70,6 +85,7 @@ class Unit:
     entered: frozenset[cst.FunctionDef]
     nested: tuple[Deferred, ...] = ()
     seen: dict[cst.Name, Seen] = field(default_factory=dict)
+    cuts: tuple[Cut, ...] = ()
 
 
 @dataclass
@@ -84,6 +100,10 @@ class ScopeResult:
     module_changes: list[InplaceChange] = field(default_factory=list)
     module_entered: frozenset[cst.FunctionDef] = frozenset()
     module_seen: dict[cst.Name, Seen] = field(default_factory=dict)
+    plan: list[Deferred] = field(default_factory=list)
+    cuts: list[Cut] = field(default_factory=list)  # where the analysis stopped short (see `Cut`)
+    module_cuts: list[Cut] = field(default_factory=list)
+    cut_short: bool = False  # the file's budget ran out: functions were left unanalysed
 
     def seen(self, name: cst.Name) -> Seen | None:
         """What `name` held where it stands, at module level or in a function (asked by hovers only:
@@ -91,4 +111,3 @@ class ScopeResult:
         if name in self.module_seen:
             return self.module_seen[name]
         return next((unit.seen[name] for unit in self.units.values() if name in unit.seen), None)
-    plan: list[Deferred] = field(default_factory=list)

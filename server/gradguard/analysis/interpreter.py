@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
+from gradguard.analysis import budget
+from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
-from gradguard.analysis.events import Deferred, ScopeResult, Seen, Unit
+from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
@@ -74,38 +76,84 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
         With the `previous` version's result, whose statements `replaced` this one no longer has,
         what did not run into a replaced function stands: the module-level code's result (when
-        only function bodies changed, see `_same_module_level`) and each function's.
+        only function bodies changed, see `_same_module_level`) and each function's. Past the
+        file's budget, the functions not analysed yet are left out (a `Cut` says which).
         """
+        with budget.using(self.budget), self.budget.scope(budget.FILE_STEPS) as depth:
+            try:
+                self._module_level()
+                units = self.previous.units if self.previous is not None and not self.entered & self.replaced else {}
+                while self.deferred and functions:
+                    self._analyse_deferred(self.deferred.pop(0), units)
+            except OverBudget as error:
+                if error.depth != depth:
+                    raise
+                self._cut_file(error.reason)
+        self.deferred = []
+        called = set(self.result.module_entered).union(*(unit.entered for unit in self.result.units.values()))
+        self.result.changes = [c for c in self.result.changes if c.standalone_of not in called]
+        return self.result
+
+    def _module_level(self) -> None:
         reused = self.previous is not None and self._reuse_module_level(self.previous)
         if not reused:
             state = State(self.definitions.globals)
-            self.exec_block(self.module.body, state)
-            self.definitions.globals = state.env
+            with self.budget.scope(budget.FUNCTION_STEPS) as depth:
+                try:
+                    self.exec_block(self.module.body, state)
+                except (OverBudget, RecursionError) as error:
+                    if isinstance(error, OverBudget) and error.depth != depth:
+                        raise
+                    self.note_cut("function", None, self.current_line, error)
+                finally:
+                    self.definitions.globals = state.env
             for change in self.pending:
                 change.backward_follows = Tri.NO
             self.pending = []
         self.result.module_changes = list(self.result.changes)
         self.result.module_entered = frozenset(self.entered)
         self.result.module_seen = self.seen
+        self.result.module_cuts = list(self.result.cuts)
         self.result.plan = list(self.deferred)
-        units = self.previous.units if self.previous is not None and not self.entered & self.replaced else {}
-        while self.deferred and functions:
-            deferred = self.deferred.pop(0)
-            unit = units.get(deferred.function)
-            if unit is not None and not unit.entered & self.replaced:
-                self.result.changes.extend(unit.changes)
-                self.deferred.extend(unit.nested)
-            else:
-                start, self.entered, self.seen, queued = len(self.result.changes), set(), {}, len(self.deferred)
-                self.analyse_function(deferred.function, self_value=self.instance_copy(deferred.template),
-                                      is_forward=deferred.is_forward)
-                unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
-                            self.seen)
-            self.result.units[deferred.function] = unit
-        self.deferred = []
-        called = set(self.result.module_entered).union(*(unit.entered for unit in self.result.units.values()))
-        self.result.changes = [c for c in self.result.changes if c.standalone_of not in called]
-        return self.result
+
+    def _analyse_deferred(self, deferred: Deferred, units: dict[cst.FunctionDef, Unit]) -> None:
+        unit = units.get(deferred.function)
+        if unit is not None and not unit.entered & self.replaced:
+            self.result.changes.extend(unit.changes)
+            self.result.cuts.extend(unit.cuts)
+            self.defer(*unit.nested)
+        else:
+            start, cuts, queued = len(self.result.changes), len(self.result.cuts), len(self.deferred)
+            self.entered, self.seen = set(), {}
+            self.analyse_function(deferred.function, self_value=self.instance_copy(deferred.template),
+                                  is_forward=deferred.is_forward)
+            unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
+                        self.seen, tuple(self.result.cuts[cuts:]))
+        self.result.units[deferred.function] = unit
+
+    def _cut_file(self, reason: str) -> None:
+        """The file's budget ran out: what was found stands, the functions left are not analysed."""
+        if not self.result.plan and not self.result.module_entered and self.module.body:
+            self.result.module_cuts = list(self.result.cuts)
+        skipped = tuple(d.function.name.value for d in self.deferred)
+        self.result.cuts.append(Cut("file", None, None, reason, skipped))
+        self.result.cut_short = True
+        self.pending = []
+
+    def defer(self, *functions: Deferred) -> None:
+        """Analyse these functions on their own after the module level (each once; a function
+        defined inside a followed call is analysed with the function that defines it)."""
+        for deferred in functions:
+            if deferred.function not in self.planned and not self.call_stack:
+                self.planned.add(deferred.function)
+                self.deferred.append(deferred)
+
+    def note_cut(self, scope: str, function: cst.FunctionDef | None, node: cst.CSTNode | None,
+                 error: BaseException) -> None:
+        """Remember, once per function and scope, that its analysis stopped short."""
+        reason = error.reason if isinstance(error, OverBudget) else "depth"
+        if not any(c.scope == scope and c.function is function for c in self.result.cuts):
+            self.result.cuts.append(Cut(scope, function, node, reason))
 
     def _reuse_module_level(self, previous: ScopeResult) -> bool:
         """Take the previous version's module-level result when the two versions differ only in
@@ -126,18 +174,20 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         definitions.module = self.module
         self.definitions = definitions
         self.result.changes.extend(previous.module_changes)
+        self.result.cuts.extend(previous.module_cuts)
         self.entered = set(previous.module_entered)
         self.seen = previous.module_seen
-        self.deferred = [replace(d, function=new_for[d.function]) if d.function in new_for else d
-                         for d in previous.plan]
+        self.defer(*(replace(d, function=new_for[d.function]) if d.function in new_for else d for d in previous.plan))
         return True
 
     # ---- statements ---------------------------------------------------------------------
 
     def exec_block(self, body: Iterable[cst.BaseStatement | cst.BaseSmallStatement], state: State) -> None:
+        step = self.budget.step
         for statement in body:
             if state.dead:
                 return
+            step()
             handler = self._statement_handlers.get(type(statement))
             if handler is not None:
                 handler(self, statement, state)
@@ -146,6 +196,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         outer, self.current_line = self.current_line, node
         try:
             self.exec_block(node.body, state)
+        except RecursionError as error:  # the line is skipped: what it binds is unknown from here on
+            for statement in node.body:
+                targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else \
+                    [statement.target] if isinstance(statement, (cst.AnnAssign, cst.AugAssign)) else []
+                for target in targets:
+                    for name in _bound_names(target):
+                        state.env[name] = UNKNOWN
+            self.note_cut("statement", self.analysing, self.call_nodes[0] if self.call_stack else node, error)
         finally:
             self.current_line = outer
 
@@ -338,7 +396,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
         state.env[name] = FunctionRef(name, node, self.definitions)
-        self.deferred.append(Deferred(node, None, False))
+        self.defer(Deferred(node, None, False))
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
@@ -365,7 +423,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         for method in methods:
             if method is init:
                 continue
-            self.deferred.append(Deferred(method, template, is_module and method.name.value == "forward"))
+            self.defer(Deferred(method, template, is_module and method.name.value == "forward"))
 
     _statement_handlers: dict[type, Callable[[Interpreter, object, State], None]] = {
         cst.SimpleStatementLine: _simple_line,
@@ -427,14 +485,20 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.in_module_method = self_value is not None
         self.return_values.append([])
         try:
-            self.exec_block(node.body.body, state)
+            with self.budget.scope(budget.FUNCTION_STEPS) as depth:
+                try:
+                    self.exec_block(node.body.body, state)
+                except (OverBudget, RecursionError) as error:
+                    if isinstance(error, OverBudget) and error.depth != depth:
+                        raise
+                    self.note_cut("function", node, node.name, error)
         finally:
             returned = self.return_values.pop()
-        graph = self.graph_of(returned) if is_forward else frozenset()
-        for change in self.pending:  # a backward pass follows a forward, through what it returns
-            reached = graph is None or any(r.serial in graph for r in (*change.saved, *change.storage_saved))
-            change.backward_follows = Tri.YES if is_forward and reached else Tri.MAYBE
-        self.pending, self.in_module_method, self.analysing, self.followed = outer
+            graph = self.graph_of(returned) if is_forward else frozenset()
+            for change in self.pending:  # a backward pass follows a forward, through what it returns
+                reached = graph is None or any(r.serial in graph for r in (*change.saved, *change.storage_saved))
+                change.backward_follows = Tri.YES if is_forward and reached else Tri.MAYBE
+            self.pending, self.in_module_method, self.analysing, self.followed = outer
 
     @staticmethod
     def graph_of(values: list[Value]) -> frozenset[int] | None:
@@ -601,7 +665,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return UNKNOWN if starred else SequenceValue(tuple(items), mutable=isinstance(node, cst.List))
 
     def _attribute(self, node: cst.Attribute, state: State) -> Value:
-        return self.attribute_of(self.eval(node.value, state), node.attr.value, node, state)
+        chain = [node]  # `a.b.c.d`, evaluated from `a` out without recursing once per link
+        while isinstance(chain[-1].value, cst.Attribute):
+            chain.append(chain[-1].value)
+        value = self.eval(chain[-1].value, state)
+        for link in reversed(chain):
+            value = self.attribute_of(value, link.attr.value, link, state)
+        return value
 
     def attribute_of(self, owner: Value, attribute: str, node: cst.CSTNode, state: State) -> Value:
         """`owner.attribute` (also `getattr(owner, "attribute")`)."""
@@ -666,8 +736,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return self.eval(value, state)
 
     def _binary(self, node: cst.BinaryOperation, state: State) -> Value:
-        left = self.eval(node.left, state)
-        right = self.eval(node.right, state)
+        chain = [node]  # `a + b + c + ...` nests to the left: evaluated from `a` on, without recursing per term
+        while isinstance(chain[-1].left, cst.BinaryOperation):
+            chain.append(chain[-1].left)
+        left = self.eval(chain[-1].left, state)
+        for operation in reversed(chain):
+            left = self._binary_operation(operation, left, self.eval(operation.right, state), state)
+        return left
+
+    def _binary_operation(self, node: cst.BinaryOperation, left: Value, right: Value, state: State) -> Value:
         aten = surface.BINARY.get(type(node.operator).__name__)
         integer = self.int_arithmetic(left, right, _INT_OPERATORS.get(type(node.operator).__name__))
         if integer is not None:
@@ -740,6 +817,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return join_values(body, orelse)
 
     def _call(self, node: cst.Call, state: State) -> Value:
+        self.budget.step()
         func = node.func
         receiver: Value | None = None
         if isinstance(func, cst.Attribute):
@@ -856,6 +934,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
 
 
+def _bound_names(target: cst.BaseExpression) -> Iterable[str]:
+    """The names an assignment to `target` binds (`a`, `a, (b, *c)`)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bound_names(element.value)
+
+
 def _single_index(kinds: list[Value | str]) -> Value:
     """The index of `x[i]` (UNKNOWN for a slice or several indices)."""
     return kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
@@ -927,7 +1014,8 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     attribute, an `__init__` that builds the modules every method sees) interprets everything.
     """
     replaced = list(replaced)
-    if not all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced):
+    if not all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced) or (
+            previous is not None and previous.cut_short):
         previous = None
     interpreter = Interpreter(module, path, project, previous, replaced, hovers)
     result = interpreter.run()
@@ -939,7 +1027,8 @@ def read_top_level(module: cst.Module, path: str, project: ProjectIndex) -> Defi
     """What a file defines at its top level (imports, functions, classes and what their `__init__`
     builds), for the files that import it; its functions are not analysed."""
     interpreter = Interpreter(module, path, project)
-    interpreter.run(functions=False)
+    with interpreter.budget.isolated():
+        interpreter.run(functions=False)
     return interpreter.definitions
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gradguard.analysis import budget
 from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen
 from gradguard.analysis.values import Definitions, Value
 
@@ -36,6 +37,11 @@ class InterpreterState:
         self.hovers = hovers  # whether to remember what each name held (an editor's hovers ask)
         self.seen: dict[cst.Name, Seen] = {}  # what each name of the file's own code held
         self.deferred: list[Deferred] = []  # the functions and methods left to analyse after the module level
+        self.planned: set[cst.FunctionDef] = set()  # every function deferred so far (each is analysed once)
+        # what the analysis may spend (shared with the imported files it reads), and the functions
+        # whose followed calls spent their budget (later calls of them are not followed)
+        self.budget = budget.active() or budget.Budget()
+        self.cut_calls: set[cst.FunctionDef] = set()
         # the changes no backward pass has reached yet
         self.pending: list[InplaceChange] = []
         self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)

@@ -6,6 +6,8 @@ from typing import Callable, TypeVar
 
 import libcst as cst
 
+from gradguard.analysis import budget
+from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
@@ -161,7 +163,8 @@ class UserCalls(InterpreterState):
         analysis); "every-change", all of them at the call (a function of another file that
         `model.apply` runs); "inside", at the body's own lines (such a function of this file).
         """
-        if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs:
+        if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs \
+                or function in self.cut_calls:
             return UNKNOWN
         if self.followed >= MAX_FOLLOWED_CALLS:
             return UNKNOWN
@@ -206,7 +209,14 @@ class UserCalls(InterpreterState):
         self.entered.add(function)
         self.return_values.append([])
         try:
-            self.exec_block(function.body.body, callee_state)
+            with self.budget.scope(budget.CALL_STEPS) as depth:
+                self.exec_block(function.body.body, callee_state)
+        except OverBudget as error:
+            if error.depth != depth:
+                raise
+            self.cut_calls.add(function)  # its effects on the caller are unknown: a miss, never a false alarm
+            self.note_cut("call", function, function.name if here else self.call_nodes[0], error)
+            return UNKNOWN
         finally:
             returned = self.return_values.pop()
             self.call_stack.pop()

@@ -160,8 +160,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"gradguard: internal error in {failure}", file=sys.stderr)
     if run.failures:
         return 2
-    found = run.diffs if fix == "diff" else run.findings
-    return 0 if args.exit_zero or not found else 1
+    found = run.diffs if fix == "diff" else [f for f in run.findings if f.severity is not Severity.INFO]
+    return 0 if args.exit_zero or not found else 1  # information (a file skipped for its size) fails nothing
 
 
 def run_lsp(args: argparse.Namespace) -> int:

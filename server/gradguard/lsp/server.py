@@ -3,16 +3,26 @@
 Handlers stay thin: they convert, schedule and publish. Each change schedules an analysis of
 an immutable snapshot (uri, version, text) off the event loop; when it finishes, its results
 are published only if the document is still at that version (the latest change wins).
+
+Analyses run one at a time on one thread, each within its file's budget. One that has run for
+`SLICE` seconds stops at its next step when its result is no longer wanted (a newer version, a
+close, a shutdown or a lost client) or when another document waits for the thread: that one
+goes first, and the stopped analysis runs again after it. So a slow document never holds back
+the diagnostics of the others, and a quick analysis is never stopped half-way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import threading
+import time
+from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from functools import partial
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, AsyncIterator
@@ -24,20 +34,22 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 
 from gradguard import __version__
+from gradguard.analysis import budget
+from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.project import ReadingInterrupted
 from gradguard.cli.fixing import fix_file
 from gradguard.config import ConfigError, ProjectSettings, Settings, settings_from_table
 from gradguard.engine import OpenDocument, project_index
-from gradguard.findings import Applicability, Finding, Position, Severity, Span
+from gradguard.findings import Applicability, Finding, Position, Span
 from gradguard.knowledge import ops
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
 from gradguard.lsp.hover import rule_hover, tensor_hover
 from gradguard.lsp import verification
 from gradguard.source.document import lines_of
-from gradguard.source.parser import collector_paused
+from gradguard.source.parser import THREAD_STACK, collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
-MAX_SIZE = 2_000_000
+SLICE = 0.05  # seconds an analysis runs before a newer version or another document may stop it
 IDLE = 0.3  # seconds of quiet (no change, no first diagnostics) before background work (reading imports) goes on
 
 
@@ -100,7 +112,16 @@ class GradguardServer(LanguageServer):
         self.background = asyncio.Lock()  # one background job (a file read, a re-analysis) at a time
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
+        threading.stack_size(THREAD_STACK)  # the analysis thread's deep trees
         self.analyser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")  # off the loop
+        self.queued: Counter[str] = Counter()  # per document: its analyses waiting for the thread
+        self.queue_lock = threading.Lock()
+        self.stopping = False  # shut down, or the client is gone: every analysis stops
+
+    def shutdown(self) -> None:
+        """The client asked to shut down, or went away: stop the running analysis at once."""
+        self.stopping = True
+        super().shutdown()
 
     def client_supports(self, *path: str) -> bool:
         value: object = self.client_capabilities
@@ -132,35 +153,50 @@ class GradguardServer(LanguageServer):
     async def keep_up(self, uri: str) -> None:
         while (document := self.open_document(uri)) is not None:
             version = document.version
-            await self.analyse_and_publish(uri)
+            done = await self.analyse_and_publish(uri)
             latest = self.open_document(uri)
-            if latest is None or latest.version == version:
+            if latest is None or (done and latest.version == version):
                 return
 
-    async def analyse_and_publish(self, uri: str) -> None:
+    async def analyse_and_publish(self, uri: str) -> bool:
+        """Analyse the document's current version and publish its diagnostics; False when the
+        analysis was stopped (see the module's docstring) and has to run again."""
         document = self.open_document(uri)
         if document is None:
-            return
+            return True
         version, text, path = document.version, document.source, document.path
-        first = False
-        if len(text) > MAX_SIZE:
-            findings = [_too_large(path, len(text))]
-        else:
-            findings, first = await asyncio.get_running_loop().run_in_executor(
-                self.analyser, self.analyse, uri, path, text)
+        with self.queue_lock:
+            self.queued[uri] += 1
+        outcome = await asyncio.get_running_loop().run_in_executor(
+            self.analyser, self.analyse, uri, path, text, version)
+        if outcome is None:
+            return False
+        findings, first = outcome
         if first:  # the user is about to read them, and likely to type: background work waits
             self.last_activity = asyncio.get_running_loop().time()
             asyncio.ensure_future(self.settle_in(uri))
         current = self.open_document(uri)
         if current is None or current.version != version:
-            return  # outdated: the newer change's analysis publishes
+            return True  # outdated: the newer change's analysis publishes
         self.analysed[uri] = Analysed(version, text, findings)
         if self.pull:
-            return  # the client asks with textDocument/diagnostic
+            return True  # the client asks with textDocument/diagnostic
         related = self.client_supports("text_document", "publish_diagnostics", "related_information")
         diagnostics = [to_diagnostic(current, f, i, related) for i, f in enumerate(findings)]
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+        return True
+
+    def unwanted(self, uri: str, version: int | None, started: float) -> bool:
+        """Whether the analysis of `uri` at `version`, running since `started`, should stop now
+        (asked by the analysis thread at its steps)."""
+        if self.stopping or self.open_document(uri) is None:
+            return True
+        if time.monotonic() - started < SLICE:
+            return False
+        document = self.open_document(uri)
+        return document is None or document.version != version or any(
+            count for other, count in self.queued.items() if other != uri)
 
     def settings_for(self, path: str) -> Settings:
         """The editor's settings when it sent some (the CLI's keys), else the file's pyproject.toml."""
@@ -170,11 +206,16 @@ class GradguardServer(LanguageServer):
         root = project_settings.root or (Path(self.workspace.root_path) if self.workspace.root_path else None)
         return settings_from_table(self.editor_settings, root=root)
 
-    def analyse(self, uri: str, path: str, text: str) -> tuple[list[Finding], bool]:
-        """The findings for `text`, and whether this was the document's first analysis. Until the
-        document has settled in (`read_imports`), its analyses do not wait for what it imports:
-        names from files not read yet stay unknown (a miss, never a false alarm), and those files
-        are queued to be read."""
+    def analyse(self, uri: str, path: str, text: str, version: int | None) -> tuple[list[Finding], bool] | None:
+        """The findings for `text`, and whether this was the document's first analysis; None when
+        the analysis was stopped for more urgent work. Until the document has settled in
+        (`read_imports`), its analyses do not wait for what it imports: names from files not
+        read yet stay unknown (a miss, never a false alarm), and those files are queued to be read."""
+        with self.queue_lock:
+            self.queued[uri] -= 1
+            if self.queued[uri] <= 0:
+                del self.queued[uri]
+        started = time.monotonic()
         try:
             settings = self.settings_for(path)
             if settings.excluded(Path(path)):
@@ -183,15 +224,20 @@ class GradguardServer(LanguageServer):
             first = opened is None
             if opened is None:
                 opened = self.opened[uri] = OpenDocument(path)
-            elif uri not in self.settling:
-                return opened.analyse(text, settings, self.project), False
+            cancelled = partial(self.unwanted, uri, version, started)
+            if uri not in self.settling and not first:
+                return opened.analyse(text, settings, self.project, cancelled), False
             with collector_paused(), self.project.without_reading() as not_read:
-                findings = opened.analyse(text, settings, self.project)
+                findings = opened.analyse(text, settings, self.project, cancelled)
                 if first:  # its tree lives while the document is open: out of the collector's way at once
                     gc.freeze()
             if not_read:
                 self.settling.setdefault(uri, set()).update(not_read)
             return findings, first
+        except Cancelled:
+            if first and uri in self.opened and self.opened[uri] is opened:
+                del self.opened[uri]  # its first diagnostics are still to come
+            return None
         except ConfigError as error:
             self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
         except Exception as error:  # the server never crashes on a document
@@ -206,10 +252,13 @@ class GradguardServer(LanguageServer):
         pending = self.settling.get(uri)
         if pending and uri in self.opened:
             file = next(iter(pending))
+            def changed() -> bool:
+                return self.stopping or self.last_activity != quiet_since
+
             try:
-                with self.project.interruptible(lambda: self.last_activity != quiet_since):
+                with self.project.interruptible(changed), budget.using(Budget(cancelled=changed)):
                     self.project.definitions_of(file)
-            except ReadingInterrupted:
+            except (ReadingInterrupted, Cancelled):
                 return True  # a change came in: its analysis goes first, this file is read again later
             pending.discard(file)
             return True
@@ -291,11 +340,6 @@ def _release_memory() -> None:
     gc.unfreeze()
     gc.collect()
     gc.freeze()
-
-
-def _too_large(path: str, size: int) -> Finding:
-    return Finding("GG000", Severity.INFO, f"gradguard skips files over {MAX_SIZE:,} characters "
-                   f"(this one has {size:,})", path, Span(Position(1, 0), Position(1, 0)))
 
 
 server = GradguardServer()

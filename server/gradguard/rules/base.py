@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Callable, Iterator
 
 import libcst as cst
 
-from gradguard.analysis.events import InplaceChange
+from gradguard.analysis.events import Cut, InplaceChange
 from gradguard.analysis.values import SavedRecord
 from gradguard.analysis.project import ProjectIndex
 from gradguard.findings import Finding, Fix, Related, Severity, Span
@@ -23,6 +23,7 @@ class RuleContext:
     document: Document
     changes: list[InplaceChange]
     project: ProjectIndex | None = None
+    cuts: list[Cut] = field(default_factory=list)  # where the analysis stopped short
 
     def code(self, node: cst.CSTNode) -> str:
         return self.document.code(node)

@@ -1,9 +1,16 @@
-"""A file that cannot be read or parsed.
+"""A file, or part of one, that gradguard could not analyse.
 
 ## What it does
 Reports a file gradguard could not read (permissions, encoding) or parse (a syntax error), at
-the position of the error. Nothing else is checked in that file (the editor integration keeps
-checking the parts of an open document that do parse).
+the position of the error, as an error: nothing else is checked in that file (the editor
+integration keeps checking the parts of an open document that do parse).
+
+Reports, as information, what gradguard chose not to analyse to stay fast: a file over
+2,000,000 characters, and each function whose analysis spent its budget (abstract steps and
+CPU time, see `analysis/budget.py`). Past the budget, the analysis stops following that call
+or function and says so once, at its definition; the rest of the file keeps its findings. A
+cut never causes a finding: what the cut code would have done is unknown, and unknown values
+conclude nothing.
 
 ## Why is this bad?
 A file that is not analysed gets no other diagnostics: silence would look like a clean bill.
@@ -14,28 +21,66 @@ def forward(self, x)   # GG000: expected ':'
 ```
 
 ## Fix safety
-No fix: correct the syntax.
+No fix: correct the syntax. A budget note needs no change to the code; splitting a huge
+function or generated expression lets gradguard analyse it.
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
+from gradguard.analysis import budget
+from gradguard.analysis.events import Cut
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.rules.base import RuleContext
 
 CODE = "GG000"
 NAME = "unparsable-file"
 
+_WHY = {
+    "steps": "it took more than its budget of {steps:,} steps",
+    "time": f"the file took more than its budget of {budget.FILE_CPU_SECONDS:g} s of CPU time",
+    "depth": "its calls or expressions are nested too deeply",
+}
+_STEPS = {"call": budget.CALL_STEPS, "function": budget.FUNCTION_STEPS, "file": budget.FILE_STEPS}
+
 
 def check(context: RuleContext) -> Iterator[Finding]:
     problem = context.document.syntax_problem
-    if problem is None:
-        return
-    end = Position(problem.position.line, problem.position.column + 1)
-    if context.document.stale_lines:
-        skipped = ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in context.document.stale_lines)
-        message = f"{problem.message}: gradguard skips lines {skipped} until they parse; the rest of the file is analysed"
+    if problem is not None:
+        end = Position(problem.position.line, problem.position.column + 1)
+        if problem.skipped:
+            yield Finding(CODE, Severity.INFO, f"gradguard skips this file: {problem.message}",
+                          context.document.filename, Span(problem.position, end))
+            return
+        if context.document.stale_lines:
+            skipped = ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in context.document.stale_lines)
+            message = f"{problem.message}: gradguard skips lines {skipped} until they parse; the rest of the file is analysed"
+        else:
+            message = f"gradguard could not analyse this file: {problem.message}"
+        yield Finding(CODE, Severity.ERROR, message, context.document.filename, Span(problem.position, end))
+    for cut in context.cuts:
+        yield _note(context, cut)
+
+
+def _note(context: RuleContext, cut: Cut) -> Finding:
+    why = _WHY[cut.reason].format(steps=_STEPS.get(cut.scope, 0))
+    name = f"`{cut.function.name.value}`" if cut.function is not None else "the module-level code"
+    if cut.scope == "statement":
+        message = f"gradguard skipped this line: {why}; what it binds is not known from here on"
+    elif cut.scope == "call":
+        message = (f"gradguard stopped following calls of {name}: {why}; what they do to their callers' tensors "
+                   "is not known, so findings that depend on it may be missing")
+    elif cut.scope == "function":
+        message = f"gradguard stopped analysing {name} part-way: {why}; findings after that point in it may be missing"
     else:
-        message = f"gradguard could not analyse this file: {problem.message}"
-    yield Finding(CODE, Severity.ERROR, message, context.document.filename, Span(problem.position, end))
+        names = ", ".join(f"`{n}`" for n in cut.skipped[:5]) + (f" and {len(cut.skipped) - 5} more"
+                                                                if len(cut.skipped) > 5 else "")
+        left = f": {len(cut.skipped)} function{'s' if len(cut.skipped) != 1 else ''} not analysed ({names})" \
+            if cut.skipped else ""
+        message = f"gradguard stopped analysing this file: {why}{left}"
+    span = Span(Position(1, 0), Position(1, 0))
+    if cut.node is not None:
+        span = context.document.span(cut.node)
+        span = Span(span.start, span.end if span.end.line == span.start.line else span.start)
+    return Finding(CODE, Severity.INFO, message, context.document.filename, span)

@@ -49,10 +49,22 @@ def python_syntax_problem(text: str) -> SyntaxProblem | None:
 
 @dataclass(frozen=True)
 class SyntaxProblem:
-    """Why a file could not be parsed, and where."""
+    """Why a file could not be parsed, and where; `skipped`: gradguard chose not to (its size)."""
 
     message: str
     position: Position
+    skipped: bool = False
+
+
+MAX_CHARACTERS = 2_000_000  # larger files are not analysed (every adapter)
+
+
+def too_large(text: str) -> SyntaxProblem | None:
+    """Why `text` is not analysed for its size, if it is too large."""
+    if len(text) <= MAX_CHARACTERS:
+        return None
+    return SyntaxProblem(f"it has {len(text):,} characters, over the limit of {MAX_CHARACTERS:,}",
+                         Position(1, 0), skipped=True)
 
 
 @dataclass
@@ -78,6 +90,8 @@ class Document:
         """Parse `text` (unless its tree `module` is given); a syntax error becomes `syntax_problem`."""
         if module is not None:
             return cls(filename, text, module=module)
+        if (problem := too_large(text)) is not None:
+            return cls(filename, text, syntax_problem=problem)
         try:
             module = parse_module(text)
         except TooDeeplyNested as error:

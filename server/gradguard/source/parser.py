@@ -10,20 +10,35 @@
   makes no garbage: collection pauses while it is built.
 
 Deeply nested brackets crash libcst's native parser: they are refused before it sees them.
+libcst's parse time grows with the square of a flat chain's length (`1 + 1 + ...`, `a.b.c...`:
+3,000 terms take seconds): a chain of more than `MAX_CHAIN` operators is replaced, in the text
+the parser sees, by the name `SKIPPED` padded to the same lines and columns (what it evaluates
+to is unknown; a fix never writes it, see `engine`).
 """
 
 from __future__ import annotations
 
 import gc
 import re
+import sys
 import threading
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Iterator
 
 import libcst as cst
 
 MAX_BRACKET_DEPTH = 200  # CPython's own limit on nested parentheses
 _NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+MAX_CHAIN = 1000  # operators (and attribute dots) in one flat chain of terms
+SKIPPED = "__gradguard_skipped__"
+# a run of text that can hold nothing but a flat chain (names, numbers, operators, dots, line
+# breaks), found from its start only; inside one, the chain itself
+_CHAIN_TEXT = r"\w.\s+\-*/%&|^@<>\\"
+_CHAIN_RUN = re.compile(rf"(?<![{_CHAIN_TEXT}])[{_CHAIN_TEXT}]{{{2 * MAX_CHAIN},}}")
+_CHAIN = re.compile(r"\w+(?:(?:[ \t]|\\\r?\n|\r?\n)*(?:\*\*|//|<<|>>|[-+*/%&|^@.])(?:[ \t]|\\\r?\n|\r?\n)*\w+)"
+                    rf"{{{MAX_CHAIN},}}")
+_LINE_BREAK = re.compile(r"\\?[\r\n]")
 
 
 class TooDeeplyNested(ValueError):
@@ -55,10 +70,17 @@ def bracket_depth(text: str) -> int:
     return deepest
 
 
+RECURSION_LIMIT = 12_000  # libcst's visitors and code generation recurse once per level of the tree
+THREAD_STACK = 256 * 1024 * 1024  # for threads that analyse: room for that many frames
+
+
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """No cyclic garbage collection within: for work that builds many objects and frees few
-    (each collection would walk all the objects built so far)."""
+    (each collection would walk all the objects built so far). Deep trees may recurse as far as
+    `RECURSION_LIMIT` within."""
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -78,9 +100,31 @@ def _building_tree() -> Iterator[None]:
         _parsing.active = False
 
 
+@lru_cache(maxsize=8)
+def long_chains(text: str) -> tuple[tuple[int, int], ...]:
+    """The (start, end) offsets of the flat chains of more than `MAX_CHAIN` operators in `text`."""
+    return tuple(chain.span() for run in _CHAIN_RUN.finditer(text)
+                 for chain in _CHAIN.finditer(text, run.start(), run.end()))
+
+
+def _masked(text: str, chains: tuple[tuple[int, int], ...]) -> str:
+    """`text` with each chain replaced by `SKIPPED`, its line breaks (and continuation
+    backslashes) kept so that every other token keeps its line and column."""
+    parts, done = [], 0
+    for start, end in chains:
+        segment = text[start:end]
+        first = _LINE_BREAK.search(segment)
+        head = first.start() if first is not None else len(segment)
+        parts += [text[done:start], SKIPPED.ljust(head),
+                  "".join(c if c in "\\\r\n" else " " for c in segment[head:])]
+        done = end
+    return "".join(parts) + text[done:]
+
+
 def parse_module(text: str) -> cst.Module:
     """libcst's tree of `text` (raises `libcst.ParserSyntaxError`, or `TooDeeplyNested`)."""
     if bracket_depth(text) > MAX_BRACKET_DEPTH:
         raise TooDeeplyNested("too many nested parentheses")
+    chains = long_chains(text)
     with _building_tree():
-        return cst.parse_module(text)
+        return cst.parse_module(_masked(text, chains) if chains else text)

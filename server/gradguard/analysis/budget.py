@@ -1,0 +1,112 @@
+"""What one analysis may spend, and whether its result is still wanted.
+
+The interpreter counts abstract steps (a statement run, a call evaluated) in nested scopes: a
+file, each of its functions analysed on its own (and its module-level code), each call it
+follows. A scope that spends its steps raises `OverBudget` for itself; its handler cuts that
+scope only (a followed call returns an unknown value, a function stops where it is) and the
+rest of the file goes on. Steps make the cut repeatable from run to run; CPU time is the
+backstop for work that steps do not count (a huge literal, an import read), checked every few
+hundred steps together with `cancelled()`, which raises `Cancelled` (the caller wants no result
+any more: a newer version, a closed document, a shutdown).
+
+One `Budget` covers one analysis and the imported files it reads (`active()`).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterator
+
+FILE_CPU_SECONDS = 1.5  # the interpretation of one file, the imports it reads included
+FILE_STEPS = 400_000  # one file: its module-level code and every function analysed on its own
+FUNCTION_STEPS = 60_000  # one function (or the module-level code), the calls it follows included
+CALL_STEPS = 12_000  # one followed call, the calls it follows in turn included
+_CHECK_EVERY = 256  # steps between two looks at the clock and at `cancelled()`
+
+
+class Cancelled(Exception):
+    """The analysis's result is no longer wanted."""
+
+
+class OverBudget(Exception):
+    """The scope at `depth` (0: the outermost) spent its budget."""
+
+    def __init__(self, depth: int, reason: str) -> None:
+        super().__init__(reason)
+        self.depth = depth
+        self.reason = reason
+
+
+class Budget:
+    """Steps and CPU time for one analysis, in nested scopes, and its cancellation."""
+
+    def __init__(self, cpu_seconds: float = FILE_CPU_SECONDS, cancelled: Callable[[], bool] | None = None) -> None:
+        self.cpu_seconds = cpu_seconds
+        self.cancelled = cancelled
+        self.steps = 0
+        self._cpu_deadline = time.process_time() + cpu_seconds
+        self._limits: list[int] = []  # per open scope: the step count it may reach
+        self._limit = float("inf")
+        self._next_check = _CHECK_EVERY
+
+    def step(self) -> None:
+        """One abstract step: raises `OverBudget` for the outermost scope it exceeds, `Cancelled`."""
+        self.steps += 1
+        if self.steps > self._limit:
+            depth = next(i for i, limit in enumerate(self._limits) if self.steps > limit)
+            raise OverBudget(depth, "steps")
+        if self.steps >= self._next_check:
+            self._next_check = self.steps + _CHECK_EVERY
+            self.check()
+
+    def check(self) -> None:
+        """Raise `Cancelled` or, past the CPU time, `OverBudget` for the outermost scope."""
+        if self.cancelled is not None and self.cancelled():
+            raise Cancelled()
+        if time.process_time() > self._cpu_deadline:
+            raise OverBudget(0, "time")
+
+    @contextmanager
+    def scope(self, steps: int) -> Iterator[int]:
+        """A scope that may take `steps` more steps (never more than the scope around it leaves);
+        yields its depth, which its handler compares with `OverBudget.depth`."""
+        depth = len(self._limits)
+        self._limits.append(int(min(self.steps + steps, self._limit)))
+        self._limit = self._limits[-1]
+        try:
+            yield depth
+        finally:
+            del self._limits[depth:]
+            self._limit = self._limits[-1] if self._limits else float("inf")
+
+
+    @contextmanager
+    def isolated(self) -> Iterator[None]:
+        """Within, scopes start afresh (an imported file read on the way gets its own steps, not
+        what the caller's scope has left); the CPU time and cancellation stay shared."""
+        limits, limit = self._limits, self._limit
+        self._limits, self._limit = [], float("inf")
+        try:
+            yield
+        finally:
+            self._limits, self._limit = limits, limit
+
+
+_active: ContextVar[Budget | None] = ContextVar("gradguard_budget", default=None)
+
+
+def active() -> Budget | None:
+    """The budget of the analysis running in this thread, if any."""
+    return _active.get()
+
+
+@contextmanager
+def using(budget: Budget) -> Iterator[Budget]:
+    """Within, `active()` is `budget` (the interpreters of imported files read share it)."""
+    token = _active.set(budget)
+    try:
+        yield budget
+    finally:
+        _active.reset(token)
