@@ -21,10 +21,11 @@ demo: $(STAMP)
 
 # Python sources of real model libraries (wheels unpacked, never vendored): they must get no errors
 # (transformers: its models/ subtree, except the bugs torch confirms, listed in tests/test_real_models.py).
-$(MODELS)/.stamp:
+# The stamp names the pins: a new pin unpacks again.
+$(MODELS)/.stamp: Makefile
 	mkdir -p $(MODELS)/wheels
 	$(PYTHON) -m pip download -q --no-deps --only-binary=:all: -d $(MODELS)/wheels \
-		torchvision==0.28.0 timm==1.0.31 transformers==5.24.0
+		torchvision==0.28.0 timm==1.0.31 transformers==5.24.0 torch-geometric==2.8.1
 	cd $(MODELS) && for w in wheels/*.whl; do $(PYTHON) -m zipfile -e $$w src/; done
 	touch $@
 

@@ -10,11 +10,13 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from gradguard.analysis.budget import Cancelled
 from gradguard.config import Settings
 from gradguard.engine import OpenDocument, project_index
 
@@ -175,3 +177,108 @@ def test_a_change_while_imports_are_read_is_answered_before_they_all_are(tmp_pat
         assert found(settled) == expected
     finally:
         server.stop()
+
+
+def slow_document(fills: int = 60) -> str:
+    """A small file whose analysis spends its whole budget: calls that fan out through the
+    branches of loops, from many functions (a second or more of CPU time)."""
+    code = ["import torch", ""]
+    for i in range(6):
+        then = f"convert_{i + 1}(x, spec)" if i < 5 else "x"
+        code += ["", f"def convert_{i}(x, spec):", "    for k in spec:", f"        if k == 1:\n            x = {then} * 2",
+                 f"        elif k == 2:\n            x = {then} + 1", f"        else:\n            x = torch.tanh({then})",
+                 "    return x", ""]
+    for f in range(fills):
+        code += ["", f"def fill_{f}(x, groups):",
+                 *(f"    for spec in groups[{g}]:\n        x = convert_0(x, spec)" for g in range(5)), "    return x"]
+    return "\n".join(code) + "\n"
+
+
+FAST = "import torch\n\nx = torch.randn(3, requires_grad=True)\ny = torch.sigmoid(x)\ny.add_(1)\ny.sum().backward()\n"
+
+
+def started_server() -> Server:
+    server = Server()
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "capabilities": {"textDocument": {"publishDiagnostics": {"versionSupport": True}}},
+        "initializationOptions": {}}})
+    server.index(lambda message: message.get("id") == 1)
+    server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    return server
+
+
+def published(uri: str, version: int) -> Callable[[dict], bool]:
+    return lambda message: (message.get("method") == "textDocument/publishDiagnostics"
+                            and message["params"]["uri"] == uri and message["params"].get("version") == version)
+
+
+def open_document(server: Server, path: Path, text: str) -> None:
+    server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}}})
+
+
+def test_a_slow_document_does_not_delay_the_diagnostics_of_another(tmp_path: Path):
+    slow, fast = tmp_path / "slow.py", tmp_path / "fast.py"
+    start = time.process_time()
+    OpenDocument(str(slow)).analyse(slow_document(), Settings(), project_index(use_jedi=False))
+    assert time.process_time() - start > 1.0, "the slow document is slow"
+    server = started_server()
+    try:
+        open_document(server, fast, FAST)
+        server.index(published(fast.as_uri(), 1))
+        open_document(server, slow, slow_document())
+        time.sleep(0.3)  # its analysis is under way
+        for version in (2, 3):
+            changed = time.perf_counter()
+            server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": fast.as_uri(), "version": version},
+                "contentChanges": [{"text": FAST.replace("add_(1)", f"add_({version})")}]}})
+            index = server.index(published(fast.as_uri(), version))
+            assert time.perf_counter() - changed < 1.0
+            assert [d["code"] for d in server.log[index]["params"]["diagnostics"]] == ["GG001"]
+        slow_published = server.index(published(slow.as_uri(), 1))  # stopped for the other, then run again
+        notes = server.log[slow_published]["params"]["diagnostics"]
+        assert notes and {(d["code"], d["severity"]) for d in notes} == {("GG000", 3)}  # information only
+    finally:
+        server.stop()
+
+
+def test_a_client_that_goes_away_during_a_slow_analysis_ends_the_server(tmp_path: Path):
+    server = started_server()
+    try:
+        open_document(server, tmp_path / "slow.py", slow_document(fills=200))
+        time.sleep(0.5)
+        gone = time.perf_counter()
+        server.process.stdin.close()
+        server.process.wait(timeout=10)
+        assert time.perf_counter() - gone < 2.0
+    finally:
+        server.stop()
+
+
+def test_an_analysis_no_longer_wanted_stops_within_100_ms(tmp_path: Path):
+    """A newer version (or a close, a shutdown) stops the running analysis at its next step;
+    the next version is then analysed as if the stopped one never came."""
+    path = tmp_path / "slow.py"
+    project = project_index(use_jedi=False)
+    opened = OpenDocument(str(path))
+    text = slow_document()
+    opened.analyse(text.replace("def fill_1(", "def fill_first("), Settings(), project)
+    wanted = threading.Event()
+    wanted.set()
+    unwanted_at: list[float] = []
+
+    def unwanted() -> None:
+        unwanted_at.append(time.perf_counter())
+        wanted.clear()
+
+    threading.Timer(0.3, unwanted).start()
+    with pytest.raises(Cancelled):
+        opened.analyse(text + FAST.replace("import torch\n", ""), Settings(), project, lambda: not wanted.is_set())
+    assert unwanted_at and time.perf_counter() - unwanted_at[0] < 0.1
+    later = text + FAST.replace("import torch\n", "").replace("add_(1)", "add_(2)")
+    findings = opened.analyse(later, Settings(), project)
+    fresh = OpenDocument(str(path)).analyse(later, Settings(), project_index(use_jedi=False))
+    # what the budget's CPU time cut may differ (the GG000 notes); the findings may not
+    assert [(f.code, f.span.start.line) for f in findings if f.code != "GG000"] == \
+        [(f.code, f.span.start.line) for f in fresh if f.code != "GG000"] == [("GG001", len(later.splitlines()) - 1)]

@@ -5,11 +5,12 @@ file, each of its functions analysed on its own (and its module-level code), eac
 follows. A scope that spends its steps raises `OverBudget` for itself; its handler cuts that
 scope only (a followed call returns an unknown value, a function stops where it is) and the
 rest of the file goes on. Steps make the cut repeatable from run to run; CPU time is the
-backstop for work that steps do not count (a huge literal, an import read), checked every few
-hundred steps together with `cancelled()`, which raises `Cancelled` (the caller wants no result
+backstop for work that steps do not count (a huge literal), checked every few hundred steps
+together with `cancelled()`, which raises `Cancelled` (the caller wants no result
 any more: a newer version, a closed document, a shutdown).
 
-One `Budget` covers one analysis and the imported files it reads (`active()`).
+One `Budget` covers one analysis and the imported files it reads (`active()`); reading them
+has an allowance of its own (`reading()`): past it, their names stay unknown.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ FILE_CPU_SECONDS = 1.5  # the interpretation of one file, the imports it reads i
 FILE_STEPS = 400_000  # one file: its module-level code and every function analysed on its own
 FUNCTION_STEPS = 60_000  # one function (or the module-level code), the calls it follows included
 CALL_STEPS = 12_000  # one followed call, the calls it follows in turn included
+IMPORTS_CPU_SECONDS = 1.0  # reading the files one analysis imports (parsing them, asking jedi)
 _CHECK_EVERY = 256  # steps between two looks at the clock and at `cancelled()`
 
 
@@ -50,6 +52,9 @@ class Budget:
         self._limits: list[int] = []  # per open scope: the step count it may reach
         self._limit = float("inf")
         self._next_check = _CHECK_EVERY
+        self._imports_left = IMPORTS_CPU_SECONDS
+        self._reading = 0  # imported files being read, one inside another
+        self.unread: set[str] = set()  # imported files left unread: reading them had no time left
 
     def step(self) -> None:
         """One abstract step: raises `OverBudget` for the outermost scope it exceeds, `Cancelled`."""
@@ -82,16 +87,27 @@ class Budget:
             self._limit = self._limits[-1] if self._limits else float("inf")
 
 
+    def may_read(self) -> bool:
+        """Whether reading imported files has time left (`IMPORTS_CPU_SECONDS`)."""
+        return self._imports_left > 0
+
     @contextmanager
-    def isolated(self) -> Iterator[None]:
-        """Within, scopes start afresh (an imported file read on the way gets its own steps, not
-        what the caller's scope has left); the CPU time and cancellation stay shared."""
-        limits, limit = self._limits, self._limit
-        self._limits, self._limit = [], float("inf")
+    def reading(self) -> Iterator[None]:
+        """Within, an imported file is read or a name resolved: with scopes of its own (not
+        what the caller's scope has left) and a CPU deadline of its own, and the time it takes
+        counted against `IMPORTS_CPU_SECONDS`, not against the file that imports it."""
+        limits, limit, deadline = self._limits, self._limit, self._cpu_deadline
+        start = time.process_time()
+        self._limits, self._limit, self._cpu_deadline = [], float("inf"), start + self.cpu_seconds
+        self._reading += 1
         try:
             yield
         finally:
-            self._limits, self._limit = limits, limit
+            elapsed = time.process_time() - start
+            self._reading -= 1
+            self._limits, self._limit, self._cpu_deadline = limits, limit, deadline + elapsed
+            if not self._reading:
+                self._imports_left -= elapsed
 
 
 _active: ContextVar[Budget | None] = ContextVar("gradguard_budget", default=None)

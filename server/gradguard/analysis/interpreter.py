@@ -322,16 +322,27 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
               orelse: cst.Else | None) -> None:
         entry = state.copy()
         current = state.copy()
-        for _ in range(2):
+        self.loop_depth += 1
+        try:
+            self._passes(body, entry, current, bind_target)
+        finally:
+            self.loop_depth -= 1
+        self._replace(state, current)
+        if orelse is not None:
+            self.exec_block(orelse.body.body, state)
+
+    def _passes(self, body: cst.BaseSuite, entry: State, current: State,
+                bind_target: Callable[[State], None] | None) -> None:
+        """Run a loop's body to its fixed point in `current`: two passes (what one iteration
+        leaves for the next), one inside `MAX_TWO_PASS_LOOPS` loops (so nested loops cost 2**3
+        times their body at most, not 2**depth; the second pass could only add findings)."""
+        for _ in range(2 if self.loop_depth <= MAX_TWO_PASS_LOOPS else 1):
             iteration = current.copy()
             iteration.dead = False
             if bind_target is not None:
                 bind_target(iteration)
             self.exec_block(body.body, iteration)
-            current = entry.join(iteration)
-        self._replace(state, current)
-        if orelse is not None:
-            self.exec_block(orelse.body.body, state)
+            self._replace(current, entry.join(iteration))
 
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.eval(node.iter, state)
@@ -975,6 +986,8 @@ class _JumpFinder(cst.CSTVisitor):
         return False
 
 
+MAX_TWO_PASS_LOOPS = 3  # loops nested deeper (followed calls included) run their body once
+
 _NAMED_RESULTS = {"values": 0, "indices": 1}  # the fields of torch's named-tuple results (max, topk, sort ...)
 _OBJECTS = (TensorValue, ModuleValue, ImportRef, FunctionRef, SequenceValue, DictValue, OptimizerValue)
 
@@ -1020,6 +1033,8 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     interpreter = Interpreter(module, path, project, previous, replaced, hovers)
     result = interpreter.run()
     result.definitions = interpreter.definitions
+    if interpreter.budget.unread:
+        result.cuts.append(Cut("imports", None, None, "time", tuple(sorted(interpreter.budget.unread))))
     return result
 
 
@@ -1027,8 +1042,7 @@ def read_top_level(module: cst.Module, path: str, project: ProjectIndex) -> Defi
     """What a file defines at its top level (imports, functions, classes and what their `__init__`
     builds), for the files that import it; its functions are not analysed."""
     interpreter = Interpreter(module, path, project)
-    with interpreter.budget.isolated():
-        interpreter.run(functions=False)
+    interpreter.run(functions=False)
     return interpreter.definitions
 
 

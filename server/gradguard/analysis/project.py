@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Callable, Iterator
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from gradguard.analysis import budget
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Position, Span
 from gradguard.source.parser import parse_module
@@ -59,7 +60,13 @@ class ProjectIndex:
         key = (from_path, qualname)
         if key not in self._located:
             located = self._locate(Path(from_path), qualname)
-            self._located[key] = located or self._locate_with_jedi(Path(from_path), qualname)
+            if located is None and self._use_jedi:
+                current = budget.active()
+                if current is not None and not current.may_read():
+                    return UNKNOWN  # asked again by a later analysis, with time left
+                with current.reading() if current is not None else nullcontext():
+                    located = self._locate_with_jedi(Path(from_path), qualname)
+            self._located[key] = located
         located = self._located[key]
         if located is None:
             return UNKNOWN
@@ -106,9 +113,14 @@ class ProjectIndex:
             return None
         if self._interrupted is not None and self._interrupted():
             raise ReadingInterrupted(str(file))
+        current = budget.active()
+        if current is not None and not current.may_read():
+            current.unread.add(str(file))
+            return None  # read by a later analysis, with time left
         self._loading.add(file)
         try:
-            definitions = self._interpret(file)
+            with current.reading() if current is not None else nullcontext():
+                definitions = self._interpret(file)
         finally:
             self._loading.discard(file)
         self._definitions[file] = definitions

@@ -69,3 +69,4 @@ class InterpreterState:
         # where the interpretation is
         self.current_line: cst.SimpleStatementLine | None = None
         self.unrolling = 0  # loops over known sequences running element by element, one inside another
+        self.loop_depth = 0  # loops running to their fixed point, one inside another

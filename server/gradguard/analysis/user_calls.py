@@ -167,6 +167,8 @@ class UserCalls(InterpreterState):
                 or function in self.cut_calls:
             return UNKNOWN
         if self.followed >= MAX_FOLLOWED_CALLS:
+            where = self.analysing.name if self.analysing is not None else self.call_nodes[0] if self.call_nodes else node
+            self.note_cut("calls", self.analysing, where, OverBudget(0, "calls"))
             return UNKNOWN
         here = definitions is self.definitions
         if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (

@@ -27,12 +27,15 @@ function or generated expression lets gradguard analyse it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterator
 
 from gradguard.analysis import budget
 from gradguard.analysis.events import Cut
+from gradguard.analysis.user_calls import MAX_FOLLOWED_CALLS
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.rules.base import RuleContext
+from gradguard.source.parser import MAX_CHAIN, long_chains
 
 CODE = "GG000"
 NAME = "unparsable-file"
@@ -41,6 +44,7 @@ _WHY = {
     "steps": "it took more than its budget of {steps:,} steps",
     "time": f"the file took more than its budget of {budget.FILE_CPU_SECONDS:g} s of CPU time",
     "depth": "its calls or expressions are nested too deeply",
+    "calls": f"it followed {MAX_FOLLOWED_CALLS} calls",
 }
 _STEPS = {"call": budget.CALL_STEPS, "function": budget.FUNCTION_STEPS, "file": budget.FILE_STEPS}
 
@@ -59,20 +63,40 @@ def check(context: RuleContext) -> Iterator[Finding]:
         else:
             message = f"gradguard could not analyse this file: {problem.message}"
         yield Finding(CODE, Severity.ERROR, message, context.document.filename, Span(problem.position, end))
+    stopped = {cut.function for cut in context.cuts if cut.scope == "function"}
     for cut in context.cuts:
-        yield _note(context, cut)
+        if cut.scope == "call" and cut.function in stopped and cut.node is getattr(cut.function, "name", None):
+            continue  # one note at the definition: its own analysis says it stopped too
+        yield _note(context, cut, followed=cut.scope == "function" and any(
+            c.scope == "call" and c.function is cut.function for c in context.cuts))
+    for start, end in long_chains(context.document.text):
+        line = context.document.text.count("\n", 0, start) + 1
+        column = start - (context.document.text.rfind("\n", 0, start) + 1)
+        yield Finding(CODE, Severity.INFO, f"gradguard skipped this expression of {end - start:,} characters: "
+                      f"a flat chain of more than {MAX_CHAIN:,} operators; what it computes is not known",
+                      context.document.filename, Span(Position(line, column), Position(line, column + 1)))
 
 
-def _note(context: RuleContext, cut: Cut) -> Finding:
+def _note(context: RuleContext, cut: Cut, followed: bool = False) -> Finding:
     why = _WHY[cut.reason].format(steps=_STEPS.get(cut.scope, 0))
     name = f"`{cut.function.name.value}`" if cut.function is not None else "the module-level code"
-    if cut.scope == "statement":
+    if cut.scope == "imports":
+        files = ", ".join(f"`{Path(f).name}`" for f in cut.skipped[:5]) + (
+            f" and {len(cut.skipped) - 5} more" if len(cut.skipped) > 5 else "")
+        message = (f"gradguard stopped reading imported files after {budget.IMPORTS_CPU_SECONDS:g} s of CPU time: "
+                   f"what {files} define is not known, so findings that depend on it may be missing")
+    elif cut.scope == "statement":
         message = f"gradguard skipped this line: {why}; what it binds is not known from here on"
+    elif cut.scope == "calls":
+        message = (f"gradguard stopped following calls made by {name}: {why}; what later calls do to its tensors "
+                   "is not known, so findings that depend on it may be missing")
     elif cut.scope == "call":
         message = (f"gradguard stopped following calls of {name}: {why}; what they do to their callers' tensors "
                    "is not known, so findings that depend on it may be missing")
     elif cut.scope == "function":
         message = f"gradguard stopped analysing {name} part-way: {why}; findings after that point in it may be missing"
+        if followed:
+            message += ", and calls of it are not followed"
     else:
         names = ", ".join(f"`{n}`" for n in cut.skipped[:5]) + (f" and {len(cut.skipped) - 5} more"
                                                                 if len(cut.skipped) > 5 else "")
