@@ -62,7 +62,19 @@ def analyse_document(document: Document, settings: Settings, project: ProjectInd
     """
     with collector_paused(), budget.using(Budget(cancelled=cancelled)):
         document, result = _interpret(document, project)
+        if document.module is not None and document.locator is None and result is not None and result.changes:
+            document = _located_by_block(document, result)
         return _findings(document, settings, project, result)
+
+
+def _located_by_block(document: Document, result: ScopeResult) -> Document:
+    """`document` placing its nodes block by block (`BlockTree`): only the top-level statements
+    that hold a finding pay for libcst's position pass, not the whole file."""
+    blocks = BlockTree(document.filename)
+    located = blocks.update(document.text, document.module)
+    blocks.likely = {f for f, unit in result.units.items() if unit.changes}.union(
+        *(unit.entered for unit in result.units.values() if unit.changes))
+    return located
 
 
 class OpenDocument:

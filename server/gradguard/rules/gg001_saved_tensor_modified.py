@@ -62,38 +62,55 @@ NAME = "saved-tensor-modified-inplace"
 
 
 def check(context: RuleContext) -> Iterator[Finding]:
+    # a change reached along several paths (a function called from many places) is one finding:
+    # its most certain report, chosen before any position is looked up
+    chosen: dict[cst.CSTNode, tuple[InplaceChange, SavedRecord, list[str]]] = {}
     for change in context.changes:
         if not change.saved or not change.bumps_version or change.backward_follows is Tri.NO:
             continue
         if raises_for_leaf(change) or raises_for_view(change):
             continue
         record = next((r for r in change.saved if r.certain), change.saved[0])
-        reasons = []
-        if not record.certain:
-            reasons.append("whether it was saved depends on which tensors require grad here")
-        if not change.target.alias_certain:
-            reasons.append("the changed tensor may be an alias of it (e.g. `contiguous()`/`to()` return their "
-                           "input when nothing needs to change)")
-        if change.backward_follows is not Tri.YES:
-            reasons.append("this holds if a backward pass later runs through it")
-        saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node, record.file)})"
-        if isinstance(record.run_by, cst.Call):
-            saved += f" that `{context.code(record.run_by.func)}(...)` ran ({context.where(record.run_by)})"
-        why = f"which `{record.aten_op}` saves for backward"
-        outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
-        if change.target_node is not None:
-            message = f"`{context.code(change.target_node)}` is {saved}, {why}; {change.verb} changes it in place, {outcome}."
-        else:
-            message = f"{change.verb} changes {saved} in place, {why}, {outcome}."
-        yield Finding(
-            code=CODE,
-            severity=Severity.WARNING if reasons else Severity.ERROR,
-            message=message,
-            filename=context.document.filename,
-            span=context.document.span(change.node),
-            related=context.saved_here(record) + context.called_from(change),
-            fixes=fixes(context, change, record),
-        )
+        reasons = _doubts(change, record)
+        known = chosen.get(change.node)
+        if known is None or (known[2] and not reasons):
+            chosen[change.node] = (change, record, reasons)
+    for change, record, reasons in chosen.values():
+        yield _finding(context, change, record, reasons)
+
+
+def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
+    """Why the change may not break backward after all (none: it will)."""
+    reasons = []
+    if not record.certain:
+        reasons.append("whether it was saved depends on which tensors require grad here")
+    if not change.target.alias_certain:
+        reasons.append("the changed tensor may be an alias of it (e.g. `contiguous()`/`to()` return their "
+                       "input when nothing needs to change)")
+    if change.backward_follows is not Tri.YES:
+        reasons.append("this holds if a backward pass later runs through it")
+    return reasons
+
+
+def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, reasons: list[str]) -> Finding:
+    saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node, record.file)})"
+    if isinstance(record.run_by, cst.Call):
+        saved += f" that `{context.code(record.run_by.func)}(...)` ran ({context.where(record.run_by)})"
+    why = f"which `{record.aten_op}` saves for backward"
+    outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
+    if change.target_node is not None:
+        message = f"`{context.code(change.target_node)}` is {saved}, {why}; {change.verb} changes it in place, {outcome}."
+    else:
+        message = f"{change.verb} changes {saved} in place, {why}, {outcome}."
+    return Finding(
+        code=CODE,
+        severity=Severity.WARNING if reasons else Severity.ERROR,
+        message=message,
+        filename=context.document.filename,
+        span=context.document.span(change.node),
+        related=context.saved_here(record) + context.called_from(change),
+        fixes=fixes(context, change, record),
+    )
 
 
 def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> tuple[Fix, ...]:
