@@ -87,6 +87,7 @@ class OpenDocument:
         self._document: Document | None = None  # the last analysed version
         self._seen: tuple[int, int] = (0, 0)  # (the project, the tick of its files) the previous result saw
         self._replaced: list[cst.CSTNode] = []  # what the versions whose analysis was cancelled replaced
+        self._interrupted = False  # the last analysis was cancelled: the next one interprets, whatever changed
 
     def describe_tensor(self, line: int, column: int, project: ProjectIndex,
                         describe: Callable[[RuleContext, str, Seen], str]) -> str | None:
@@ -115,6 +116,7 @@ class OpenDocument:
                 return self._analyse(text, settings, project)
             except Cancelled:
                 self._replaced.extend(self.blocks.replaced)
+                self._interrupted = True
                 raise
 
     def _analyse(self, text: str, settings: Settings, project: ProjectIndex) -> list[Finding]:
@@ -128,10 +130,10 @@ class OpenDocument:
         document = self.blocks.update(text, known)
         seen = (id(project), project.dependencies_changed_at(document.filename))
         previous = self._previous if seen == self._seen else None
-        if previous is None or document.module is not module:  # else the same tree: only positions moved
+        if previous is None or document.module is not module or self._interrupted:  # else only positions moved
             replaced = [*self._replaced, *self.blocks.replaced]
             document, self._previous = _interpret(document, project, previous, replaced, hovers=True)
-            self._replaced = []
+            self._replaced, self._interrupted = [], False
         if self._previous is not None:
             units = [(f, u) for f, u in self._previous.units.items() if u.changes]
             self.blocks.likely = {f for f, _ in units}.union(*(u.entered for _, u in units))

@@ -5,7 +5,7 @@ file, each of its functions analysed on its own (and its module-level code), eac
 follows. A scope that spends its steps raises `OverBudget` for itself; its handler cuts that
 scope only (a followed call returns an unknown value, a function stops where it is) and the
 rest of the file goes on. Steps make the cut repeatable from run to run; CPU time is the
-backstop for work that steps do not count (a huge literal), checked every few hundred steps
+backstop for work that steps do not count (a huge literal), checked every few dozen steps
 together with `cancelled()`, which raises `Cancelled` (the caller wants no result
 any more: a newer version, a closed document, a shutdown).
 
@@ -25,7 +25,7 @@ FILE_STEPS = 400_000  # one file: its module-level code and every function analy
 FUNCTION_STEPS = 60_000  # one function (or the module-level code), the calls it follows included
 CALL_STEPS = 12_000  # one followed call, the calls it follows in turn included
 IMPORTS_CPU_SECONDS = 1.0  # reading the files one analysis imports (parsing them, asking jedi)
-_CHECK_EVERY = 256  # steps between two looks at the clock and at `cancelled()`
+_CHECK_EVERY = 64  # steps between two looks at the clock and at `cancelled()`
 
 
 class Cancelled(Exception):

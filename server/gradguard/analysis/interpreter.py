@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import libcst as cst
 
@@ -98,15 +98,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         reused = self.previous is not None and self._reuse_module_level(self.previous)
         if not reused:
             state = State(self.definitions.globals)
-            with self.budget.scope(budget.FUNCTION_STEPS) as depth:
-                try:
-                    self.exec_block(self.module.body, state)
-                except (OverBudget, RecursionError) as error:
-                    if isinstance(error, OverBudget) and error.depth != depth:
-                        raise
-                    self.note_cut("function", None, self.current_line, error)
-                finally:
-                    self.definitions.globals = state.env
+            try:
+                self.run_unit(self.module.body, state, None)
+            finally:
+                self.definitions.globals = state.env
             for change in self.pending:
                 change.backward_follows = Tri.NO
             self.pending = []
@@ -132,9 +127,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.units[deferred.function] = unit
 
     def _cut_file(self, reason: str) -> None:
-        """The file's budget ran out: what was found stands, the functions left are not analysed."""
-        if not self.result.plan and not self.result.module_entered and self.module.body:
-            self.result.module_cuts = list(self.result.cuts)
+        """The file's budget ran out: what was found stands, the functions left are not analysed
+        (the next version of an open document is then analysed afresh: `cut_short`)."""
         skipped = tuple(d.function.name.value for d in self.deferred)
         self.result.cuts.append(Cut("file", None, None, reason, skipped))
         self.result.cut_short = True
@@ -147,6 +141,17 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             if deferred.function not in self.planned and not self.call_stack:
                 self.planned.add(deferred.function)
                 self.deferred.append(deferred)
+
+    def run_unit(self, body: Sequence[cst.BaseStatement], state: State, function: cst.FunctionDef | None) -> None:
+        """Run a function's body (the module's, for None) within one function's budget; past it,
+        the unit stops where it is, keeping what it found."""
+        with self.budget.scope(budget.FUNCTION_STEPS) as depth:
+            try:
+                self.exec_block(body, state)
+            except (OverBudget, RecursionError) as error:
+                if isinstance(error, OverBudget) and error.depth != depth:
+                    raise
+                self.note_cut("function", function, function.name if function is not None else self.current_line, error)
 
     def note_cut(self, scope: str, function: cst.FunctionDef | None, node: cst.CSTNode | None,
                  error: BaseException) -> None:
@@ -496,13 +501,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.in_module_method = self_value is not None
         self.return_values.append([])
         try:
-            with self.budget.scope(budget.FUNCTION_STEPS) as depth:
-                try:
-                    self.exec_block(node.body.body, state)
-                except (OverBudget, RecursionError) as error:
-                    if isinstance(error, OverBudget) and error.depth != depth:
-                        raise
-                    self.note_cut("function", node, node.name, error)
+            self.run_unit(node.body.body, state, node)
         finally:
             returned = self.return_values.pop()
             graph = self.graph_of(returned) if is_forward else frozenset()

@@ -6,9 +6,10 @@ are published only if the document is still at that version (the latest change w
 
 Analyses run one at a time on one thread, each within its file's budget. One that has run for
 `SLICE` seconds stops at its next step when its result is no longer wanted (a newer version, a
-close, a shutdown or a lost client) or when another document waits for the thread: that one
-goes first, and the stopped analysis runs again after it. So a slow document never holds back
-the diagnostics of the others, and a quick analysis is never stopped half-way.
+close, a shutdown or a lost client) or when another document, whose analyses are quicker, waits
+for the thread: that one goes first, and the stopped analysis runs again after it. So a slow
+document never holds back the diagnostics of the others, and a quick analysis is never stopped
+half-way.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ class GradguardServer(LanguageServer):
         self.analyser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")  # off the loop
         self.queued: Counter[str] = Counter()  # per document: its analyses waiting for the thread
         self.queue_lock = threading.Lock()
+        self.cost: dict[str, float] = {}  # per document: how long its last analysis ran (seconds)
         self.stopping = False  # shut down, or the client is gone: every analysis stops
 
     def shutdown(self) -> None:
@@ -189,14 +191,20 @@ class GradguardServer(LanguageServer):
 
     def unwanted(self, uri: str, version: int | None, started: float) -> bool:
         """Whether the analysis of `uri` at `version`, running since `started`, should stop now
-        (asked by the analysis thread at its steps)."""
+        (asked by the analysis thread at its steps): its result is no longer wanted, or another
+        document waits whose analysis is known to take less than half the time this one has run
+        (so two slow documents never stop each other for ever)."""
         if self.stopping or self.open_document(uri) is None:
             return True
-        if time.monotonic() - started < SLICE:
+        elapsed = time.monotonic() - started
+        if elapsed < SLICE:
             return False
         document = self.open_document(uri)
-        return document is None or document.version != version or any(
-            count for other, count in self.queued.items() if other != uri)
+        if document is None or document.version != version:
+            return True
+        with self.queue_lock:
+            waiting = [other for other, count in self.queued.items() if count and other != uri]
+        return any(2 * self.cost.get(other, 0.0) < elapsed for other in waiting)
 
     def settings_for(self, path: str) -> Settings:
         """The editor's settings when it sent some (the CLI's keys), else the file's pyproject.toml."""
@@ -226,15 +234,19 @@ class GradguardServer(LanguageServer):
                 opened = self.opened[uri] = OpenDocument(path)
             cancelled = partial(self.unwanted, uri, version, started)
             if uri not in self.settling and not first:
-                return opened.analyse(text, settings, self.project, cancelled), False
+                findings = opened.analyse(text, settings, self.project, cancelled)
+                self.cost[uri] = time.monotonic() - started
+                return findings, False
             with collector_paused(), self.project.without_reading() as not_read:
                 findings = opened.analyse(text, settings, self.project, cancelled)
                 if first:  # its tree lives while the document is open: out of the collector's way at once
                     gc.freeze()
             if not_read:
                 self.settling.setdefault(uri, set()).update(not_read)
+            self.cost[uri] = time.monotonic() - started
             return findings, first
         except Cancelled:
+            self.cost[uri] = max(self.cost.get(uri, 0.0), time.monotonic() - started)
             if first and uri in self.opened and self.opened[uri] is opened:
                 del self.opened[uri]  # its first diagnostics are still to come
             return None
@@ -464,6 +476,7 @@ def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFi
 def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.analysed.pop(uri, None)
+    ls.cost.pop(uri, None)
     if ls.opened.pop(uri, None) is not None and not ls.releasing:  # one collection for many closes
         ls.releasing = True
         asyncio.ensure_future(ls.release_memory())
