@@ -1,6 +1,6 @@
 """Per-file budget benchmark: every file of the model libraries, analysed cold, one at a time.
 
-    .venv/bin/python bench/per_file.py [TREE ...] [--jobs N] [--limit SECONDS] [--no-append]
+    .venv/bin/python bench/per_file.py [TREE ...] [--jobs N] [--limit SECONDS] [--every N] [--times FILE] [--no-append]
 
 Each file is analysed as `gradguard check FILE --no-cache` analyses it: a fresh project index (so
 the files it imports are parsed and read again, jedi included), its own CPU time (user + sys of
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
+import json
 import os
 import platform
 import statistics
@@ -28,6 +30,10 @@ DEFAULT_TREES = [SOURCES / "torchvision", SOURCES / "timm", SOURCES / "torch_geo
 RESULTS = ROOT / "bench" / "results.md"
 
 
+def shown(path: str) -> str:
+    return os.path.relpath(path, SOURCES)
+
+
 def measure(paths: list[str]) -> list[tuple[str, float, list[tuple[str, str, int, str]]]]:
     """(path, CPU seconds, [(code, severity, line, message)]) of each file, each analysed cold."""
     from gradguard.config import Settings
@@ -37,6 +43,7 @@ def measure(paths: list[str]) -> list[tuple[str, float, list[tuple[str, str, int
     settings = Settings()
     measured = []
     for path in paths:
+        gc.collect()  # the previous file's garbage is not this file's time
         start = time.process_time()
         text = Path(path).read_text(encoding="utf-8", errors="replace")
         project = project_index()
@@ -50,26 +57,27 @@ def measure(paths: list[str]) -> list[tuple[str, float, list[tuple[str, str, int
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trees", nargs="*", type=Path, default=DEFAULT_TREES)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes (more than one shares the cores and inflates each file's CPU time)")
     parser.add_argument("--limit", type=float, default=2.0, help="CPU seconds every file must stay within")
     parser.add_argument("--no-append", action="store_true", help="do not append the table to bench/results.md")
+    parser.add_argument("--every", type=int, default=1, help="only every N-th file (a quick estimate)")
+    parser.add_argument("--times", type=Path, help="write every file's CPU seconds to this JSON file")
     args = parser.parse_args()
-    files = sorted(str(p) for tree in args.trees for p in tree.rglob("*.py"))
+    files = sorted(str(p) for tree in args.trees for p in tree.rglob("*.py"))[::args.every]
     chunks = [files[i::args.jobs * 8] for i in range(args.jobs * 8)]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = [r for chunk in pool.map(measure, chunks) for r in chunk]
     wall = time.perf_counter() - started
     times = sorted((seconds, path) for path, seconds, _ in results)
+    if args.times is not None:
+        args.times.write_text(json.dumps({shown(p): round(s, 3) for s, p in times}, indent=1))
     over = [(s, p) for s, p in times if s > args.limit]
     notes = [(p, line, message) for p, _, findings in results for code, severity, line, message in findings
              if code == "GG000" and severity == "info"]
     errors = [(p, line, code, message) for p, _, findings in results for code, severity, line, message in findings
               if severity == "error"]
-
-    def shown(path: str) -> str:
-        return os.path.relpath(path, SOURCES)
-
     lines = [
         f"# Per-file budget benchmark, {datetime.datetime.now().isoformat(timespec='seconds')}", "",
         f"Trees: {', '.join(f'`{os.path.relpath(t, ROOT)}`' for t in args.trees)} ({len(files)} files); each file "

@@ -52,8 +52,9 @@ class Budget:
         self._limits: list[int] = []  # per open scope: the step count it may reach
         self._limit = float("inf")
         self._next_check = _CHECK_EVERY
-        self._imports_left = IMPORTS_CPU_SECONDS
+        self._imports_allowance = IMPORTS_CPU_SECONDS  # what reading imports has left, reads under way aside
         self._reading = 0  # imported files being read, one inside another
+        self._reading_since = 0.0  # when the outermost of them started
         self.unread: set[str] = set()  # imported files left unread: reading them had no time left
 
     def step(self) -> None:
@@ -88,17 +89,26 @@ class Budget:
 
 
     def may_read(self) -> bool:
-        """Whether reading imported files has time left (`IMPORTS_CPU_SECONDS`)."""
-        return self._imports_left > 0
+        """Whether reading imported files has time left (`IMPORTS_CPU_SECONDS`, the read under
+        way included)."""
+        return self._imports_left() > 0
+
+    def _imports_left(self) -> float:
+        spent = time.process_time() - self._reading_since if self._reading else 0.0
+        return self._imports_allowance - spent
 
     @contextmanager
     def reading(self) -> Iterator[None]:
         """Within, an imported file is read or a name resolved: with scopes of its own (not
-        what the caller's scope has left) and a CPU deadline of its own, and the time it takes
-        counted against `IMPORTS_CPU_SECONDS`, not against the file that imports it."""
+        what the caller's scope has left) and a CPU deadline of its own (what reading imports
+        has left), the time it takes counted against `IMPORTS_CPU_SECONDS`, not against the file
+        that imports it."""
         limits, limit, deadline = self._limits, self._limit, self._cpu_deadline
         start = time.process_time()
-        self._limits, self._limit, self._cpu_deadline = [], float("inf"), start + self.cpu_seconds
+        if not self._reading:
+            self._reading_since = start
+        self._limits, self._limit = [], float("inf")
+        self._cpu_deadline = start + min(self.cpu_seconds, max(self._imports_left(), 0.0))
         self._reading += 1
         try:
             yield
@@ -107,7 +117,7 @@ class Budget:
             self._reading -= 1
             self._limits, self._limit, self._cpu_deadline = limits, limit, deadline + elapsed
             if not self._reading:
-                self._imports_left -= elapsed
+                self._imports_allowance -= elapsed
 
 
 _active: ContextVar[Budget | None] = ContextVar("gradguard_budget", default=None)

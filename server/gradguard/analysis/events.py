@@ -23,7 +23,8 @@ class InplaceChange:
     `call_chain` holds the calls (outermost first) that led into the function of this file the
     change is in, when it was found by following them; `standalone_of` the function whose
     analysis without a known caller found it (None for module-level code and followed calls
-    from it): such a change stands only if no analysed code calls that function.
+    from it): such a change stands only if no analysed code calls that function. `scopes` are
+    hints for placing the nodes (positions are found block by block).
     """
 
     node: cst.CSTNode
@@ -41,6 +42,12 @@ class InplaceChange:
     aliases: tuple[str, ...] = ()
     call_chain: tuple[cst.CSTNode, ...] = ()
     standalone_of: cst.FunctionDef | None = None
+    scopes: tuple[cst.FunctionDef | None, ...] = ()  # the functions the calls of `call_chain`, then `node`, lie in
+
+    @property
+    def scope(self) -> cst.FunctionDef | None:
+        """The function `node` lies in (a hint for placing it; None: module-level code)."""
+        return self.scopes[-1] if self.scopes else None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from gradguard.analysis import budget
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Position, Span
+from gradguard.source.blocks import BlockTree
 from gradguard.source.parser import parse_module
 
 _MAX_REEXPORT_DEPTH = 6
@@ -44,7 +45,9 @@ class ProjectIndex:
         self._capacity = capacity
         self._loading: set[Path] = set()
         self._use_jedi = use_jedi
-        self._positions: dict[Path, dict[cst.CSTNode, CodeRange]] = {}
+        self._positions: dict[Path, dict[cst.CSTNode, CodeRange]] = {}  # whole files' positions
+        self._blocks: dict[Path, BlockTree] = {}  # files placed block by block
+        self._texts: dict[Path, str] = {}
         self._located: dict[tuple[str, str], tuple[Path, str] | None] = {}
         self._text_hashes: dict[Path, int] = {}
         self._clock = 0
@@ -125,9 +128,17 @@ class ProjectIndex:
             self._loading.discard(file)
         self._definitions[file] = definitions
         if len(self._definitions) > self._capacity:
-            evicted, _ = self._definitions.popitem(last=False)
-            self._positions.pop(evicted, None)
+            self._evict()
         return definitions
+
+    def _evict(self) -> None:
+        evicted, _ = self._definitions.popitem(last=False)
+        self._texts.pop(evicted, None)
+        self._forget_positions(evicted)
+
+    def _forget_positions(self, file: Path) -> None:
+        self._positions.pop(file, None)
+        self._blocks.pop(file, None)
 
     def read_by(self, filename: str) -> set[str]:
         """Every file the analysis of `filename` read, directly or through re-exports."""
@@ -164,17 +175,20 @@ class ProjectIndex:
         self._definitions[file] = definitions
         self._definitions.move_to_end(file)
         self._note_text(file, hash(text))
-        self._positions.pop(file, None)
+        self._texts[file] = text
+        self._forget_positions(file)
         if len(self._definitions) > self._capacity:
-            evicted, _ = self._definitions.popitem(last=False)
-            self._positions.pop(evicted, None)
+            self._evict()
 
-    def locate(self, node: cst.CSTNode, file_hint: str | None = None) -> tuple[str, Span] | None:
-        """The file and range of a node of one of the files this index read (`file_hint` first:
-        positions are computed file by file)."""
+    def locate(self, node: cst.CSTNode, file_hint: str | None = None,
+               scope: cst.CSTNode | None = None) -> tuple[str, Span] | None:
+        """The file and range of a node of one of the files this index read (`file_hint` first,
+        placed block by block, the block of `scope`, the function it lies in, first; then the
+        other files, whole)."""
         hint = Path(file_hint).resolve() if file_hint is not None else None
-        hinted = [(f, d) for f, d in self._definitions.items() if f == hint]
-        for file, definitions in [*hinted, *self._definitions.items()]:
+        if hint is not None and (span := self._locate_in_blocks(hint, node, scope)) is not None:
+            return str(hint), span
+        for file, definitions in self._definitions.items():
             if definitions is None or definitions.module is None:
                 continue
             positions = self._positions.get(file)
@@ -187,6 +201,20 @@ class ProjectIndex:
                                        Position(code_range.end.line, code_range.end.column))
         return None
 
+    def _locate_in_blocks(self, file: Path, node: cst.CSTNode, scope: cst.CSTNode | None) -> Span | None:
+        definitions = self._definitions.get(file)
+        text = self._texts.get(file)
+        if definitions is None or definitions.module is None or text is None:
+            return None
+        blocks = self._blocks.get(file)
+        if blocks is None:
+            blocks = self._blocks[file] = BlockTree(str(file))
+            blocks.update(text, definitions.module)
+        try:
+            return blocks.span(node, scope)
+        except KeyError:
+            return None
+
     def _interpret(self, file: Path) -> Definitions | None:
         try:
             text = file.read_text(encoding="utf-8")
@@ -194,6 +222,7 @@ class ProjectIndex:
         except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
             return None
         self._note_text(file, hash(text))
+        self._texts[file] = text
         try:
             return self._reader(module, str(file), self)
         except RecursionError:

@@ -19,7 +19,8 @@ class SavedTensors(InterpreterState):
         if state.grad_enabled is Tri.NO:
             return
         record = replace(record, serial=self.next_serial,
-                         file=self.call_definitions[-1].path if self.call_stack else self.definitions.path)
+                         file=self.call_definitions[-1].path if self.call_stack else self.definitions.path,
+                         scope=self.call_stack[-1] if self.call_stack else self.analysing)
         self.next_serial += 1
         if self.call_site is not None:
             self.callee_records.add(id(record.node))
@@ -68,6 +69,7 @@ class SavedTensors(InterpreterState):
             aliases=self.aliases_of(tensor, target_node, state),
             call_chain=chain,
             standalone_of=self.analysing,
+            scopes=(self.analysing, *self.call_stack) if self.call_site is None else (self.analysing,),
         )
         self.result.changes.append(change)
         if saved and change.bumps_version:

@@ -337,6 +337,7 @@ class SavedRecord:
     at_call: bool = True
     run_by: cst.CSTNode | None = None
     file: str | None = None  # the file whose code made the save (None: unknown)
+    scope: cst.CSTNode | None = None  # the function whose code made the save (None: module-level code)
 
 
 def contents(value: Value, *, dicts: bool = False) -> Iterator[Value]:

@@ -447,6 +447,12 @@ async def did_change_configuration(ls: GradguardServer, params: lsp.DidChangeCon
         await pull_settings(ls)
 
 
+@server.feature(lsp.SHUTDOWN)
+def shutdown(ls: GradguardServer, params: None) -> None:
+    """No analysis runs on after a shutdown request: the running one stops at its next step."""
+    ls.stopping = True
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: GradguardServer, params: lsp.DidOpenTextDocumentParams) -> None:
     ls.schedule(params.text_document.uri)

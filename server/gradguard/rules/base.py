@@ -28,19 +28,21 @@ class RuleContext:
     def code(self, node: cst.CSTNode) -> str:
         return self.document.code(node)
 
-    def locate(self, node: cst.CSTNode, file_hint: str | None = None) -> tuple[str, Span]:
-        """The file and range of `node`, which may lie in another file of the project (`file_hint`)."""
+    def locate(self, node: cst.CSTNode, file_hint: str | None = None,
+               scope: cst.CSTNode | None = None) -> tuple[str, Span]:
+        """The file and range of `node`, which may lie in another file of the project (`file_hint`,
+        in the function `scope`)."""
         try:
-            return self.document.filename, self.document.span(node)
+            return self.document.filename, self.document.span(node, scope)
         except KeyError:
-            found = self.project.locate(node, file_hint) if self.project is not None else None
+            found = self.project.locate(node, file_hint, scope) if self.project is not None else None
             if found is None:
                 raise
             return found
 
-    def where(self, node: cst.CSTNode, file_hint: str | None = None) -> str:
+    def where(self, node: cst.CSTNode, file_hint: str | None = None, scope: cst.CSTNode | None = None) -> str:
         """`line 14` in this file, `blocks.py:11` in another one."""
-        filename, span = self.locate(node, file_hint)
+        filename, span = self.locate(node, file_hint, scope)
         if filename == self.document.filename:
             return f"line {span.start.line}"
         return f"{Path(filename).name}:{span.start.line}"
@@ -56,7 +58,7 @@ class RuleContext:
         related = (Related(*self.locate(origin), created),) if origin is not None else ()
         related += self.called_from(change)
         return Finding(code, Severity.ERROR if certain else Severity.WARNING, message,
-                       self.document.filename, self.document.span(change.node), related, fixes)
+                       self.document.filename, self.document.span(change.node, change.scope), related, fixes)
 
     def import_name(self, qualname: str) -> str | None:
         """The name this file binds `qualname` to at top level (`torch.nn` → `nn`), if any."""
@@ -89,15 +91,18 @@ class RuleContext:
 
     def called_from(self, change: InplaceChange) -> tuple[Related, ...]:
         """Related information: the calls, outermost first, that ran the function the change is in."""
-        return tuple(Related(*self.locate(node), f"`{self.code(node.func) if isinstance(node, cst.Call) else 'it'}(...)` "
-                             "ran the code that changes it") for node in change.call_chain)
+        scopes = change.scopes if len(change.scopes) == len(change.call_chain) + 1 else (None,) * len(change.call_chain)
+        return tuple(Related(*self.locate(node, scope=scope),
+                             f"`{self.code(node.func) if isinstance(node, cst.Call) else 'it'}(...)` "
+                             "ran the code that changes it") for node, scope in zip(change.call_chain, scopes))
 
     def saved_here(self, record: SavedRecord) -> tuple[Related, ...]:
         """Related information: where the op saved the tensor (and the user's call that ran it)."""
-        related = [Related(*self.locate(record.node, record.file),
+        related = [Related(*self.locate(record.node, record.file, record.scope),
                            f"`{record.saved_by}` saved its {record.what} for backward here ({record.aten_op})")]
         if record.run_by is not None:
-            related.append(Related(*self.locate(record.run_by, record.file), f"`{record.saved_by}` ran in this call"))
+            related.append(Related(*self.locate(record.run_by, record.file, record.scope),
+                                   f"`{record.saved_by}` ran in this call"))
         return tuple(related)
 
 

@@ -105,6 +105,6 @@ def _note(context: RuleContext, cut: Cut, followed: bool = False) -> Finding:
         message = f"gradguard stopped analysing this file: {why}{left}"
     span = Span(Position(1, 0), Position(1, 0))
     if cut.node is not None:
-        span = context.document.span(cut.node)
+        span = context.document.span(cut.node, cut.function)
         span = Span(span.start, span.end if span.end.line == span.start.line else span.start)
     return Finding(CODE, Severity.INFO, message, context.document.filename, span)

@@ -93,7 +93,7 @@ def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
 
 
 def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, reasons: list[str]) -> Finding:
-    saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node, record.file)})"
+    saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node, record.file, record.scope)})"
     if isinstance(record.run_by, cst.Call):
         saved += f" that `{context.code(record.run_by.func)}(...)` ran ({context.where(record.run_by)})"
     why = f"which `{record.aten_op}` saves for backward"
@@ -107,7 +107,7 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, r
         severity=Severity.WARNING if reasons else Severity.ERROR,
         message=message,
         filename=context.document.filename,
-        span=context.document.span(change.node),
+        span=context.document.span(change.node, change.scope),
         related=context.saved_here(record) + context.called_from(change),
         fixes=fixes(context, change, record),
     )

@@ -285,15 +285,20 @@ class BlockTree:
         return Document(self.filename, text, module=self.module, syntax_problem=self._problem if stale else None,
                         stale_lines=stale, locator=self.span)
 
-    def span(self, node: cst.CSTNode) -> Span:
+    def span(self, node: cst.CSTNode, scope: cst.CSTNode | None = None) -> Span:
         """The range of `node` in the current version (KeyError for a node of no block).
 
-        Blocks are resolved on demand: first the `likely` ones (the functions whose analysis
-        reported something), then, if the node is still not found, all the others.
+        Blocks are resolved on demand: first the block of `scope` (the function `node` is likely
+        in), then the `likely` ones (the functions whose analysis reported something), then, if
+        the node is still not found, all the others.
         """
         self._split()
         if self._whole is not None:
             return self._whole.span(node)
+        if node not in self._owner:
+            first = self._where.get(scope) if scope is not None else None
+            if first is not None and first.node not in self._positions:
+                self._resolve(first)
         if node not in self._owner:
             for block in sorted(self._where.values(), key=lambda b: b.node not in self.likely):
                 if block.node not in self._positions:

@@ -81,7 +81,7 @@ class Document:
     module: cst.Module | None = None
     syntax_problem: SyntaxProblem | None = None
     stale_lines: tuple[tuple[int, int], ...] = ()
-    locator: Callable[[cst.CSTNode], Span] | None = field(default=None, repr=False)
+    locator: Callable[[cst.CSTNode, cst.CSTNode | None], Span] | None = field(default=None, repr=False)
     _positions: dict[cst.CSTNode, object] | None = field(default=None, repr=False)
     _lines: list[str] | None = field(default=None, repr=False)
 
@@ -105,10 +105,11 @@ class Document:
             return cls(filename, text, syntax_problem=SyntaxProblem(f"cannot parse: {error}", Position(1, 0)))
         return cls(filename, text, module=module)
 
-    def span(self, node: cst.CSTNode) -> Span:
-        """The exact range of `node` (1-based lines, 0-based code-point columns)."""
+    def span(self, node: cst.CSTNode, scope: cst.CSTNode | None = None) -> Span:
+        """The exact range of `node` (1-based lines, 0-based code-point columns); `scope`, the
+        function it is likely in, makes a block-by-block locator look there first."""
         if self.locator is not None:
-            return self.locator(node)
+            return self.locator(node, scope)
         if self._positions is None:
             assert self.module is not None
             wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
