@@ -26,7 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "third_party" / "models" / "src"
-DEFAULT_TREES = [SOURCES / "torchvision", SOURCES / "timm", SOURCES / "torch_geometric", SOURCES / "transformers" / "models"]
+DEFAULT_TREES = [SOURCES / "torchvision", SOURCES / "timm", SOURCES / "torch_geometric",
+                 SOURCES / "transformers" / "models"]
 RESULTS = ROOT / "bench" / "results.md"
 
 

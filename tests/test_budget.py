@@ -175,7 +175,8 @@ def test_a_chain_under_the_limit_is_analysed_without_recursion_errors():
 
 def test_a_fix_never_writes_the_stand_in_of_a_skipped_chain(tmp_path):
     chain = "+".join(["1"] * 1500)
-    text = f"import torch\n\nx = torch.randn(3, requires_grad=True)\ny = torch.sigmoid(x)\ny.add_({chain})\ny.sum().backward()\n"
+    text = ("import torch\n\nx = torch.randn(3, requires_grad=True)\ny = torch.sigmoid(x)\n"
+            f"y.add_({chain})\ny.sum().backward()\n")
     [finding, note] = analyse_text("fix.py", text, Settings())
     assert (finding.code, finding.span.start.line, note.code, note.span.start.line) == ("GG001", 5, "GG000", 5)
     assert [fix.message for fix in finding.fixes] == ["Clone the output of `torch.sigmoid` where it is saved"]

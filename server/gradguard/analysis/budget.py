@@ -87,7 +87,6 @@ class Budget:
             del self._limits[depth:]
             self._limit = self._limits[-1] if self._limits else float("inf")
 
-
     def may_read(self) -> bool:
         """Whether reading imported files has time left (`IMPORTS_CPU_SECONDS`, the read under
         way included)."""
