@@ -193,7 +193,8 @@ class GradguardServer(LanguageServer):
         """Whether the analysis of `uri` at `version`, running since `started`, should stop now
         (asked by the analysis thread at its steps): its result is no longer wanted, or another
         document waits whose analysis is known to take less than half the time this one has run
-        (so two slow documents never stop each other for ever)."""
+        (so two slow documents never stop each other for ever, and documents opened together,
+        whose costs are not known yet, are analysed one after another)."""
         if self.stopping or self.open_document(uri) is None:
             return True
         elapsed = time.monotonic() - started
@@ -204,7 +205,7 @@ class GradguardServer(LanguageServer):
             return True
         with self.queue_lock:
             waiting = [other for other, count in self.queued.items() if count and other != uri]
-        return any(2 * self.cost.get(other, 0.0) < elapsed for other in waiting)
+        return any(other in self.cost and 2 * self.cost[other] < elapsed for other in waiting)
 
     def settings_for(self, path: str) -> Settings:
         """The editor's settings when it sent some (the CLI's keys), else the file's pyproject.toml."""
