@@ -151,12 +151,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             except (OverBudget, RecursionError) as error:
                 if isinstance(error, OverBudget) and error.depth != depth:
                     raise
-                self.note_cut("function", function, function.name if function is not None else self.current_line, error)
+                self.note_cut("function", function, function.name if function is not None else self.current_line,
+                              _reason(error))
 
     def note_cut(self, scope: str, function: cst.FunctionDef | None, node: cst.CSTNode | None,
-                 error: BaseException) -> None:
-        """Remember, once per function and scope, that its analysis stopped short."""
-        reason = error.reason if isinstance(error, OverBudget) else "depth"
+                 reason: str) -> None:
+        """Remember, once per function and scope, that its analysis stopped short (`Cut.reason`)."""
         if not any(c.scope == scope and c.function is function for c in self.result.cuts):
             self.result.cuts.append(Cut(scope, function, node, reason))
 
@@ -201,14 +201,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         outer, self.current_line = self.current_line, node
         try:
             self.exec_block(node.body, state)
-        except RecursionError as error:  # the line is skipped: what it binds is unknown from here on
+        except RecursionError:  # the line is skipped: what it binds is unknown from here on
             for statement in node.body:
                 targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else \
                     [statement.target] if isinstance(statement, (cst.AnnAssign, cst.AugAssign)) else []
                 for target in targets:
                     for name in _bound_names(target):
                         state.env[name] = UNKNOWN
-            self.note_cut("statement", self.analysing, self.call_nodes[0] if self.call_stack else node, error)
+            self.note_cut("statement", self.analysing, self.call_nodes[0] if self.call_stack else node, "depth")
         finally:
             self.current_line = outer
 
@@ -942,6 +942,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not isinstance(receiver, TensorValue):
             return UNKNOWN
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
+
+
+def _reason(error: OverBudget | RecursionError) -> str:
+    """Why a unit stopped: its budget's "steps" or "time", or "depth" (nesting)."""
+    return error.reason if isinstance(error, OverBudget) else "depth"
 
 
 def _bound_names(target: cst.BaseExpression) -> Iterable[str]:

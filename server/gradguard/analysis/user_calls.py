@@ -168,7 +168,7 @@ class UserCalls(InterpreterState):
             return UNKNOWN
         if self.followed >= MAX_FOLLOWED_CALLS:
             where = self.analysing.name if self.analysing is not None else self.call_nodes[0] if self.call_nodes else node
-            self.note_cut("calls", self.analysing, where, OverBudget(0, "calls"))
+            self.note_cut("calls", self.analysing, where, "calls")
             return UNKNOWN
         here = definitions is self.definitions
         if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
@@ -217,7 +217,7 @@ class UserCalls(InterpreterState):
             if error.depth != depth:
                 raise
             self.cut_calls.add(function)  # its effects on the caller are unknown: a miss, never a false alarm
-            self.note_cut("call", function, function.name if here else self.call_nodes[0], error)
+            self.note_cut("call", function, function.name if here else self.call_nodes[0], error.reason)
             return UNKNOWN
         finally:
             returned = self.return_values.pop()

@@ -195,13 +195,13 @@ class GradguardServer(LanguageServer):
         document waits whose analysis is known to take less than half the time this one has run
         (so two slow documents never stop each other for ever, and documents opened together,
         whose costs are not known yet, are analysed one after another)."""
-        if self.stopping or self.open_document(uri) is None:
+        document = self.open_document(uri)
+        if self.stopping or document is None:
             return True
         elapsed = time.monotonic() - started
         if elapsed < SLICE:
             return False
-        document = self.open_document(uri)
-        if document is None or document.version != version:
+        if document.version != version:
             return True
         with self.queue_lock:
             waiting = [other for other, count in self.queued.items() if count and other != uri]
@@ -236,14 +236,13 @@ class GradguardServer(LanguageServer):
             cancelled = partial(self.unwanted, uri, version, started)
             if uri not in self.settling and not first:
                 findings = opened.analyse(text, settings, self.project, cancelled)
-                self.cost[uri] = time.monotonic() - started
-                return findings, False
-            with collector_paused(), self.project.without_reading() as not_read:
-                findings = opened.analyse(text, settings, self.project, cancelled)
-                if first:  # its tree lives while the document is open: out of the collector's way at once
-                    gc.freeze()
-            if not_read:
-                self.settling.setdefault(uri, set()).update(not_read)
+            else:
+                with collector_paused(), self.project.without_reading() as not_read:
+                    findings = opened.analyse(text, settings, self.project, cancelled)
+                    if first:  # its tree lives while the document is open: out of the collector's way at once
+                        gc.freeze()
+                if not_read:
+                    self.settling.setdefault(uri, set()).update(not_read)
             self.cost[uri] = time.monotonic() - started
             return findings, first
         except Cancelled:
