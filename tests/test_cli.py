@@ -1,7 +1,7 @@
 """`gradguard check` as a user runs it: exit codes, text and JSON output, file discovery, noqa, config.
 
 Exit codes, tracebacks and the config errors are checked on the real console script in a
-subprocess; the rest calls `gradguard.cli.main.main()` in-process (same code path, no start-up cost).
+subprocess; the rest calls `gradguard.__main__.main()` in-process (same code path, no start-up cost).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import gradguard
-from gradguard.cli.main import main
+from gradguard.__main__ import main
 
 GRADGUARD = Path(sys.executable).with_name("gradguard")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gradguard.cli.main import main
+from gradguard.__main__ import main
 from gradguard.rules import RULES, RULES_BY_CODE
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from gradguard.cli.main import main
+from gradguard.__main__ import main
 from gradguard.cli.output import render_github
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.rules import RULES
@@ -329,7 +329,7 @@ def test_pre_commit_hooks_run_the_console_script(tmp_path):
         assert hook["language"] == "python" and hook["types"] == ["python"], hook
         assert hook["name"] and hook["description"]
         program, *arguments = hook["entry"].split()
-        assert program in scripts and scripts[program] == "gradguard.cli.main:main", hook["entry"]
+        assert program in scripts and scripts[program] == "gradguard.__main__:main", hook["entry"]
         entries[hook["id"]] = arguments
     assert entries == {"gradguard": ["check"], "gradguard-fix": ["check", "--fix"]}
 

@@ -17,6 +17,7 @@ from gradguard.analysis.interpreter import interpret, read_top_level
 from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
 from gradguard.findings import Finding, Position, Severity
+from gradguard.fixes.apply import FixedText, fix_text
 from gradguard.rules import RULES, RuleContext
 from gradguard.source.blocks import BlockTree
 from gradguard.source.document import Document, SyntaxProblem, too_large
@@ -60,7 +61,7 @@ def analyse_document(document: Document, settings: Settings, project: ProjectInd
 
     `project` resolves names imported from other files of the project (one per run or server).
     """
-    with collector_paused(), budget.using(Budget(cancelled=cancelled)):
+    with collector_paused(), budget.using(Budget(cancelled=cancelled, spent=document.parse_seconds)):
         document, result = _interpret(document, project)
         if document.module is not None and document.locator is None and result is not None and result.changes:
             document = _located_by_block(document, result)
@@ -175,6 +176,13 @@ def _findings(document: Document, settings: Settings, project: ProjectIndex | No
                 if not suppressed(document.line_text(f.span.start.line), f.code)
                 and (f.code == "GG000" or not document.is_stale(f.span.start.line))]
     return sorted(findings, key=lambda f: (f.span.start, f.code))
+
+
+def fix_document(filename: str, text: str, settings: Settings, project: ProjectIndex | None,
+                 unsafe: bool) -> FixedText:
+    """`text` with the fixes of its findings applied (`fixes/apply.py`), and what is left."""
+    return fix_text(text, lambda current: analyse_document(Document.parse(filename, current), settings, project),
+                    unsafe)
 
 
 def analyse_text(filename: str, text: str, settings: Settings) -> list[Finding]:

@@ -9,8 +9,9 @@ backstop for work that steps do not count (a huge literal), checked every few do
 together with `cancelled()`, which raises `Cancelled` (the caller wants no result
 any more: a newer version, a closed document, a shutdown).
 
-One `Budget` covers one analysis and the imported files it reads (`active()`); reading them
-has an allowance of its own (`reading()`): past it, their names stay unknown.
+One `Budget` covers one analysis and the imported files it reads (`active()`): its CPU time
+is the whole analysis's, and reading imports may spend only part of it (`reading()`), so the
+file's own code always has time left; past that allowance, imported names stay unknown.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable, Iterator
 
-FILE_CPU_SECONDS = 1.5  # the interpretation of one file, the imports it reads included
+FILE_CPU_SECONDS = 1.7  # one file's analysis, its parse and reading its imports included
 FILE_STEPS = 400_000  # one file: its module-level code and every function analysed on its own
 FUNCTION_STEPS = 60_000  # one function (or the module-level code), the calls it follows included
 CALL_STEPS = 12_000  # one followed call, the calls it follows in turn included
-IMPORTS_CPU_SECONDS = 1.0  # reading the files one analysis imports (parsing them, asking jedi)
+IMPORTS_CPU_SECONDS = 1.0  # of that, reading the files it imports (parsing them, asking jedi)
 _CHECK_EVERY = 64  # steps between two looks at the clock and at `cancelled()`
 
 
@@ -44,11 +45,13 @@ class OverBudget(Exception):
 class Budget:
     """Steps and CPU time for one analysis, in nested scopes, and its cancellation."""
 
-    def __init__(self, cpu_seconds: float = FILE_CPU_SECONDS, cancelled: Callable[[], bool] | None = None) -> None:
-        self.cpu_seconds = cpu_seconds
+    def __init__(self, cpu_seconds: float = FILE_CPU_SECONDS, cancelled: Callable[[], bool] | None = None,
+                 spent: float = 0.0) -> None:
+        """`spent`: CPU time the file took before its analysis (its parse), deducted from
+        `cpu_seconds` down to half of it."""
         self.cancelled = cancelled
         self.steps = 0
-        self._cpu_deadline = time.process_time() + cpu_seconds
+        self._cpu_deadline = time.process_time() + cpu_seconds - min(spent, cpu_seconds / 2)
         self._limits: list[int] = []  # per open scope: the step count it may reach
         self._limit = float("inf")
         self._next_check = _CHECK_EVERY
@@ -100,21 +103,20 @@ class Budget:
     def reading(self) -> Iterator[None]:
         """Within, an imported file is read or a name resolved: with scopes of its own (not
         what the caller's scope has left) and a CPU deadline of its own (what reading imports
-        has left), the time it takes counted against `IMPORTS_CPU_SECONDS`, not against the file
-        that imports it."""
+        has left of `IMPORTS_CPU_SECONDS`, within the file's own deadline)."""
         limits, limit, deadline = self._limits, self._limit, self._cpu_deadline
         start = time.process_time()
         if not self._reading:
             self._reading_since = start
         self._limits, self._limit = [], float("inf")
-        self._cpu_deadline = start + min(self.cpu_seconds, max(self._imports_left(), 0.0))
+        self._cpu_deadline = min(deadline, start + max(self._imports_left(), 0.0))
         self._reading += 1
         try:
             yield
         finally:
             elapsed = time.process_time() - start
             self._reading -= 1
-            self._limits, self._limit, self._cpu_deadline = limits, limit, deadline + elapsed
+            self._limits, self._limit, self._cpu_deadline = limits, limit, deadline
             if not self._reading:
                 self._imports_allowance -= elapsed
 

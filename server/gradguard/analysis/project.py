@@ -11,6 +11,7 @@ cache can be invalidated when any of them changes.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
@@ -253,15 +254,20 @@ class ProjectIndex:
         if not self._use_jedi or qualname.startswith(".") or not from_path.is_file():
             return None
         module, _, attribute = qualname.rpartition(".")
-        if not module or module.split(".")[0] in _NEVER_PROJECT:
+        top = module.split(".")[0]
+        if not module or top in _NEVER_PROJECT or top in sys.stdlib_module_names:
             return None
         import jedi
 
         source = f"from {module} import {attribute}\n"
+        collecting = gc.isenabled()
         try:
             names = jedi.Script(source, path=str(from_path)).goto(1, len(source) - 2, follow_imports=True)
         except Exception:  # jedi fails on broken environments; the name then stays unknown
             return None
+        finally:
+            if not collecting:  # parso enables the collector after loading its cache: the analysis paused it
+                gc.disable()
         for name in names:
             path = name.module_path
             if path is not None and path.suffix == ".py" and not _installed(Path(path)):
@@ -269,11 +275,11 @@ class ProjectIndex:
         return None
 
 
-#: Top-level packages that are never part of the user's project (and never define nn modules we follow).
+#: Installed packages that are never part of the user's project and define no nn modules we follow
+#: (the standard library aside: `sys.stdlib_module_names`).
 _NEVER_PROJECT = frozenset({
-    "torch", "numpy", "typing", "collections", "functools", "itertools", "math", "os", "sys", "re", "json",
-    "logging", "dataclasses", "abc", "enum", "warnings", "copy", "pathlib", "contextlib", "inspect", "einops",
-    "scipy", "PIL", "transformers", "huggingface_hub", "safetensors", "typing_extensions",
+    "torch", "numpy", "einops", "scipy", "PIL", "transformers", "huggingface_hub", "safetensors",
+    "typing_extensions",
 })
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 
@@ -120,3 +121,9 @@ def render_github(findings: list[Finding]) -> str:
 
 
 RENDERERS = {"text": render_text, "json": render_json, "sarif": render_sarif, "github": render_github}
+
+
+def unified_diff(filename: str, before: str, after: str) -> str:
+    """`--diff`: the unified diff of `before` and `after`, both named `filename`."""
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        fromfile=filename, tofile=filename))

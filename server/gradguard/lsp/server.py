@@ -38,9 +38,8 @@ from gradguard import __version__
 from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.project import ReadingInterrupted
-from gradguard.cli.fixing import fix_file
 from gradguard.config import ConfigError, ProjectSettings, Settings, settings_from_table
-from gradguard.engine import OpenDocument, project_index
+from gradguard.engine import OpenDocument, fix_document, project_index
 from gradguard.findings import Applicability, Finding, Position, Span
 from gradguard.knowledge import ops
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
@@ -514,7 +513,7 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
                 actions.append(to_code_action(document, fix, own, preferred, versioned))
             actions.append(noqa_action(document, finding, own))
     if any(FIX_ALL.startswith(k) for k in kinds):  # asked for explicitly: it re-analyses the whole file
-        fixed = fix_file(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
+        fixed = fix_document(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
         if fixed.text != analysed.text:
             lines = analysed.text.splitlines(keepends=True) or [""]
             end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith("\n") \

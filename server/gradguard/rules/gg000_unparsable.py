@@ -57,7 +57,9 @@ def check(context: RuleContext) -> Iterator[Finding]:
             yield Finding(CODE, Severity.INFO, f"gradguard skips this file: {problem.message}",
                           context.document.filename, Span(problem.position, end))
             return
-        if context.document.stale_lines:
+        if problem.unreadable:
+            message = f"gradguard could not read this file: {problem.message}"
+        elif context.document.stale_lines:
             skipped = ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in context.document.stale_lines)
             message = f"{problem.message}: gradguard skips lines {skipped} until they parse; the rest of the file is analysed"
         else:

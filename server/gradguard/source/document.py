@@ -6,12 +6,12 @@ to report: most files have nothing, and the position pass costs as much as the p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
-
 import ast
 import re
+import time
 import warnings
+from dataclasses import dataclass, field
+from typing import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -49,11 +49,13 @@ def python_syntax_problem(text: str) -> SyntaxProblem | None:
 
 @dataclass(frozen=True)
 class SyntaxProblem:
-    """Why a file could not be parsed, and where; `skipped`: gradguard chose not to (its size)."""
+    """Why a file could not be parsed, and where; `skipped`: gradguard chose not to (its size);
+    `unreadable`: its text could not be read."""
 
     message: str
     position: Position
     skipped: bool = False
+    unreadable: bool = False
 
 
 MAX_CHARACTERS = 2_000_000  # larger files are not analysed (every adapter)
@@ -82,6 +84,7 @@ class Document:
     syntax_problem: SyntaxProblem | None = None
     stale_lines: tuple[tuple[int, int], ...] = ()
     locator: Callable[[cst.CSTNode, cst.CSTNode | None], Span] | None = field(default=None, repr=False)
+    parse_seconds: float = 0.0  # CPU time the parse took: part of the file's budget
     _positions: dict[cst.CSTNode, object] | None = field(default=None, repr=False)
     _lines: list[str] | None = field(default=None, repr=False)
 
@@ -92,6 +95,7 @@ class Document:
             return cls(filename, text, module=module)
         if (problem := too_large(text)) is not None:
             return cls(filename, text, syntax_problem=problem)
+        start = time.process_time()
         try:
             module = parse_module(text)
         except TooDeeplyNested as error:
@@ -103,7 +107,12 @@ class Document:
             return cls(filename, text, syntax_problem=python_syntax_problem(text) or fallback)
         except (RecursionError, ValueError, MemoryError) as error:
             return cls(filename, text, syntax_problem=SyntaxProblem(f"cannot parse: {error}", Position(1, 0)))
-        return cls(filename, text, module=module)
+        return cls(filename, text, module=module, parse_seconds=time.process_time() - start)
+
+    @classmethod
+    def unreadable(cls, filename: str, error: Exception) -> Document:
+        """A file whose text could not be read (permissions, encoding)."""
+        return cls(filename, "", syntax_problem=SyntaxProblem(str(error), Position(1, 0), unreadable=True))
 
     def span(self, node: cst.CSTNode, scope: cst.CSTNode | None = None) -> Span:
         """The exact range of `node` (1-based lines, 0-based code-point columns); `scope`, the
