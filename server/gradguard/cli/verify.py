@@ -11,7 +11,7 @@ from gradguard.cli.output import finding_to_json, render_text
 from gradguard.config import ConfigError
 from gradguard.verify.merge import Verified
 from gradguard.verify.settings import load_verify_settings
-from gradguard.verify.verification import verify_paths
+from gradguard.verify.pipeline import verify_paths
 
 
 def verified_to_json(verified: Verified) -> dict:

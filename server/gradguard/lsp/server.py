@@ -4,53 +4,42 @@ Handlers stay thin: they convert, schedule and publish. Each change schedules an
 an immutable snapshot (uri, version, text) off the event loop; when it finishes, its results
 are published only if the document is still at that version (the latest change wins).
 
-Analyses run one at a time on one thread, each within its file's budget. One that has run for
-`SLICE` seconds stops at its next step when its result is no longer wanted (a newer version, a
-close, a shutdown or a lost client) or when another document, whose analyses are quicker, waits
-for the thread: that one goes first, and the stopped analysis runs again after it. So a slow
-document never holds back the diagnostics of the others, and a quick analysis is never stopped
-half-way.
+When analyses run is `scheduler.py`'s business; what the editor's settings say is
+`settings.py`'s; the `gradguard.verify` command is `verify_command.py`'s, which sees the server
+only as a `VerifyHost`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-import threading
 import time
-from collections import Counter
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from urllib.parse import unquote
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
-from functools import partial
-from dataclasses import dataclass
-from types import SimpleNamespace
-from typing import Any, AsyncIterator
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.workspace import TextDocument, Workspace
+from pygls.workspace import TextDocument
 
 from gradguard import __version__
 from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.project import ReadingInterrupted
-from gradguard.config import ConfigError, ProjectSettings, Settings, settings_from_table
+from gradguard.config import ConfigError, ProjectSettings, Settings
 from gradguard.engine import OpenDocument, fix_document, project_index
 from gradguard.findings import Applicability, Finding, Position, Span
 from gradguard.knowledge import ops
+from gradguard.lsp import verify_command
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
 from gradguard.lsp.hover import rule_hover, tensor_hover
-from gradguard.lsp import verification
-from gradguard.source.document import lines_of
-from gradguard.source.parser import THREAD_STACK, collector_paused
+from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace
+from gradguard.lsp.scheduler import Scheduler
+from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
+from gradguard.source.parser import collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
-SLICE = 0.05  # seconds an analysis runs before a newer version or another document may stop it
-IDLE = 0.3  # seconds of quiet (no change, no first diagnostics) before background work (reading imports) goes on
 
 
 @dataclass
@@ -62,66 +51,26 @@ class Analysed:
     findings: list[Finding]
 
 
-class AnsweringProtocol(LanguageServerProtocol):
-    """pygls 2 drops a request whose params do not validate, leaving the client waiting forever:
-    this answers it with the JSON-RPC error instead."""
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as error:
-            if not (isinstance(data, dict) and "id" in data and "method" in data):
-                raise
-            self._send_response(data["id"], error=lsp.ResponseError(
-                code=error.code, message=f"{data['method']}: the request's params are not valid LSP"))
-            return SimpleNamespace(jsonrpc="answered")  # handle_message skips it
-
-
-class LspTextDocument(TextDocument):
-    """A document whose lines end where LSP (and Python) end them: not at form feeds."""
-
-    @property
-    def lines(self) -> tuple[str, ...]:
-        return tuple(lines_of(self.source))
-
-
-class LspWorkspace(Workspace):
-    """pygls' workspace, holding `LspTextDocument`s."""
-
-    def _create_text_document(self, doc_uri: str, source: str | None = None, version: int | None = None,
-                              language_id: str | None = None) -> TextDocument:
-        return LspTextDocument(doc_uri, source=source, version=version, language_id=language_id,
-                               sync_kind=self._sync_kind, position_codec=self._position_codec)
-
-
 class GradguardServer(LanguageServer):
-    """The server's state: settings, the project index and the latest findings per document."""
+    """The server's state: settings, the project index, the open documents and their latest findings."""
 
     def __init__(self) -> None:
         super().__init__("gradguard", __version__, protocol_cls=AnsweringProtocol,
                          text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
-        self.editor_settings: dict | None = None
+        self.editor = EditorSettings()
         self.pulls_settings = False  # the client sent no initializationOptions: ask it (workspace/configuration)
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic) instead of receiving them
         self.projects = ProjectSettings()
         self.project = project_index(use_jedi=False)  # jedi's first query takes seconds: never before an answer
         self.analysed: dict[str, Analysed] = {}
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
-        self.last_activity = 0.0  # the event loop's time of the latest didChange, or first diagnostics of a document
-        self.releasing = False  # a collection of closed documents' trees is queued
-        self.background = asyncio.Lock()  # one background job (a file read, a re-analysis) at a time
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
-        threading.stack_size(THREAD_STACK)  # the analysis thread's deep trees
-        self.analyser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")  # off the loop
-        self.queued: Counter[str] = Counter()  # per document: its analyses waiting for the thread
-        self.queue_lock = threading.Lock()
-        self.cost: dict[str, float] = {}  # per document: how long its last analysis ran (seconds)
-        self.stopping = False  # shut down, or the client is gone: every analysis stops
+        self.scheduler = Scheduler()
 
     def shutdown(self) -> None:
         """The client asked to shut down, or went away: stop the running analysis at once."""
-        self.stopping = True
+        self.scheduler.stopping = True
         super().shutdown()
 
     def client_supports(self, *path: str) -> bool:
@@ -140,6 +89,34 @@ class GradguardServer(LanguageServer):
     def report_server_error(self, error: Exception, source: object) -> None:
         """Malformed notifications and the like go to the log, not to a pop-up in the user's editor."""
         self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, f"gradguard: {error!r}"))
+
+    def diagnostics(self, document: TextDocument, findings: list[Finding]) -> list[lsp.Diagnostic]:
+        """`findings` as LSP diagnostics of `document`, with related locations if the client takes them."""
+        related = self.client_supports("text_document", "publish_diagnostics", "related_information") or \
+            (self.pull and self.client_supports("text_document", "diagnostic", "related_document_support"))
+        return [to_diagnostic(document, f, i, related) for i, f in enumerate(findings)]
+
+    def publish(self, uri: str, analysed: Analysed) -> None:
+        """Keep `analysed` as the document's findings; push them, unless the client pulls them."""
+        self.analysed[uri] = analysed
+        document = self.open_document(uri)
+        if not self.pull and document is not None:
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                uri=uri, version=analysed.version, diagnostics=self.diagnostics(document, analysed.findings)))
+
+    def refresh(self) -> None:
+        """Tell a pulling client to ask for diagnostics again."""
+        if self.pull and self.client_supports("workspace", "diagnostics", "refresh_support"):
+            self.workspace_diagnostic_refresh(None)
+
+    def publish_findings(self, uri: str, version: int | None, text: str, findings: list[Finding]) -> None:
+        """`VerifyHost`: publish findings made outside the analysis (a verification run)."""
+        self.publish(uri, Analysed(version, text, findings))
+        self.refresh()
+
+    def editor_verify(self) -> EditorVerify:
+        """`VerifyHost`: the editor's settings for running code."""
+        return self.editor.verify
 
     def schedule(self, uri: str) -> None:
         """Make sure the document's latest version gets analysed and published.
@@ -161,68 +138,42 @@ class GradguardServer(LanguageServer):
 
     async def analyse_and_publish(self, uri: str) -> bool:
         """Analyse the document's current version and publish its diagnostics; False when the
-        analysis was stopped (see the module's docstring) and has to run again."""
+        analysis was stopped (see `scheduler.py`) and has to run again."""
         document = self.open_document(uri)
         if document is None:
             return True
         version, text, path = document.version, document.source, document.path
-        with self.queue_lock:
-            self.queued[uri] += 1
-        outcome = await asyncio.get_running_loop().run_in_executor(
-            self.analyser, self.analyse, uri, path, text, version)
+        outcome = await self.scheduler.analyse(uri, self.analyse, uri, path, text, version)
         if outcome is None:
             return False
         findings, first = outcome
         if first:  # the user is about to read them, and likely to type: background work waits
-            self.last_activity = asyncio.get_running_loop().time()
+            self.scheduler.active()
             asyncio.ensure_future(self.settle_in(uri))
         current = self.open_document(uri)
         if current is None or current.version != version:
             return True  # outdated: the newer change's analysis publishes
-        self.analysed[uri] = Analysed(version, text, findings)
-        if self.pull:
-            return True  # the client asks with textDocument/diagnostic
-        related = self.client_supports("text_document", "publish_diagnostics", "related_information")
-        diagnostics = [to_diagnostic(current, f, i, related) for i, f in enumerate(findings)]
-        self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+        self.publish(uri, Analysed(version, text, findings))
         return True
 
     def unwanted(self, uri: str, version: int | None, started: float) -> bool:
         """Whether the analysis of `uri` at `version`, running since `started`, should stop now
-        (asked by the analysis thread at its steps): its result is no longer wanted, or another
-        document waits whose analysis is known to take less than half the time this one has run
-        (so two slow documents never stop each other for ever, and documents opened together,
-        whose costs are not known yet, are analysed one after another)."""
+        (asked by the analysis thread at its steps; see `Scheduler.should_stop`)."""
         document = self.open_document(uri)
-        if self.stopping or document is None:
+        if document is None:
             return True
-        elapsed = time.monotonic() - started
-        if elapsed < SLICE:
-            return False
-        if document.version != version:
-            return True
-        with self.queue_lock:
-            waiting = [other for other, count in self.queued.items() if count and other != uri]
-        return any(other in self.cost and 2 * self.cost[other] < elapsed for other in waiting)
+        return self.scheduler.should_stop(uri, started, outdated=document.version != version)
 
     def settings_for(self, path: str) -> Settings:
         """The editor's settings when it sent some (the CLI's keys), else the file's pyproject.toml."""
-        project_settings = self.projects.for_path(Path(path))
-        if self.editor_settings is None:
-            return project_settings
-        root = project_settings.root or (Path(self.workspace.root_path) if self.workspace.root_path else None)
-        return settings_from_table(self.editor_settings, root=root)
+        root = Path(self.workspace.root_path) if self.workspace.root_path else None
+        return self.editor.for_path(Path(path), self.projects, root)
 
     def analyse(self, uri: str, path: str, text: str, version: int | None) -> tuple[list[Finding], bool] | None:
         """The findings for `text`, and whether this was the document's first analysis; None when
         the analysis was stopped for more urgent work. Until the document has settled in
         (`read_imports`), its analyses do not wait for what it imports: names from files not
         read yet stay unknown (a miss, never a false alarm), and those files are queued to be read."""
-        with self.queue_lock:
-            self.queued[uri] -= 1
-            if self.queued[uri] <= 0:
-                del self.queued[uri]
         started = time.monotonic()
         try:
             settings = self.settings_for(path)
@@ -242,10 +193,10 @@ class GradguardServer(LanguageServer):
                         gc.freeze()
                 if not_read:
                     self.settling.setdefault(uri, set()).update(not_read)
-            self.cost[uri] = time.monotonic() - started
+            self.scheduler.cost(uri, time.monotonic() - started)
             return findings, first
         except Cancelled:
-            self.cost[uri] = max(self.cost.get(uri, 0.0), time.monotonic() - started)
+            self.scheduler.cost(uri, time.monotonic() - started, stopped=True)
             if first and uri in self.opened and self.opened[uri] is opened:
                 del self.opened[uri]  # its first diagnostics are still to come
             return None
@@ -264,7 +215,7 @@ class GradguardServer(LanguageServer):
         if pending and uri in self.opened:
             file = next(iter(pending))
             def changed() -> bool:
-                return self.stopping or self.last_activity != quiet_since
+                return self.scheduler.stopping or self.scheduler.last_activity != quiet_since
 
             try:
                 with self.project.interruptible(changed), budget.using(Budget(cancelled=changed)):
@@ -283,26 +234,7 @@ class GradguardServer(LanguageServer):
         again; then put what is in memory now out of the garbage collector's way."""
         if uri in self.settling:
             await self.read_imports(uri)
-        await asyncio.get_running_loop().run_in_executor(self.analyser, _settle_memory)
-
-    async def release_memory(self) -> None:
-        """Collect the trees of closed documents: once for all those closed together ("close all"
-        sends one didClose per document), as background work."""
-        await asyncio.sleep(IDLE)
-        async with self.background_turn():
-            self.releasing = False  # a document closed from now on is collected next time
-            await asyncio.get_running_loop().run_in_executor(self.analyser, _release_memory)
-
-    @asynccontextmanager
-    async def background_turn(self) -> AsyncIterator[None]:
-        """Within, background work runs: one job at a time (all documents' jobs take turns), and
-        only once no document has changed (or got its first diagnostics) for `IDLE` seconds. A
-        change that comes while imports are read stops the reading before its next file."""
-        async with self.background:
-            loop = asyncio.get_running_loop()
-            while (wait := self.last_activity + IDLE - loop.time()) > 0:
-                await asyncio.sleep(wait)
-            yield
+        await self.scheduler.settle_memory()
 
     async def read_imports(self, uri: str) -> None:
         """Read the files a document imports (with `$/progress`), one executor job each, while the
@@ -320,9 +252,8 @@ class GradguardServer(LanguageServer):
                 progress = False
         more = True
         while more:
-            async with self.background_turn():
-                more = await asyncio.get_running_loop().run_in_executor(
-                    self.analyser, self.read_next_import, uri, self.last_activity)
+            async with self.scheduler.background_turn():
+                more = await self.scheduler.run(self.read_next_import, uri, self.scheduler.last_activity)
         if progress:
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
         if uri not in self.opened:
@@ -330,27 +261,11 @@ class GradguardServer(LanguageServer):
         # The analyses submitted before the last job have run, and their tasks moved on, before
         # this resumes (the executor and the loop are first in, first out): from here on, every
         # analysis sees what the document imports.
-        async with self.background_turn():
+        async with self.scheduler.background_turn():
             self.analysed.pop(uri, None)
             self.schedule(uri)
             await asyncio.shield(self.tasks[uri])
-        if self.pull and self.client_supports("workspace", "diagnostics", "refresh_support"):
-            self.workspace_diagnostic_refresh(None)
-
-
-def _settle_memory() -> None:
-    """Freeze what is alive now (the open documents' trees, the files they import) out of the
-    garbage collector's reach: a full collection over them takes hundreds of milliseconds, which
-    would land on a keystroke. Closing a document collects once (`_release_memory`)."""
-    gc.freeze()
-
-
-def _release_memory() -> None:
-    """Documents were closed: collect their trees (once, now, not on some later keystroke) and
-    freeze again what is left."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
+        self.refresh()
 
 
 server = GradguardServer()
@@ -383,10 +298,8 @@ async def pull_diagnostics(ls: GradguardServer, params: lsp.DocumentDiagnosticPa
     result_id = f"{analysed.version}:{id(analysed)}"
     if params.previous_result_id == result_id:
         return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-    related = ls.client_supports("text_document", "diagnostic", "related_document_support") or \
-        ls.client_supports("text_document", "publish_diagnostics", "related_information")
-    items = [to_diagnostic(document, f, i, related) for i, f in enumerate(analysed.findings)]
-    return lsp.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+    return lsp.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics(document, analysed.findings),
+                                                   result_id=result_id)
 
 
 def refresh_all(ls: GradguardServer) -> None:
@@ -394,25 +307,15 @@ def refresh_all(ls: GradguardServer) -> None:
     for uri in list(ls.analysed):
         ls.analysed.pop(uri, None)
         ls.schedule(uri)
-    if ls.pull and ls.client_supports("workspace", "diagnostics", "refresh_support"):
-        ls.workspace_diagnostic_refresh(None)
+    ls.refresh()
 
 
 def apply_settings(ls: GradguardServer, options: object) -> None:
-    """`initializationOptions` / `workspace/didChangeConfiguration`: the CLI's `[tool.gradguard]` keys."""
-    if not isinstance(options, dict):
-        return
-    table = options.get("gradguard", options)
-    if not isinstance(table, dict):
-        return
-    verification.apply_settings(ls, table)  # `trusted`, `verify.*`: for gradguard.verify
-    keys = {k: v for k, v in table.items() if k in ("select", "ignore", "per-file-ignores", "severities", "exclude")}
-    try:
-        settings_from_table(keys)
-    except ConfigError as error:
+    """`initializationOptions` / `workspace/didChangeConfiguration`: read once into `ls.editor`
+    (`lsp/settings.py`); invalid rule settings are shown and the previous ones kept."""
+    ls.editor, error = read_editor_settings(options, ls.editor)
+    if error is not None:
         ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
-        return
-    ls.editor_settings = keys or None
 
 
 async def pull_settings(ls: GradguardServer) -> None:
@@ -449,7 +352,7 @@ async def did_change_configuration(ls: GradguardServer, params: lsp.DidChangeCon
 @server.feature(lsp.SHUTDOWN)
 def shutdown(ls: GradguardServer, params: None) -> None:
     """No analysis runs on after a shutdown request: the running one stops at its next step."""
-    ls.stopping = True
+    ls.scheduler.stopping = True
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
@@ -459,7 +362,7 @@ def did_open(ls: GradguardServer, params: lsp.DidOpenTextDocumentParams) -> None
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: GradguardServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    ls.last_activity = asyncio.get_running_loop().time()
+    ls.scheduler.active()
     ls.schedule(params.text_document.uri)
 
 
@@ -481,10 +384,8 @@ def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFi
 def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.analysed.pop(uri, None)
-    ls.cost.pop(uri, None)
-    if ls.opened.pop(uri, None) is not None and not ls.releasing:  # one collection for many closes
-        ls.releasing = True
-        asyncio.ensure_future(ls.release_memory())
+    if ls.opened.pop(uri, None) is not None:
+        ls.scheduler.closed(uri)
     task = ls.tasks.pop(uri, None)
     if task is not None:
         task.cancel()
@@ -504,10 +405,10 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
     actions: list[lsp.CodeAction] = []
     kinds = [getattr(k, "value", k) for k in only or ()]
     if not kinds or any(k.startswith("quickfix") for k in kinds):
-        related = ls.client_supports("text_document", "publish_diagnostics", "related_information")
+        diagnostics = ls.diagnostics(document, analysed.findings)
         for index in wanted_findings(analysed, params):
             finding = analysed.findings[index]
-            own = to_diagnostic(document, finding, index, related)
+            own = diagnostics[index]
             for position, fix in enumerate(finding.fixes):
                 preferred = position == 0 and fix.applicability is Applicability.SAFE
                 actions.append(to_code_action(document, fix, own, preferred, versioned))
@@ -567,14 +468,14 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
         opened = ls.opened.get(uri)
         if opened is None or ls.analysed.get(uri) is None or ls.analysed[uri].version != document.version:
             return None  # still being edited: the next hover answers
-        text = await asyncio.get_running_loop().run_in_executor(  # with the analysis, not beside it
-            ls.analyser, lambda: opened.describe_tensor(line + 1, column, ls.project, tensor_hover))
+        text = await ls.scheduler.run(  # with the analysis, not beside it
+            opened.describe_tensor, line + 1, column, ls.project, tensor_hover)
     if text is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
 
 
-verification.register(server)  # the gradguard.verify command and its code lenses
+verify_command.register(server, server)  # the gradguard.verify command and its code lenses
 
 
 def start(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087) -> None:

@@ -4,8 +4,8 @@ The command (`workspace/executeCommand`, arguments `[uri]` or `[uri, target]`) r
 file, or its module class or function `target`, under the tracer in a child process, off the
 event loop, then publishes the static findings merged with the runtime ones. It runs the user's
 code, so it is refused unless the workspace is trusted: VS Code sends `workspace.isTrusted` as
-the setting `trusted`; other editors set `"trusted": true` themselves. `verify.device` and
-`verify.timeout` (or a nested `verify` table) override `[tool.gradguard.verify]`.
+the setting `trusted`; other editors set `"trusted": true` themselves (`lsp/settings.py`).
+The server is reached through `VerifyHost` only.
 """
 
 from __future__ import annotations
@@ -13,47 +13,37 @@ from __future__ import annotations
 import ast
 import asyncio
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 
+from gradguard.config import ConfigError, Settings
 from gradguard.engine import project_index
-from gradguard.config import ConfigError
-from gradguard.verify.settings import DEVICES, load_verify_settings
-from gradguard.verify.verification import FileVerification, static_findings, verify
+from gradguard.findings import Finding
+from gradguard.lsp.settings import EditorVerify
+from gradguard.verify.settings import load_verify_settings
+from gradguard.verify.pipeline import FileVerification, static_findings, verify
 
 COMMAND = "gradguard.verify"
 TITLE = "Verify in-place safety"
 _BACKWARD = re.compile(r"\.backward\s*\(")
 
 
-@dataclass(frozen=True)
-class EditorVerify:
-    """What the editor says about running code: whether the workspace is trusted, device, timeout."""
+class VerifyHost(Protocol):
+    """What the command needs of the server."""
 
-    trusted: bool = False
-    device: str | None = None
-    timeout: float | None = None
+    def editor_verify(self) -> EditorVerify:
+        """The editor's settings for running code."""
 
+    def settings_for(self, path: str) -> Settings:
+        """The rule settings of the file at `path`."""
 
-def editor_verify(table: dict) -> EditorVerify:
-    """Read `trusted`, `verify.device` and `verify.timeout` (dotted or nested) from editor settings."""
-    nested = table.get("verify") if isinstance(table.get("verify"), dict) else {}
-    device = table.get("verify.device", nested.get("device"))
-    timeout = table.get("verify.timeout", nested.get("timeout"))
-    return EditorVerify(
-        trusted=table.get("trusted") is True,
-        device=device if device in DEVICES else None,
-        timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
-        and timeout > 0 else None)
-
-
-def apply_settings(ls: LanguageServer, table: dict) -> None:
-    """Remember the editor's verification settings on the server."""
-    ls.verify_settings = editor_verify(table)  # type: ignore[attr-defined]
+    def publish_findings(self, uri: str, version: int | None, text: str, findings: list[Finding]) -> None:
+        """Publish `findings` as the diagnostics of `uri` at `version`, whose text was `text`."""
 
 
 def module_classes(text: str) -> list[tuple[int, str]]:
@@ -88,12 +78,9 @@ def code_lenses(uri: str, text: str) -> list[lsp.CodeLens]:
     return lenses
 
 
-async def run_command(ls: LanguageServer, arguments: tuple) -> dict:
+async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) -> dict:
     """Verify the document named by `arguments` and publish the merged findings."""
-    from gradguard.lsp.convert import to_diagnostic
-    from gradguard.lsp.server import Analysed
-
-    editor: EditorVerify = getattr(ls, "verify_settings", EditorVerify())
+    editor = host.editor_verify()
     if not editor.trusted:
         raise JsonRpcInvalidRequest("gradguard.verify runs your code, so it needs a trusted workspace "
                                     "(VS Code: trust the folder; other editors: the setting \"trusted\": true)")
@@ -109,34 +96,25 @@ async def run_command(ls: LanguageServer, arguments: tuple) -> dict:
     except (ConfigError, OSError) as error:
         raise JsonRpcInvalidParams(f"gradguard.verify: {error}") from error
     settings = replace(settings, device=editor.device or settings.device, timeout=editor.timeout or settings.timeout)
-    file_settings = ls.settings_for(str(path))
+    file_settings = host.settings_for(str(path))
 
     def static_then_run() -> FileVerification:  # off the event loop: minutes of user code
         static = static_findings(path, file_settings, project_index(use_jedi=False))
         return verify([(str(path), static, file_settings)], target, settings)[0]
 
     result = await asyncio.get_running_loop().run_in_executor(None, static_then_run)
-    findings = [v.finding for v in result.findings]
-    ls.analysed[uri] = Analysed(document.version, text, findings)
-    if ls.pull:
-        if ls.client_supports("workspace", "diagnostics", "refresh_support"):
-            ls.workspace_diagnostic_refresh(None)
-    else:
-        related = ls.client_supports("text_document", "publish_diagnostics", "related_information")
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=uri, version=document.version,
-            diagnostics=[to_diagnostic(document, f, i, related) for i, f in enumerate(findings)]))
+    host.publish_findings(uri, document.version, text, [v.finding for v in result.findings])
     return {"device": result.device, "problem": result.problem,
             "findings": [{"code": v.finding.code, "line": v.finding.span.start.line, "origin": v.origin,
                           "message": v.finding.message} for v in result.findings]}
 
 
-def register(server: LanguageServer) -> None:
+def register(server: LanguageServer, host: VerifyHost) -> None:
     """Add the `gradguard.verify` command and its code lenses to `server`."""
 
     @server.command(COMMAND)
     async def verify_command(ls: LanguageServer, *arguments: object) -> dict:
-        return await run_command(ls, arguments)
+        return await run_command(ls, host, arguments)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls: LanguageServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
