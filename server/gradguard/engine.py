@@ -6,6 +6,7 @@ import io
 import re
 import tokenize
 from dataclasses import replace
+from functools import partial
 from typing import Callable
 
 import libcst as cst
@@ -72,10 +73,15 @@ def _located_by_block(document: Document, result: ScopeResult) -> Document:
     """`document` placing its nodes block by block (`BlockTree`): only the top-level statements
     that hold a finding pay for libcst's position pass, not the whole file."""
     blocks = BlockTree(document.filename)
-    located = blocks.update(document.text, document.module)
-    blocks.likely = {f for f, unit in result.units.items() if unit.changes}.union(
-        *(unit.entered for unit in result.units.values() if unit.changes))
-    return located
+    return _looking_first(blocks.update(document.text, document.module), blocks, result)
+
+
+def _looking_first(document: Document, blocks: BlockTree, result: ScopeResult) -> Document:
+    """`document` placing its nodes with `blocks`, looking first in the functions whose analysis
+    reported a change, and in those they entered."""
+    units = [unit for unit in result.units.items() if unit[1].changes]
+    likely = frozenset(f for f, _ in units).union(*(unit.entered for _, unit in units))
+    return replace(document, locator=partial(blocks.span, likely=likely))
 
 
 class OpenDocument:
@@ -135,9 +141,8 @@ class OpenDocument:
             replaced = [*self._replaced, *self.blocks.replaced]
             document, self._previous = _interpret(document, project, previous, replaced, hovers=True)
             self._replaced, self._interrupted = [], False
-        if self._previous is not None:
-            units = [(f, u) for f, u in self._previous.units.items() if u.changes]
-            self.blocks.likely = {f for f, _ in units}.union(*(u.entered for _, u in units))
+        if self._previous is not None and document.locator is not None:
+            document = _looking_first(document, self.blocks, self._previous)
         self._document = document
         findings = _findings(document, settings, project, self._previous)
         self._seen = (id(project), project.dependencies_changed_at(document.filename))

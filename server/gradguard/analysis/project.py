@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gradguard.analysis import budget
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
-from gradguard.findings import Position, Span
+from gradguard.findings import Span
 from gradguard.source.blocks import BlockTree
 from gradguard.source.parser import parse_module
+from gradguard.source.positions import WholeModule
 
 _MAX_REEXPORT_DEPTH = 6
 
@@ -46,7 +46,7 @@ class ProjectIndex:
         self._capacity = capacity
         self._loading: set[Path] = set()
         self._use_jedi = use_jedi
-        self._positions: dict[Path, dict[cst.CSTNode, CodeRange]] = {}  # whole files' positions
+        self._positions: dict[Path, WholeModule] = {}  # whole files' positions
         self._blocks: dict[Path, BlockTree] = {}  # files placed block by block
         self._texts: dict[Path, str] = {}
         self._located: dict[tuple[str, str], tuple[Path, str] | None] = {}
@@ -194,12 +194,9 @@ class ProjectIndex:
                 continue
             positions = self._positions.get(file)
             if positions is None:
-                wrapper = MetadataWrapper(definitions.module, unsafe_skip_copy=True)
-                positions = self._positions[file] = dict(wrapper.resolve(PositionProvider))
-            code_range = positions.get(node)
-            if code_range is not None:
-                return str(file), Span(Position(code_range.start.line, code_range.start.column),
-                                       Position(code_range.end.line, code_range.end.column))
+                positions = self._positions[file] = WholeModule(definitions.module)
+            if (span := positions.get(node)) is not None:
+                return str(file), span
         return None
 
     def _locate_in_blocks(self, file: Path, node: cst.CSTNode, scope: cst.CSTNode | None) -> Span | None:

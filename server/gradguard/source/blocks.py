@@ -20,11 +20,11 @@ import warnings
 from dataclasses import dataclass, replace
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gradguard.findings import Position, Span
 from gradguard.source.document import Document, SyntaxProblem, python_syntax_problem
 from gradguard.source.parser import parse_module
+from gradguard.source.positions import spans_of
 
 _STAND_IN = "class _:\n"
 
@@ -137,11 +137,10 @@ class BlockTree:
         self.blocks: list[Block] = []
         self.module: cst.Module | None = None
         self.replaced: list[cst.CSTNode] = []
-        self.likely: set[cst.CSTNode] = set()  # statements whose nodes are likely to be asked for
         self._problem: SyntaxProblem | None = None
         self._where: dict[cst.CSTNode, Block] = {}  # block statement -> its block in this version
         self._owner: dict[cst.CSTNode, cst.CSTNode] = {}  # node -> the block statement it lies in
-        self._positions: dict[cst.CSTNode, dict[cst.CSTNode, CodeRange]] = {}  # per block statement
+        self._positions: dict[cst.CSTNode, dict[cst.CSTNode, Span]] = {}  # per block statement, from its start
         self._unsplit: str | None = None  # parsed whole, not split into blocks yet: the text
         self._whole: Document | None = None  # CPython refuses the text libcst parsed: no blocks
 
@@ -285,12 +284,13 @@ class BlockTree:
         return Document(self.filename, text, module=self.module, syntax_problem=self._problem if stale else None,
                         stale_lines=stale, locator=self.span)
 
-    def span(self, node: cst.CSTNode, scope: cst.CSTNode | None = None) -> Span:
+    def span(self, node: cst.CSTNode, scope: cst.CSTNode | None = None,
+             likely: frozenset[cst.CSTNode] = frozenset()) -> Span:
         """The range of `node` in the current version (KeyError for a node of no block).
 
         Blocks are resolved on demand: first the block of `scope` (the function `node` is likely
-        in), then the `likely` ones (the functions whose analysis reported something), then, if
-        the node is still not found, all the others.
+        in), then those of `likely` (the caller's guess: the functions whose analysis reported
+        something), then, if the node is still not found, all the others.
         """
         self._split()
         if self._whole is not None:
@@ -300,7 +300,7 @@ class BlockTree:
             if first is not None and first.node not in self._positions:
                 self._resolve(first)
         if node not in self._owner:
-            for block in sorted(self._where.values(), key=lambda b: b.node not in self.likely):
+            for block in sorted(self._where.values(), key=lambda b: b.node not in likely):
                 if block.node not in self._positions:
                     self._resolve(block)
                     if node in self._owner:
@@ -308,9 +308,9 @@ class BlockTree:
         block = self._where[self._owner[node]]
         if block.broken:  # a stale tree: its findings are dropped, this keeps them in its lines
             return Span(Position(block.first, 0), Position(block.first, 0))
-        code_range = self._positions[block.node][node]
-        return Span(Position(block.start + code_range.start.line, code_range.start.column),
-                    Position(block.start + code_range.end.line, code_range.end.column))
+        relative = self._positions[block.node][node]
+        return Span(Position(block.start + relative.start.line, relative.start.column),
+                    Position(block.start + relative.end.line, relative.end.column))
 
     def name_at(self, line: int, column: int) -> cst.Name | None:
         """The name at (1-based `line`, 0-based `column`) in the current version, if any."""
@@ -338,12 +338,6 @@ class BlockTree:
                 default_indent=block.default_indent)
         else:
             wrapped = cst.Module(body=[node], default_indent=block.default_indent)
-        positions = MetadataWrapper(wrapped, unsafe_skip_copy=True).resolve(PositionProvider)
-        anchor = positions[node].start.line
-        relative = self._positions[block.node] = {}
-        for inner, code_range in positions.items():
-            if inner is node and block.members:
-                continue
-            relative[inner] = CodeRange((code_range.start.line - anchor, code_range.start.column),
-                                        (code_range.end.line - anchor, code_range.end.column))
+        relative = self._positions[block.node] = spans_of(wrapped, anchor=node, skip=node if block.members else None)
+        for inner in relative:
             self._owner[inner] = block.node

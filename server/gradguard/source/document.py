@@ -1,7 +1,7 @@
 """A source file: its text, its libcst tree (or the syntax error), and positions on demand.
 
-Positions come from libcst's `PositionProvider`, computed only for files that have something
-to report: most files have nothing, and the position pass costs as much as the parse.
+Positions (`positions.py`) are computed only for files that have something to report: most
+files have nothing, and the position pass costs as much as the parse.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gradguard.findings import Position, Span
 from gradguard.source.parser import TooDeeplyNested, parse_module
+from gradguard.source.positions import WholeModule
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -85,7 +85,7 @@ class Document:
     stale_lines: tuple[tuple[int, int], ...] = ()
     locator: Callable[[cst.CSTNode, cst.CSTNode | None], Span] | None = field(default=None, repr=False)
     parse_seconds: float = 0.0  # CPU time the parse took: part of the file's budget
-    _positions: dict[cst.CSTNode, object] | None = field(default=None, repr=False)
+    _positions: WholeModule | None = field(default=None, repr=False)
     _lines: list[str] | None = field(default=None, repr=False)
 
     @classmethod
@@ -121,11 +121,8 @@ class Document:
             return self.locator(node, scope)
         if self._positions is None:
             assert self.module is not None
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = dict(wrapper.resolve(PositionProvider))
-        code_range = self._positions[node]
-        return Span(Position(code_range.start.line, code_range.start.column),
-                    Position(code_range.end.line, code_range.end.column))
+            self._positions = WholeModule(self.module)
+        return self._positions.span(node)
 
     def code(self, node: cst.CSTNode) -> str:
         """The source text of `node`, on one line."""
