@@ -6,7 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "import_graph.py"
+from helpers import ROOT
+
+SCRIPT = ROOT / "scripts" / "import_graph.py"
 
 
 def test_no_import_cycle_and_no_arrow_between_front_ends() -> None:

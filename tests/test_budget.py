@@ -15,7 +15,8 @@ from gradguard.analysis import budget
 from gradguard.config import Settings
 from gradguard.engine import analyse_text
 
-MODELS = Path(__file__).resolve().parent.parent / "third_party" / "models" / "src"
+from helpers import MODELS, made_by
+
 CHECK = [sys.executable, "-m", "gradguard", "check", "--no-config", "--no-cache", "--format", "json"]
 BUG = '''
 
@@ -105,8 +106,8 @@ def test_a_function_defined_in_a_followed_call_is_analysed_once(tmp_path):
     assert [(f.code, f.span.start.line) for f in findings] == [("GG001", lines_of(text, "y += 1")[0])]
 
 
-@pytest.mark.skipif(not (MODELS / "torch_geometric").is_dir(), reason="`make models` unpacks torch-geometric")
 def test_torch_geometric_config_store_within_its_budget():
+    made_by("make models", MODELS / "torch_geometric" / "config_store.py")
     code, findings, cpu = check(MODELS / "torch_geometric" / "config_store.py")
     assert (code, findings) == (0, []) and cpu < 2.0 + 1.5
 

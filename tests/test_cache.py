@@ -3,11 +3,10 @@
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-GRADGUARD = Path(sys.executable).with_name("gradguard")
+from helpers import GRADGUARD, ROOT
+
 PROJECT = ROOT / "tests" / "projects" / "imported_gate"
 
 

@@ -18,11 +18,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import GRADGUARD, ROOT, markers
+
 FOLDERS = ("cases", "programs")
-CORPUS = ROOT.parent / "shared" / "corpus"
-GRADGUARD = Path(sys.executable).with_name("gradguard")
-MARK = re.compile(r"#\s*expect:\s*(GG\d{3})")
 
 # Case files the analyzer gets wrong today: file name -> what it misses or reports wrongly.
 # Each becomes a strict xfail, so the suite flips (XPASS -> failure) once the analyzer is fixed:
@@ -32,15 +30,10 @@ KNOWN_GAPS: dict[str, str] = {}
 CASE_FILES = {folder: sorted(p.name for p in (ROOT / "tests" / folder).glob("*.py")) for folder in FOLDERS}
 
 
-def markers(path: Path) -> set[tuple[int, str]]:
-    return {(n, m.group(1)) for n, line in enumerate(path.read_text().splitlines(), 1)
-            for m in [MARK.search(line)] if m}
-
-
 @pytest.mark.parametrize("folder", FOLDERS)
-def test_labels_agree_with_torch(folder):
+def test_labels_agree_with_torch(folder, corpus):
     """label.py runs every case with torch: raising cases raise the marked family's error, `_ok` run clean."""
-    proc = subprocess.run([sys.executable, str(CORPUS / "label.py"), str(ROOT / "tests" / folder),
+    proc = subprocess.run([sys.executable, str(corpus / "label.py"), str(ROOT / "tests" / folder),
                            "--python", sys.executable], capture_output=True, text=True, timeout=1200, cwd=ROOT)
     lines = proc.stdout.strip().splitlines()
     failures = [line for line in lines if line.startswith("FAIL")]
@@ -93,9 +86,9 @@ def test_gradguard_reports_exactly_the_markers(folder, name, reported):
 
 @pytest.mark.xfail(bool(KNOWN_GAPS), strict=True, reason=f"analyzer gaps: {', '.join(sorted(KNOWN_GAPS))}")
 @pytest.mark.parametrize("folder", FOLDERS)
-def test_score_is_perfect(folder):
+def test_score_is_perfect(folder, corpus):
     proc = subprocess.run(
-        [sys.executable, str(CORPUS / "score.py"), str(ROOT / "tests" / folder),
+        [sys.executable, str(corpus / "score.py"), str(ROOT / "tests" / folder),
          "--cmd", f"{shlex.quote(str(GRADGUARD))} check --format json --no-config"],
         capture_output=True, text=True, timeout=600, cwd=ROOT)
     report = proc.stdout + proc.stderr

@@ -7,8 +7,6 @@ subprocess; the rest calls `gradguard.__main__.main()` in-process (same code pat
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,9 @@ import pytest
 import gradguard
 from gradguard.__main__ import main
 
-GRADGUARD = Path(sys.executable).with_name("gradguard")
+from helpers import run, write
+
+pytestmark = pytest.mark.usefixtures("isolated")
 
 # A saved tensor changed in place (GG001 at line 4, column 1), sigmoid's call at line 3, column 5.
 SIGMOID_MUL = """\
@@ -56,23 +56,6 @@ def forward(x)
 """
 
 JSON_KEYS = {"code", "severity", "message", "filename", "location", "end_location", "related", "fix", "url"}
-
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path):
-    """A pyproject.toml without [tool.gradguard] in tmp_path: no config above it can leak into a test."""
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
-    """The installed console script, as a user runs it."""
-    return subprocess.run([str(GRADGUARD), *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def check(capsys, *args: str | Path) -> tuple[int, str, str]:

@@ -12,26 +12,17 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
-GRADGUARD = Path(sys.executable).with_name("gradguard")
-
-
-def _require_corpus() -> None:
-    if not (CORPUS / "label.py").is_file():
-        pytest.fail(f"the shared corpus is missing: expected {CORPUS}/label.py beside the repository")
+from helpers import GRADGUARD, ROOT
 
 
 @pytest.mark.parametrize("folder", ["cases", "programs"])
-def test_shared_corpus_labels_agree_with_torch(folder):
+def test_shared_corpus_labels_agree_with_torch(folder, corpus):
     """Every `# expect:` marker is what torch itself does when the case runs (and `_ok` cases run clean)."""
-    _require_corpus()
-    cases = sorted((CORPUS / folder).glob("*.py"))
-    proc = subprocess.run([sys.executable, str(CORPUS / "label.py"), str(CORPUS / folder), "--python", sys.executable],
+    cases = sorted((corpus / folder).glob("*.py"))
+    proc = subprocess.run([sys.executable, str(corpus / "label.py"), str(corpus / folder), "--python", sys.executable],
                           capture_output=True, text=True, timeout=1200, cwd=ROOT)
     lines = proc.stdout.strip().splitlines()
     failures = [line for line in lines if line.startswith("FAIL")]
@@ -40,10 +31,9 @@ def test_shared_corpus_labels_agree_with_torch(folder):
 
 
 @pytest.mark.parametrize("folder", ["cases", "programs"])
-def test_gradguard_finds_every_shared_case_and_nothing_else(folder):
-    _require_corpus()
+def test_gradguard_finds_every_shared_case_and_nothing_else(folder, corpus):
     proc = subprocess.run(
-        [sys.executable, str(CORPUS / "score.py"), str(CORPUS / folder),
+        [sys.executable, str(corpus / "score.py"), str(corpus / folder),
          "--cmd", f"{shlex.quote(str(GRADGUARD))} check --format json --no-config"],
         capture_output=True, text=True, timeout=600, cwd=ROOT)
     report = proc.stdout + proc.stderr

@@ -4,7 +4,6 @@ examples behave in torch the way the text says."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import warnings
@@ -15,7 +14,8 @@ import pytest
 from gradguard.__main__ import main
 from gradguard.rules import RULES, RULES_BY_CODE
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT, import_file
+
 RULES_DIR = ROOT / "docs" / "rules"
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix safety")
 
@@ -27,10 +27,7 @@ CHECKED = ("GG001", "GG002", "GG003", "GG004")
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_file(ROOT / "scripts" / "generate_docs.py", "generate_docs")
 
 
 def _example_blocks(code: str) -> tuple[str, list[str]]:

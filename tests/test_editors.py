@@ -40,15 +40,14 @@ from gradguard.findings import Applicability
 from gradguard.fixes.edits import apply_edits
 from gradguard.source.document import Document
 
+from helpers import CORPUS, GRADGUARD, ROOT, markers
+
 pytestmark = pytest.mark.xdist_group("heavy")  # real editors: wall-clock timeouts, never beside a library scan
 
-ROOT = Path(__file__).resolve().parents[1]
-CASES = ROOT.parent / "shared" / "corpus" / "cases"
+CASES = CORPUS / "cases"
 DRIVERS = ROOT / "tests" / "editors"
 TOOLS = ROOT / "third_party" / "editors"  # made by `make editors`
-GRADGUARD = Path(sys.executable).with_name("gradguard")
 DOCS = ROOT / "docs" / "editors.md"
-MARK = re.compile(r"#\s*expect:\s*GG001")
 EDITOR_TIMEOUT_S = 90  # one editor run; each wait inside it is GG_TIMEOUT_MS
 WAIT_MS = 20000  # the server takes a few seconds to start on a busy machine
 
@@ -130,7 +129,7 @@ class Run:
 def expected_fix(case: Path) -> tuple[int, str, str]:
     """The marked line, the preferred quick fix's title, and the file as that fix leaves it."""
     text = case.read_text()
-    marked = [n for n, line in enumerate(text.splitlines(), 1) if MARK.search(line)]
+    marked = sorted(n for n, code in markers(case) if code == "GG001")
     assert len(marked) == 1, f"{case.name}: expected one `# expect: GG001` line"
     finding, = [f for f in analyse_document(Document.parse(str(case), text), Settings()) if f.code == "GG001"]
     fix = finding.fixes[0]
@@ -198,6 +197,7 @@ def prove(case_name: str, fixed: Path) -> dict:
     return _proofs[key]
 
 
+@pytest.mark.usefixtures("corpus")
 @pytest.mark.parametrize("editor", EDITORS, ids=[e.id for e in EDITORS])
 def test_the_editor_shows_gg001_and_applies_the_preferred_fix(editor: Editor, tmp_path: Path):
     if editor.id in SKIPPED or SKIPPED & {"1", "all"}:

@@ -25,14 +25,12 @@ from __future__ import annotations
 import ast
 import contextlib
 import difflib
-import importlib.util
+import functools
 import json
 import random
-import re
 import runpy
 import shutil
 import subprocess
-import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,25 +43,19 @@ from gradguard.findings import Applicability, Finding, Fix
 from gradguard.fixes.edits import apply_edits
 from gradguard.source.document import Document
 
+from helpers import CORPUS, GRADGUARD, MARK, ROOT, import_file, shared_corpus
+
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
 SOURCES = {"corpus": CORPUS / "cases", "own": ROOT / "tests" / "cases"}
-GRADGUARD = Path(sys.executable).with_name("gradguard")
-MARK = re.compile(r"#\s*expect:\s*(GG\d{3})")
 
 
-def _label_module():
-    """The corpus's label.py: its MESSAGES say which RuntimeError text belongs to which rule."""
-    spec = importlib.util.spec_from_file_location("corpus_label", CORPUS / "label.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@functools.cache
+def family_messages() -> dict[str, tuple[str, ...]]:
+    """The corpus's label.py MESSAGES: which RuntimeError text belongs to which rule."""
+    return import_file(CORPUS / "label.py", "corpus_label").MESSAGES
 
-
-FAMILY_MESSAGES: dict[str, tuple[str, ...]] = _label_module().MESSAGES
 
 # Offered fixes that fail their proof: "<source>/<case>:<line>:<code>: <fix message>" -> why.
 # Each is an analyzer bug (a broken edit, or a wrong applicability) and runs as a strict xfail:
@@ -272,7 +264,7 @@ def _program_trace(error: BaseException, path: Path) -> str:
 
 def in_family(error: BaseException | None, code: str) -> bool:
     """Whether `error` is the RuntimeError PyTorch raises for rule `code`'s problem."""
-    return isinstance(error, RuntimeError) and any(m in str(error) for m in FAMILY_MESSAGES.get(code, ()))
+    return isinstance(error, RuntimeError) and any(m in str(error) for m in family_messages().get(code, ()))
 
 
 _REFERENCES: dict[Path, Run] = {}
@@ -305,6 +297,7 @@ def _diff(path: Path, before: str, after: str) -> str:
 
 # --- the proofs ---------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("corpus")  # label.py's MESSAGES tell a fix that leaves the error
 @pytest.mark.parametrize("offered", [_param(o) for o in OFFERED])
 def test_fix_is_proven_by_running_it(offered: OfferedFix, tmp_path):
     original = offered.path.read_text(encoding="utf-8")
@@ -356,6 +349,7 @@ def test_reference_agrees_with_allow_mutation(source, path):
     assert_same_values(allowed, meant, f"{source}/{path.name}")
 
 
+@pytest.mark.usefixtures("corpus")  # the floors count the corpus's fixes
 def test_enough_fixes_are_proven():
     """Coverage must not shrink: the floors rise with what the analyzer offers."""
     proven = [o for o in OFFERED if o.key not in BROKEN_FIXES]
@@ -379,6 +373,8 @@ def _gradguard(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
     for source in sorted(SOURCES)
 ])
 def test_check_fix_leaves_only_findings_without_a_safe_fix(source, tmp_path):
+    if source == "corpus":
+        shared_corpus()
     folder = tmp_path / "cases"
     shutil.copytree(SOURCES[source], folder)
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "scratch"\n')

@@ -11,8 +11,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -23,12 +21,12 @@ from gradguard.cli.output import render_github
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.rules import RULES
 
-jsonschema = pytest.importorskip("jsonschema")
+from helpers import ROOT, run, shared_corpus, write
 
-ROOT = Path(__file__).resolve().parents[1]
+jsonschema = pytest.importorskip("jsonschema")
+pytestmark = pytest.mark.usefixtures("isolated")
+
 SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
-CORPUS_CASES = ROOT.parent / "shared" / "corpus" / "cases"
-GRADGUARD = Path(sys.executable).with_name("gradguard")
 
 # GG001 on line 4 (`数据.mul_(2)` after a CJK string and an emoji), saved by sigmoid on line 3.
 UNICODE = """\
@@ -77,27 +75,11 @@ a.mul_(2)
 """
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path):
-    """A pyproject.toml without [tool.gradguard] in tmp_path: no config above it can leak into a test."""
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def check(capsys, *args: str | Path) -> tuple[int, str, str]:
     """`gradguard check ARGS` in-process: (exit code, stdout, stderr)."""
     code = main(["check", "--no-config", *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
-    """The installed console script, as a user runs it."""
-    return subprocess.run([str(GRADGUARD), *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def json_findings(capsys, *args: str | Path) -> list[dict]:
@@ -131,9 +113,7 @@ def assert_valid(validator, log: dict) -> None:
 @pytest.mark.parametrize("what", ["unicode", "clean", "corpus"])
 def test_sarif_validates_against_the_schema(capsys, tmp_path, sarif_validator, what):
     if what == "corpus":
-        if not CORPUS_CASES.is_dir():
-            pytest.skip("no shared corpus")
-        target = CORPUS_CASES
+        target = shared_corpus() / "cases"
     else:
         target = write(tmp_path / f"{what}.py", UNICODE if what == "unicode" else CLEAN)
     log = sarif(capsys, target)

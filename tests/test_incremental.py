@@ -12,8 +12,8 @@ from gradguard.config import Settings
 from gradguard.engine import OpenDocument, analyse_document, project_index
 from gradguard.source.document import Document
 
-ROOT = Path(__file__).resolve().parent.parent
-MODELS = ROOT / "third_party" / "models" / "src"
+from helpers import MODELS, ROOT, made_by
+
 SNIPPETS = ["x.add_(1)\n", "y = x.sigmoid()\n", "x += 1\n", "y.mul_(2)\n", "# a comment\n", "\n", "pass\n",
             "return x\n", "x = torch.relu(x, inplace=True)\n"]
 
@@ -47,6 +47,7 @@ REAL = [MODELS / "timm" / "layers" / "mlp.py", MODELS / "torchvision" / "models"
 
 @pytest.mark.parametrize("path", [*CASES[::3], *REAL], ids=lambda p: p.name)
 def test_random_edits_give_the_findings_of_a_full_analysis(path: Path) -> None:
+    made_by("make models", path)
     rng = random.Random(path.name)
     lines = path.read_text().splitlines(keepends=True)
     project = project_index(use_jedi=False)
@@ -108,6 +109,7 @@ def test_a_block_that_stops_parsing_gets_one_syntax_error_and_the_others_keep_th
 
 def test_typing_in_a_method_reparses_only_that_method() -> None:
     path = MODELS / "timm" / "models" / "vision_transformer.py"
+    made_by("make models", path)
     text = path.read_text()
     opened = OpenDocument(str(path))
     opened.analyse(text, Settings(), project_index(use_jedi=False))

@@ -3,24 +3,20 @@ the facts the analyzer relies on."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from gradguard.knowledge import ops
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT, import_file
+
 SHIPPED = ROOT / "server" / "gradguard" / "knowledge" / "ops.json"
 
 
 def _generator():
     pytest.importorskip("torchgen")
-    spec = importlib.util.spec_from_file_location("generate_op_table", ROOT / "scripts" / "generate_op_table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_file(ROOT / "scripts" / "generate_op_table.py", "generate_op_table")
 
 
 def test_shipped_table_matches_installed_torch() -> None:

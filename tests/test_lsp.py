@@ -7,7 +7,6 @@ run cleanly with torch.
 
 import asyncio
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,9 +21,9 @@ from gradguard.engine import analyse_document
 from gradguard.fixes.edits import apply_edits
 from gradguard.source.document import Document
 
-ROOT = Path(__file__).resolve().parents[1]
-CASES = ROOT.parent / "shared" / "corpus" / "cases"
-MARK = re.compile(r"#\s*expect:\s*(GG\d{3})")
+from helpers import CORPUS, MARK, markers, over_corpus
+
+CASES = CORPUS / "cases"
 MARKED = sorted(p.name for p in CASES.glob("*.py") if MARK.search(p.read_text()))
 FIXABLE = ["seed_resnet_relu_then_add.py", "tanh_mul_.py", "seed_leaf_normal.py", "chunk_view_imul.py",
            "sequential_sigmoid_relu_inplace.py"]
@@ -56,12 +55,13 @@ async def open_and_wait(client: LanguageClient, path: Path, text: str | None = N
 
 
 def expected(path: Path) -> set[tuple[int, str]]:
-    return {(n - 1, m.group(1)) for n, line in enumerate(path.read_text().splitlines(), 1)
-            for m in [MARK.search(line)] if m}
+    """The markers' (line, code), lines counted from 0 as LSP counts them."""
+    return {(n - 1, code) for n, code in markers(path)}
 
 
 @pytest.mark.asyncio(loop_scope="function")
-@pytest.mark.parametrize("name", sorted(p.name for p in CASES.glob("*.py")))
+@pytest.mark.usefixtures("corpus")
+@pytest.mark.parametrize("name", over_corpus(sorted(p.name for p in CASES.glob("*.py"))))
 async def test_each_corpus_case_gets_exactly_its_markers(client: LanguageClient, name: str):
     diagnostics = await open_and_wait(client, CASES / name)
     got = {(d.range.start.line, d.code) for d in diagnostics if d.severity in (1, 2)}
@@ -70,7 +70,8 @@ async def test_each_corpus_case_gets_exactly_its_markers(client: LanguageClient,
 
 
 @pytest.mark.asyncio(loop_scope="function")
-@pytest.mark.parametrize("name", MARKED)
+@pytest.mark.usefixtures("corpus")
+@pytest.mark.parametrize("name", over_corpus(MARKED))
 async def test_each_quick_fix_is_one_of_the_fixes_proven_by_running_them(client: LanguageClient, name: str,
                                                                         tmp_path):
     """Every quick fix offered on a marked corpus case is, edit for edit, one of the engine's fixes:
@@ -91,6 +92,7 @@ async def test_each_quick_fix_is_one_of_the_fixes_proven_by_running_them(client:
 
 
 @pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
 @pytest.mark.parametrize("name", FIXABLE)
 async def test_preferred_quick_fix_makes_the_program_run(client: LanguageClient, name: str, tmp_path):
     path = tmp_path / name
@@ -192,6 +194,7 @@ async def test_unknown_documents_and_out_of_range_positions_are_answered(client:
 
 
 @pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
 async def test_quick_fixes_come_without_the_diagnostic_being_sent_back(client: LanguageClient, tmp_path):
     """ALE sends no diagnostics (or stripped ones) in the request: the requested range is enough."""
     path = tmp_path / "tanh_mul_.py"
@@ -206,6 +209,7 @@ async def test_quick_fixes_come_without_the_diagnostic_being_sent_back(client: L
 
 
 @pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
 async def test_the_files_pyproject_settings_apply(client: LanguageClient, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.gradguard]\nignore = ["GG001"]\n')
     path = tmp_path / "tanh_mul_.py"
@@ -214,6 +218,7 @@ async def test_the_files_pyproject_settings_apply(client: LanguageClient, tmp_pa
 
 
 @pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
 async def test_settings_pulled_with_workspace_configuration_apply(client: LanguageClient, tmp_path):
     """A client that sent no initializationOptions is asked for the "gradguard" section when it
     says its configuration changed (Neovim's `settings`, Eglot's workspace configuration)."""
@@ -273,6 +278,7 @@ async def test_hover_on_a_tensor_tells_its_provenance(client: LanguageClient, tm
 
 
 @pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
 async def test_fix_all_applies_every_safe_fix(client: LanguageClient, tmp_path):
     path = tmp_path / "tanh_mul_.py"
     path.write_text((CASES / "tanh_mul_.py").read_text())
@@ -288,6 +294,7 @@ async def test_fix_all_applies_every_safe_fix(client: LanguageClient, tmp_path):
 
 
 @pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
 async def test_pulling_clients_get_result_ids_and_no_pushes(client: LanguageClient, tmp_path):
     if not client.pulls:
         pytest.skip("this client receives pushed diagnostics")

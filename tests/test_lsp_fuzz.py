@@ -34,17 +34,14 @@ from pathlib import Path
 
 import pytest
 
+from helpers import MODELS, ROOT, made_by
 from lsp_wire import framed, read_message
 
-ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "third_party" / "models" / "src"
 SEED = int(os.environ.get("GRADGUARD_FUZZ_SEED", "20261130"))
 EDITS = int(os.environ.get("GRADGUARD_FUZZ_EDITS", "10000"))
 WAIT = 60.0  # seconds a burst's diagnostics or a request's answer may take on a loaded machine
 SERVER = [sys.executable, "-m", "gradguard", "lsp"]
 NOWHERE = "file:///gradguard-fuzz-nowhere"  # a directory that does not exist
-
-pytestmark = pytest.mark.skipif(not (MODELS / "timm").is_dir(), reason="run `make models` first")
 
 # What a user types, pastes or a broken tool produces. Exact edits may insert any of these.
 SNIPPETS = [
@@ -202,6 +199,7 @@ class Text:
 
 
 def model_files() -> list[Path]:
+    made_by("make models", MODELS / "timm", MODELS / "torchvision")
     files = sorted(p for lib in ("timm", "torchvision") for p in (MODELS / lib).rglob("*.py")
                    if 200 < p.stat().st_size < 60_000)
     return files + sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "tests" / "cases").glob("*.py"))

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import libcst as cst
 import pytest
 
 from gradguard.source.document import Document
 from gradguard.source.parser import TooDeeplyNested, parse_module
 
-MODELS = Path(__file__).resolve().parents[1] / "third_party" / "models" / "src"
+from helpers import MODELS, made_by
 
 
 @pytest.mark.parametrize("relative", ["timm/models/vision_transformer.py", "torchvision/models/resnet.py"])
 def test_trees_equal_libcsts_own(relative: str) -> None:
     path = MODELS / relative
-    if not path.exists():
-        pytest.skip("run `make models` first")
+    made_by("make models", path)
     text = path.read_text(encoding="utf-8")
     ours = parse_module(text)
     assert ours.code == text

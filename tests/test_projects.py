@@ -7,27 +7,25 @@ whole folder (package files included: they must get no findings of their own).
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
-GRADGUARD = Path(sys.executable).with_name("gradguard")
+from helpers import GRADGUARD, ROOT
+
 PROJECTS = sorted(p for p in (ROOT / "tests" / "projects").iterdir() if p.is_dir())
 
 
 @pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
-def test_labels_hold_when_run_with_torch(project):
-    result = subprocess.run([sys.executable, str(CORPUS / "label.py"), str(project)],
+def test_labels_hold_when_run_with_torch(project, corpus):
+    result = subprocess.run([sys.executable, str(corpus / "label.py"), str(project)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout
     assert result.stdout.strip().splitlines()[-1].endswith("0 failed")
 
 
 @pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
-def test_analyzer_finds_exactly_the_markers(project):
-    result = subprocess.run([sys.executable, str(CORPUS / "score.py"), str(project),
+def test_analyzer_finds_exactly_the_markers(project, corpus):
+    result = subprocess.run([sys.executable, str(corpus / "score.py"), str(project),
                              "--cmd", f"{GRADGUARD} check --format json --no-config"],
                             capture_output=True, text=True, timeout=300)
     assert "recall 1.000" in result.stdout and "precision 1.000" in result.stdout, result.stdout

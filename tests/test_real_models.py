@@ -11,16 +11,13 @@ from __future__ import annotations
 import collections
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.xdist_group("heavy")  # one library scan at a time, never beside the editor tests
+from helpers import GRADGUARD, MODELS, ROOT, made_by
 
-ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "third_party" / "models" / "src"
-GRADGUARD = Path(sys.executable).with_name("gradguard")
+pytestmark = pytest.mark.xdist_group("heavy")  # one library scan at a time, never beside the editor tests
 
 
 # Errors that are real bugs: each code path was run with torch 2.13 on a tiny random config, in
@@ -46,8 +43,7 @@ CONFIRMED: dict[tuple[str, int], str] = {
 
 def scan(package: str) -> list[dict]:
     tree = MODELS / package
-    if not (tree / "__init__.py").is_file():
-        pytest.fail(f"{tree} is missing: run `make models`")
+    made_by("make models", tree / "__init__.py")
     # --no-config: the trees sit inside this repository, whose pyproject.toml must not steer the result.
     proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", str(tree)],
                           capture_output=True, text=True, timeout=1800, cwd=ROOT)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import os
 from functools import cache
-from pathlib import Path
 
 import pytest
 
@@ -24,7 +23,8 @@ from gradguard.fixes.edits import apply_edits
 from gradguard.rules import RULES
 from gradguard.source.document import Document
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT
+
 SNAPSHOTS = ROOT / "tests" / "snapshots"
 FIXTURES = [*sorted((ROOT / "tests" / "cases").glob("*.py")), *sorted((ROOT / "tests" / "programs").glob("*.py")),
             *sorted((ROOT / "tests" / "fixtures" / "gg000").glob("*.py"))]

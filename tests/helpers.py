@@ -1,0 +1,72 @@
+"""What the test modules share: paths, the `# expect:` marker, the missing-input policy (see
+conftest.py), and the command-line helpers of test_cli.py and test_formats.py.
+
+Imported as `from helpers import ...`: pytest's default import mode puts tests/ on sys.path.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"  # the labelled corpus, beside the repository
+MODELS = ROOT / "third_party" / "models" / "src"  # made by `make models`
+GRADGUARD = Path(sys.executable).with_name("gradguard")
+MARK = re.compile(r"#\s*expect:\s*(GG\d{3})")
+SHARED_MISSING = "../shared/corpus is not beside the repository"
+
+
+def shared_corpus() -> Path:
+    """CORPUS; skips the test when it is absent, or fails it under GRADGUARD_REQUIRE_SHARED=1."""
+    if not CORPUS.is_dir():
+        if os.environ.get("GRADGUARD_REQUIRE_SHARED") == "1":
+            pytest.fail(f"{SHARED_MISSING} ({CORPUS}), and GRADGUARD_REQUIRE_SHARED=1 requires it", pytrace=False)
+        pytest.skip(SHARED_MISSING)
+    return CORPUS
+
+
+def over_corpus(values: list) -> list:
+    """Parameters read from the corpus; without it, one placeholder, which the test's `corpus` fixture
+    skips (or fails), so that the reason shows instead of an empty parameter set."""
+    return values if CORPUS.is_dir() else [pytest.param(None, id="no-shared-corpus")]
+
+
+def made_by(command: str, *paths: Path) -> None:
+    """Fails the test, naming `command` (a Makefile target), when any of `paths` is missing."""
+    missing = [str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p) for p in paths if not p.exists()]
+    if missing:
+        pytest.fail(f"run `{command}` first (missing: {', '.join(missing)})", pytrace=False)
+
+
+def markers(path: Path) -> set[tuple[int, str]]:
+    """The (line, code) of each `# expect: GGnnn` marker in `path`, lines counted from 1."""
+    return {(n, m.group(1)) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            for m in [MARK.search(line)] if m}
+
+
+def import_file(path: Path, name: str) -> ModuleType:
+    """The Python file `path` (a script, the corpus's label.py) imported as module `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write(path: Path, text: str) -> Path:
+    """`text` written to `path` (its folders made); returns `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    """The installed console script, as a user runs it."""
+    return subprocess.run([str(GRADGUARD), *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd)

@@ -1,0 +1,20 @@
+"""The rule registry: one rule per code, each code `GGnnn`, each rule's module documented."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+from gradguard.rules import RULES
+
+
+def test_rule_codes_are_distinct_and_well_formed() -> None:
+    codes = [rule.code for rule in RULES]
+    assert len(set(codes)) == len(codes), f"a code is used twice: {codes}"
+    assert all(re.fullmatch(r"GG\d{3}", code) for code in codes), codes
+
+
+def test_each_rule_module_has_a_docstring() -> None:
+    for rule in RULES:
+        module = importlib.import_module(rule.check.__module__)
+        assert (module.__doc__ or "").strip(), f"{rule.code}: {module.__name__} has no docstring"
