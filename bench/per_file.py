@@ -1,13 +1,15 @@
 """Per-file budget benchmark: every file of the model libraries, analysed cold, one at a time.
 
     .venv/bin/python bench/per_file.py [TREE ...] [--jobs N] [--limit SECONDS] [--every N] [--times FILE] [--no-append]
+    .venv/bin/python bench/per_file.py --again FILE [--slowest N]
 
 Each file is analysed as `gradguard check FILE --no-cache` analyses it: a fresh project index (so
 the files it imports are parsed and read again, jedi included), its own CPU time (user + sys of
 the process, `time.process_time`) from reading the text to the findings. Target: every file
 within `--limit` (2 s). The slowest ten files, the information notes of cut analyses, and any
 error-level finding go to stdout and to bench/results.md. Default trees: the four libraries
-`make models` unpacks (transformers: its models/ subtree).
+`make models` unpacks (transformers: its models/ subtree). `--again FILE` measures again the
+`--slowest` files of an earlier run's `--times` file (a quiet check of the tail of a long run).
 """
 
 from __future__ import annotations
@@ -64,8 +66,14 @@ def main() -> int:
     parser.add_argument("--no-append", action="store_true", help="do not append the table to bench/results.md")
     parser.add_argument("--every", type=int, default=1, help="only every N-th file (a quick estimate)")
     parser.add_argument("--times", type=Path, help="write every file's CPU seconds to this JSON file")
+    parser.add_argument("--again", type=Path, help="measure again the slowest files of this --times file")
+    parser.add_argument("--slowest", type=int, default=50, help="with --again: how many of its slowest files")
     args = parser.parse_args()
-    files = sorted(str(p) for tree in args.trees for p in tree.rglob("*.py"))[::args.every]
+    if args.again is not None:
+        earlier = json.loads(args.again.read_text())
+        files = sorted(str(SOURCES / p) for p in sorted(earlier, key=earlier.get, reverse=True)[:args.slowest])
+    else:
+        files = sorted(str(p) for tree in args.trees for p in tree.rglob("*.py"))[::args.every]
     chunks = [files[i::args.jobs * 8] for i in range(args.jobs * 8)]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -81,7 +89,8 @@ def main() -> int:
               if severity == "error"]
     lines = [
         f"# Per-file budget benchmark, {datetime.datetime.now().isoformat(timespec='seconds')}", "",
-        f"Trees: {', '.join(f'`{os.path.relpath(t, ROOT)}`' for t in args.trees)} ({len(files)} files); each file "
+        (f"The {len(files)} slowest files of an earlier run (`{args.again.name}`)" if args.again is not None else
+         f"Trees: {', '.join(f'`{os.path.relpath(t, ROOT)}`' for t in args.trees)} ({len(files)} files)") + "; each file "
         f"analysed cold (a fresh project index: its imports parsed and read again), {args.jobs} processes, "
         f"{wall:.0f} s wall.  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "

@@ -64,14 +64,15 @@ def analyse_document(document: Document, settings: Settings, project: ProjectInd
     """
     with collector_paused(), budget.using(Budget(cancelled=cancelled, spent=document.parse_seconds)):
         document, result = _interpret(document, project)
-        if document.module is not None and document.locator is None and result is not None and result.changes:
+        if document.module is not None and document.locator is None and result is not None and \
+                (result.changes or result.cuts):
             document = _located_by_block(document, result)
         return _findings(document, settings, project, result)
 
 
 def _located_by_block(document: Document, result: ScopeResult) -> Document:
     """`document` placing its nodes block by block (`BlockTree`): only the top-level statements
-    that hold a finding pay for libcst's position pass, not the whole file."""
+    that hold a finding or a note pay for libcst's position pass, not the whole file."""
     blocks = BlockTree(document.filename)
     return _looking_first(blocks.update(document.text, document.module), blocks, result)
 
