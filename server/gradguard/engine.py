@@ -80,8 +80,8 @@ def _located_by_block(document: Document, result: ScopeResult) -> Document:
 def _looking_first(document: Document, blocks: BlockTree, result: ScopeResult) -> Document:
     """`document` placing its nodes with `blocks`, looking first in the functions whose analysis
     reported a change, and in those they entered."""
-    units = [unit for unit in result.units.items() if unit[1].changes]
-    likely = frozenset(f for f, _ in units).union(*(unit.entered for _, unit in units))
+    reporting = {function: unit for function, unit in result.units.items() if unit.changes}
+    likely = frozenset(reporting).union(*(unit.entered for unit in reporting.values()))
     return replace(document, locator=partial(blocks.span, likely=likely))
 
 

@@ -11,7 +11,6 @@ cache can be invalidated when any of them changes.
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
@@ -24,7 +23,7 @@ from gradguard.analysis import budget
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Span
 from gradguard.source.blocks import BlockTree
-from gradguard.source.parser import parse_module
+from gradguard.source.parser import collector_paused, parse_module
 from gradguard.source.positions import WholeModule
 
 _MAX_REEXPORT_DEPTH = 6
@@ -257,14 +256,11 @@ class ProjectIndex:
         import jedi
 
         source = f"from {module} import {attribute}\n"
-        collecting = gc.isenabled()
         try:
-            names = jedi.Script(source, path=str(from_path)).goto(1, len(source) - 2, follow_imports=True)
+            with collector_paused():  # parso enables the collector after loading its cache
+                names = jedi.Script(source, path=str(from_path)).goto(1, len(source) - 2, follow_imports=True)
         except Exception:  # jedi fails on broken environments; the name then stays unknown
             return None
-        finally:
-            if not collecting:  # parso enables the collector after loading its cache: the analysis paused it
-                gc.disable()
         for name in names:
             path = name.module_path
             if path is not None and path.suffix == ".py" and not _installed(Path(path)):

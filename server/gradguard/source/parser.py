@@ -85,9 +85,11 @@ def collector_paused() -> Iterator[None]:
     gc.disable()
     try:
         yield
-    finally:
+    finally:  # as it was before, whatever the code within did to it
         if enabled:
             gc.enable()
+        else:
+            gc.disable()
 
 
 @contextmanager
