@@ -266,7 +266,8 @@ def test_undecodable_file_is_gg000(tmp_path, capsys):
     code, [d] = check_json(capsys, tmp_path / "latin1.py")
     assert code == 1
     assert (d["code"], d["severity"], d["location"]) == ("GG000", "error", {"row": 1, "column": 1})
-    assert d["message"].startswith("gradguard could not read this file: 'utf-8' codec can't decode byte 0xe9")
+    assert d["message"] == ("gradguard could not read this file: it is not valid utf-8: byte 0xe9 on line 2 "
+                            "(invalid continuation byte); save it as UTF-8 or declare its encoding (PEP 263)")
 
 
 def test_files_that_never_mention_torch_are_skipped(tmp_path, capsys):

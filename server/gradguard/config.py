@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -84,7 +85,7 @@ class Settings:
         path = Path(filename)
         if self.root is not None:
             try:
-                return path.resolve().relative_to(self.root).as_posix()
+                return Path(os.path.realpath(path)).relative_to(self.root).as_posix()
             except ValueError:
                 pass
         return path.as_posix()
@@ -158,7 +159,7 @@ def settings_from_table(table: dict, root: Path | None = None) -> Settings:
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above `start`."""
-    current = start.resolve()
+    current = Path(os.path.realpath(start))
     if current.is_file():
         current = current.parent
     for folder in (current, *current.parents):
@@ -176,13 +177,25 @@ def read_pyproject(pyproject: Path | None) -> Settings:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{pyproject}: {error}") from error
-    table = data.get("tool", {}).get("gradguard")
+    table = tool_table(data, pyproject)
     if table is None:
         return Settings(root=pyproject.parent)
     try:
         return settings_from_table(table, root=pyproject.parent)
     except ConfigError as error:  # say which of the projects' files is wrong
         raise ConfigError(f"{pyproject}: {error}") from error
+
+
+def tool_table(data: dict, pyproject: Path) -> dict | None:
+    """`[tool.gradguard]` of a parsed pyproject.toml (None without one); `ConfigError` when
+    `tool` or `tool.gradguard` is not a table."""
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{pyproject}: `tool` must be a table, not {type(tool).__name__}")
+    table = tool.get("gradguard")
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{pyproject}: `tool.gradguard` must be a table, not {type(table).__name__}")
+    return table
 
 
 def load_settings(start: Path) -> Settings:
@@ -214,7 +227,7 @@ class ProjectSettings:
         return self._settings[pyproject]
 
     def _nearest(self, path: Path) -> Path | None:
-        folder = path.resolve()
+        folder = Path(os.path.realpath(path))
         if not folder.is_dir():
             folder = folder.parent
         walked = []

@@ -11,6 +11,7 @@ cache can be invalidated when any of them changes.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
@@ -23,6 +24,7 @@ from gradguard.analysis import budget
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Span
 from gradguard.source.blocks import BlockTree
+from gradguard.source.files import read_source
 from gradguard.source.parser import collector_paused, parse_module
 from gradguard.source.positions import WholeModule
 
@@ -163,7 +165,7 @@ class ProjectIndex:
 
     def parsed(self, filename: str, text: str) -> cst.Module | None:
         """The tree of `filename` if the index holds it for this very text (no second parse)."""
-        file = Path(filename).resolve()
+        file = Path(os.path.realpath(filename))
         definitions = self._definitions.get(file)
         if definitions is None or self._text_hashes.get(file) != hash(text):
             return None
@@ -171,7 +173,7 @@ class ProjectIndex:
 
     def register(self, filename: str, text: str, definitions: Definitions) -> None:
         """Keep what analysing `filename` found at its top level, for the files that import it."""
-        file = Path(filename).resolve()
+        file = Path(os.path.realpath(filename))
         self._definitions[file] = definitions
         self._definitions.move_to_end(file)
         self._note_text(file, hash(text))
@@ -185,7 +187,7 @@ class ProjectIndex:
         """The file and range of a node of one of the files this index read (`file_hint` first,
         placed block by block, the block of `scope`, the function it lies in, first; then the
         other files, whole)."""
-        hint = Path(file_hint).resolve() if file_hint is not None else None
+        hint = Path(os.path.realpath(file_hint)) if file_hint is not None else None
         if hint is not None and (span := self._locate_in_blocks(hint, node, scope)) is not None:
             return str(hint), span
         for file, definitions in self._definitions.items():
@@ -214,9 +216,9 @@ class ProjectIndex:
 
     def _interpret(self, file: Path) -> Definitions | None:
         try:
-            text = file.read_text(encoding="utf-8")
+            text = read_source(file).text
             module = parse_module(text)
-        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+        except (OSError, cst.ParserSyntaxError, RecursionError, ValueError):
             return None
         self._note_text(file, hash(text))
         self._texts[file] = text
@@ -233,7 +235,7 @@ class ProjectIndex:
         if len(parts) < 1 or not parts[-1]:
             return None
         if level:
-            base = from_path.resolve().parent
+            base = Path(os.path.realpath(from_path)).parent
             for _ in range(level - 1):
                 base = base.parent
             roots = [base]
@@ -284,7 +286,7 @@ def _installed(path: Path) -> bool:
 
 def _package_root(path: Path) -> Path:
     """The folder on `sys.path` for the package that holds `path` (the parent of its top package)."""
-    folder = path.resolve().parent
+    folder = Path(os.path.realpath(path)).parent
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent
     return folder

@@ -16,6 +16,7 @@ from pathlib import Path
 from gradguard import __version__
 from gradguard.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
 from gradguard.knowledge.ops import torch_version
+from gradguard.source.files import read_bytes
 
 
 def digest(text: str) -> str:
@@ -24,9 +25,10 @@ def digest(text: str) -> str:
 
 
 def file_digest(path: str) -> str | None:
+    """A stable hash of a file's bytes (None when it cannot be read)."""
     try:
-        return digest(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
+        return hashlib.sha256(read_bytes(Path(path))).hexdigest()
+    except OSError:
         return None
 
 
@@ -50,14 +52,14 @@ class Cache:
         """The cached findings of `path`, if it and everything it read are unchanged."""
         try:
             entry = json.loads(self._entry(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            if (entry.get("tool") != self.tool or entry.get("text") != digest(text)
+                    or entry.get("settings") != settings_key):
+                return None
+            if any(self._current(dep) != dep_digest for dep, dep_digest in entry.get("dependencies", {}).items()):
+                return None
+            return [finding_from_dict(f) for f in entry["findings"]]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):  # unreadable or not ours: a miss
             return None
-        if (entry.get("tool") != self.tool or entry.get("text") != digest(text)
-                or entry.get("settings") != settings_key):
-            return None
-        if any(self._current(dep) != dep_digest for dep, dep_digest in entry.get("dependencies", {}).items()):
-            return None
-        return [finding_from_dict(f) for f in entry["findings"]]
 
     def put(self, path: str, text: str, settings_key: str, dependencies: dict[str, str | None],
             findings: list[Finding]) -> None:

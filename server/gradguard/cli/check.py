@@ -16,6 +16,7 @@ from gradguard.cli.cache import Cache
 from gradguard.cli.scan import scan
 from gradguard.cli.output import RENDERERS, unified_diff
 from gradguard.source.document import Document
+from gradguard.source.files import SourceFile, read_bytes, read_source, replace_source
 
 
 @dataclass
@@ -24,6 +25,7 @@ class CheckRun:
 
     findings: list[Finding] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    unwritten: list[str] = field(default_factory=list)  # files whose fixes could not be written
     fixed: int = 0
     diffs: list[str] = field(default_factory=list)
 
@@ -37,6 +39,7 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     """
     run = CheckRun()
     items: list[tuple[Path, str, Settings]] = []
+    sources: dict[Path, SourceFile] = {}
 
     def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
         return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
@@ -46,12 +49,14 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
         if settings.excluded(path):
             continue
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
+            raw = read_bytes(path)
+            if not mentions_torch(raw):
+                continue
+            source = sources[path] = read_source(path, raw)
+        except OSError as error:
             run.findings.extend(analyse_document(Document.unreadable(str(path), error), settings))
             continue
-        if mentions_torch(text):
-            items.append((path, text, settings))
+        items.append((path, source.text, settings))
     if fix is None:
         for result in scan(items, cache, jobs):
             run.findings.extend(result.findings)
@@ -67,12 +72,17 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
                 raise
             run.failures.append(f"{path}: {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}")
             continue
+        if fixed.text != text and fix == "write":
+            try:
+                replace_source(sources[path], fixed.text)
+            except OSError as error:  # the file is as it was: its findings stand unfixed
+                run.unwritten.append(f"{path}: not fixed: {error.strerror or error}")
+                run.findings.extend(analyse_document(Document.parse(str(path), text), settings, project))
+                continue
+        elif fixed.text != text:
+            run.diffs.append(unified_diff(str(path), text, fixed.text))
         run.findings.extend(fixed.remaining)
         run.fixed += fixed.fixed
-        if fixed.text != text and fix == "diff":
-            run.diffs.append(unified_diff(str(path), text, fixed.text))
-        elif fixed.text != text:
-            path.write_text(fixed.text, encoding="utf-8")
     return run
 
 
@@ -87,7 +97,7 @@ def run_check(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
-    missing = [p for p in args.paths if not p.exists()]
+    missing = [p for p in args.paths if not os.path.lexists(p)]  # a looping link is reported as unreadable
     if missing:
         print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
@@ -111,7 +121,9 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"Found {count} problem{'s' if count != 1 else ''}{fixed}.", file=sys.stderr)
     for failure in run.failures:
         print(f"gradguard: internal error in {failure}", file=sys.stderr)
-    if run.failures:
+    for unwritten in run.unwritten:
+        print(f"gradguard: {unwritten}", file=sys.stderr)
+    if run.failures or run.unwritten:
         return 2
     found = run.diffs if fix == "diff" else [f for f in run.findings if f.severity is not Severity.INFO]
     return 0 if args.exit_zero or not found else 1  # information (a file skipped for its size) fails nothing

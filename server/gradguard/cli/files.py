@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator
 
+from gradguard.source.files import is_regular_file
+
 SKIPPED_FOLDERS = frozenset({
     ".venv", "venv", ".git", ".hg", ".svn", "build", "dist", "__pycache__", "node_modules", ".tox", ".nox",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", ".cache",
@@ -31,10 +33,12 @@ def python_files(paths: list[Path], skip_folder: Callable[[Path], bool] = lambda
             subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_FOLDERS and not d.endswith(".egg-info")
                                    and not skip_folder(Path(folder) / d))
             for name in sorted(files):
-                if name.endswith((".py", ".pyi")):
-                    yield Path(folder) / name
+                file = Path(folder) / name
+                if name.endswith((".py", ".pyi")) and (is_regular_file(file) or os.path.islink(file)):
+                    yield file  # a FIFO or device is no source file; a broken or looping link is reported
 
 
-def mentions_torch(text: str) -> bool:
-    """Files that never mention torch have nothing for gradguard to check."""
-    return "torch" in text
+def mentions_torch(raw: bytes) -> bool:
+    """Files that never mention torch have nothing for gradguard to check (read undecoded: a
+    file in another encoding that never mentions torch is no concern of gradguard's)."""
+    return b"torch" in raw

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from pathlib import Path
 
 from gradguard import __version__
 from gradguard.findings import Finding, Position, Span
 from gradguard.rules import RULES, RULES_BY_CODE
+from gradguard.source.document import lines_of
 
 
 def _location(position: Position) -> dict[str, int]:
@@ -23,11 +25,11 @@ def finding_to_json(finding: Finding) -> dict:
         "code": finding.code,
         "severity": finding.severity.value,
         "message": finding.message,
-        "filename": str(Path(finding.filename).resolve()),
+        "filename": str(Path(os.path.abspath(finding.filename))),
         "location": _location(finding.span.start),
         "end_location": _location(finding.span.end),
         "related": [
-            {"filename": str(Path(r.filename).resolve()), "location": _location(r.span.start), "message": r.message}
+            {"filename": str(Path(os.path.abspath(r.filename))), "location": _location(r.span.start), "message": r.message}
             for r in finding.related
         ],
         "fix": None if fix is None else {
@@ -66,7 +68,7 @@ def _region(span: Span) -> dict[str, int]:
 
 
 def _physical(filename: str, span: Span) -> dict:
-    return {"physicalLocation": {"artifactLocation": {"uri": Path(filename).resolve().as_uri()},
+    return {"physicalLocation": {"artifactLocation": {"uri": Path(os.path.abspath(filename)).as_uri()},
                                  "region": _region(span)}}
 
 
@@ -125,5 +127,5 @@ RENDERERS = {"text": render_text, "json": render_json, "sarif": render_sarif, "g
 
 def unified_diff(filename: str, before: str, after: str) -> str:
     """`--diff`: the unified diff of `before` and `after`, both named `filename`."""
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+    return "".join(difflib.unified_diff(lines_of(before), lines_of(after),
                                         fromfile=filename, tofile=filename))

@@ -8,11 +8,13 @@ is analysed again, since one fix can make another finding's edits stale.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from gradguard.findings import Applicability, Edit, Finding, Fix
 from gradguard.fixes.edits import apply_edits
+from gradguard.source.document import newline_of
 
 MAX_PASSES = 5
 
@@ -46,16 +48,27 @@ def _overlap(a: Edit, b: Edit) -> bool:
     return a.span.start < b.span.end and b.span.start < a.span.end
 
 
+_BARE_NEWLINE = re.compile(r"(?<!\r)\n")
+
+
+def in_line_endings(edits: list[Edit], newline: str) -> list[Edit]:
+    """`edits` whose inserted lines end as the file's lines do (`\r\n`, `\r`)."""
+    if newline == "\n":
+        return edits
+    return [replace(e, content=_BARE_NEWLINE.sub(newline, e.content)) for e in edits]
+
+
 def fix_text(text: str, analyse: Callable[[str], list[Finding]], unsafe: bool) -> FixedText:
     """Apply the chosen fixes of `analyse(text)`'s findings, pass after pass, until none is
-    left to apply (at most `MAX_PASSES`)."""
+    left to apply (at most `MAX_PASSES`). Inserted lines take the text's line ending."""
     fixed = 0
     findings = analyse(text)
+    newline = newline_of(text)
     for _ in range(MAX_PASSES):
         edits = non_overlapping([fix for finding in findings if (fix := chosen_fix(finding, unsafe)) is not None])
         if not edits:
             break
-        new_text = apply_edits(text, edits)
+        new_text = apply_edits(text, in_line_endings(edits, newline))
         new_findings = analyse(new_text)
         fixed += max(len(findings) - len(new_findings), 0)
         text, findings = new_text, new_findings

@@ -11,7 +11,7 @@ import libcst as cst
 
 from gradguard.findings import Edit, Position, Span
 from gradguard.knowledge import ops
-from gradguard.source.document import Document
+from gradguard.source.document import Document, lines_of
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
 
@@ -138,8 +138,9 @@ def move_after(document: Document, statement: cst.SimpleStatementLine,
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    """`text` with `edits` applied (non-overlapping; code-point columns)."""
-    lines = text.splitlines(keepends=True)
+    """`text` with `edits` applied (non-overlapping; code-point columns; lines split as Python
+    splits them)."""
+    lines = lines_of(text)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))

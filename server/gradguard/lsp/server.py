@@ -37,6 +37,7 @@ from gradguard.lsp.hover import rule_hover, tensor_hover
 from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace
 from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
+from gradguard.source.document import lines_of
 from gradguard.source.parser import collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
@@ -416,8 +417,8 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
     if any(FIX_ALL.startswith(k) for k in kinds):  # asked for explicitly: it re-analyses the whole file
         fixed = fix_document(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
         if fixed.text != analysed.text:
-            lines = analysed.text.splitlines(keepends=True) or [""]
-            end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith("\n") \
+            lines = lines_of(analysed.text) or [""]
+            end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith(("\n", "\r")) \
                 else Span(Position(1, 0), Position(len(lines) + 1, 0))
             edit = lsp.TextEdit(range=to_range(document, end), new_text=fixed.text)
             actions.append(lsp.CodeAction(title="gradguard: fix all safely fixable problems",

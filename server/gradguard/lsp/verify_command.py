@@ -25,6 +25,7 @@ from gradguard.config import ConfigError, Settings
 from gradguard.engine import project_index
 from gradguard.findings import Finding
 from gradguard.lsp.settings import EditorVerify
+from gradguard.source.files import read_source
 from gradguard.verify.settings import load_verify_settings
 from gradguard.verify.pipeline import FileVerification, static_findings, verify
 
@@ -92,7 +93,7 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
     path = Path(document.path)
     try:
         settings = load_verify_settings(path)
-        text = path.read_text(encoding="utf-8")  # the run and the merge use the saved file
+        text = read_source(path).text  # the run and the merge use the saved file
     except (ConfigError, OSError) as error:
         raise JsonRpcInvalidParams(f"gradguard.verify: {error}") from error
     settings = replace(settings, device=editor.device or settings.device, timeout=editor.timeout or settings.timeout)

@@ -16,11 +16,13 @@ from typing import Callable
 import libcst as cst
 
 from gradguard.findings import Position, Span
+from gradguard.source.files import TooLarge
 from gradguard.source.parser import TooDeeplyNested, parse_module
 from gradguard.source.positions import WholeModule
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_FIRST_NEWLINE = re.compile(r"\r\n?|\n")
 
 
 def lines_of(text: str) -> list[str]:
@@ -31,6 +33,12 @@ def lines_of(text: str) -> list[str]:
     lines = [line + "\n" for line in text.split("\n")]
     lines[-1] = lines[-1][:-1]
     return lines if lines[-1] else lines[:-1]
+
+
+def newline_of(text: str) -> str:
+    """The line ending of `text`'s first line (libcst's rule), `\n` if it has none."""
+    match = _FIRST_NEWLINE.search(text)
+    return match.group() if match else "\n"
 
 
 def python_syntax_problem(text: str) -> SyntaxProblem | None:
@@ -111,8 +119,11 @@ class Document:
 
     @classmethod
     def unreadable(cls, filename: str, error: Exception) -> Document:
-        """A file whose text could not be read (permissions, encoding)."""
-        return cls(filename, "", syntax_problem=SyntaxProblem(str(error), Position(1, 0), unreadable=True))
+        """A file whose text could not be read (permissions, encoding), or was not, for its size."""
+        message = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        if isinstance(error, TooLarge):
+            return cls(filename, "", syntax_problem=SyntaxProblem(message, Position(1, 0), skipped=True))
+        return cls(filename, "", syntax_problem=SyntaxProblem(message, Position(1, 0), unreadable=True))
 
     def span(self, node: cst.CSTNode, scope: cst.CSTNode | None = None) -> Span:
         """The exact range of `node` (1-based lines, 0-based code-point columns); `scope`, the

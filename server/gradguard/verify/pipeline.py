@@ -11,6 +11,7 @@ from gradguard.config import Settings, load_settings
 from gradguard.engine import analyse_document, project_index
 from gradguard.findings import Finding
 from gradguard.source.document import Document
+from gradguard.source.files import read_source
 from gradguard.verify.merge import Verified, merge
 from gradguard.verify.runner import Entry, run_files
 from gradguard.verify.settings import VerifySettings
@@ -28,7 +29,7 @@ class FileVerification:
 
 def static_findings(path: Path, settings: Settings, project: ProjectIndex | None = None) -> list[Finding]:
     """What `gradguard check` finds in `path`."""
-    return analyse_document(Document.parse(str(path), path.read_text(encoding="utf-8")), settings,
+    return analyse_document(Document.parse(str(path), read_source(path).text), settings,
                             project or project_index())
 
 

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gradguard.config import ConfigError, find_pyproject
+from gradguard.config import ConfigError, find_pyproject, tool_table
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -70,6 +70,12 @@ def load_verify_settings(path: Path) -> VerifySettings:
         return VerifySettings()
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        return verify_settings_from_table(data.get("tool", {}).get("gradguard", {}).get("verify", {}))
-    except (OSError, tomllib.TOMLDecodeError, ConfigError) as error:
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{pyproject}: {error}") from error
+    verify = (tool_table(data, pyproject) or {}).get("verify", {})
+    try:
+        if not isinstance(verify, dict):
+            raise ConfigError("[tool.gradguard.verify] must be a table")
+        return verify_settings_from_table(verify)
+    except ConfigError as error:
         raise ConfigError(f"{pyproject}: {error}") from error
