@@ -234,7 +234,7 @@ def test_a_run_past_its_timeout_is_killed_with_its_process_group(tmp_path):
     [finding] = json.loads(run.stdout)
     assert finding["code"] == "GV002"
     assert finding["message"] == ("gradguard could not verify this file: the run took longer than 2 s and was "
-                                  "stopped (its whole process group killed)")
+                                  "stopped (every process it started killed)")
     pid = (tmp_path / "spin.pid").read_text()
     status = Path(f"/proc/{pid}/status")
     time.sleep(0.2)

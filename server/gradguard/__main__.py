@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
+from types import FrameType
 
 from gradguard import __version__
 from gradguard.cli.output import RENDERERS
@@ -16,6 +20,16 @@ from gradguard.cli.output import RENDERERS
 
 def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, not {value!r}")
+    return seconds
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,18 +64,26 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("paths", nargs="+", type=Path, metavar="FILE")
     verify.add_argument("--target", help="a module class or function of the file to run (default: run it as a script)")
     verify.add_argument("--device", choices=["auto", "cpu", "cuda"], help="auto: CUDA when available, else the CPU")
-    verify.add_argument("--timeout", type=float, help="seconds of wall time per file (default: 120)")
+    verify.add_argument("--timeout", type=_seconds, help="seconds of wall time per file (default: 120)")
     verify.add_argument("--format", choices=["text", "json"], default="text")
     return parser
 
 
 def _serve(args: argparse.Namespace) -> int:
     from gradguard.lsp.server import start  # pygls is imported only by the server
+    from gradguard.verify.runner import stop_all
 
     if args.log_file is not None:
         logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.INFO)
-    start("tcp" if args.tcp else "stdio", args.host, args.port)
+    try:
+        start("tcp" if args.tcp else "stdio", args.host, args.port)
+    finally:  # the editor left (or the server was stopped): no run of the user's code outlives it
+        stop_all()
     return 0
+
+
+def _exit_on(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)  # unwinds: a verification under way kills what it started
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -79,6 +101,9 @@ def _run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; its exit code."""
     args = build_parser().parse_args(argv)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _exit_on)
     try:
         return _run(args)
     except KeyboardInterrupt:

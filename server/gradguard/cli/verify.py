@@ -33,7 +33,7 @@ def run_verify(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
-    settings = replace(settings, device=args.device or settings.device, timeout=args.timeout or settings.timeout)
+    settings = replace(settings, device=args.device or settings.device, timeout=settings.timeout if args.timeout is None else args.timeout)
     sys.stdout.flush()
     results = verify_paths(args.paths, args.target, settings, output=sys.stderr.fileno())
     verified = [v for result in results for v in result.findings]

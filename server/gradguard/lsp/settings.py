@@ -10,6 +10,7 @@ themselves; `verify.device` and `verify.timeout` (dotted or nested) override
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -66,4 +67,4 @@ def _verify(table: dict) -> EditorVerify:
         trusted=table.get("trusted") is True,
         device=device if device in DEVICES else None,
         timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
-        and timeout > 0 else None)
+        and math.isfinite(timeout) and timeout > 0 else None)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import ast
 import asyncio
 import re
+import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
@@ -28,6 +29,8 @@ from gradguard.lsp.settings import EditorVerify
 from gradguard.source.files import read_source
 from gradguard.verify.settings import load_verify_settings
 from gradguard.verify.pipeline import FileVerification, static_findings, verify
+
+T = TypeVar("T")
 
 COMMAND = "gradguard.verify"
 TITLE = "Verify in-place safety"
@@ -103,11 +106,35 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
         static = static_findings(path, file_settings, project_index(use_jedi=False))
         return verify([(str(path), static, file_settings)], target, settings)[0]
 
-    result = await asyncio.get_running_loop().run_in_executor(None, static_then_run)
+    result = await off_the_loop(static_then_run)
     host.publish_findings(uri, document.version, text, [v.finding for v in result.findings])
     return {"device": result.device, "problem": result.problem,
             "findings": [{"code": v.finding.code, "line": v.finding.span.start.line, "origin": v.origin,
                           "message": v.finding.message} for v in result.findings]}
+
+
+async def off_the_loop(work: Callable[[], T]) -> T:
+    """`work()` in a daemon thread of its own: the default executor would hold the server's exit
+    (asyncio waits for its threads) until the run ends; here the exit stops the run instead."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if not future.done():
+            future.set_exception(error) if error is not None else future.set_result(result)
+
+    def run() -> None:
+        try:
+            result, error = work(), None
+        except BaseException as raised:  # handed to the awaiting coroutine
+            result, error = None, raised
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:
+            pass  # the loop is closed: the server is gone, nobody waits
+
+    threading.Thread(target=run, name="gradguard-verify", daemon=True).start()
+    return await future
 
 
 def register(server: LanguageServer, host: VerifyHost) -> None:

@@ -18,6 +18,7 @@ import warnings
 from typing import IO
 
 from gradguard.verify.protocol import LEAF, OTHER_ERROR, VIEW, hazard_message, raw_finding
+from gradguard.verify.tree import die_with_parent
 
 
 def _limit_memory(mebibytes: int) -> None:
@@ -140,6 +141,9 @@ def choose_device(asked: str) -> str:
 
 
 def main() -> int:
+    die_with_parent()  # gradguard killed or gone: so is the run
+    if os.getppid() == 1:
+        return 0  # it died before that took effect
     events: IO[str] = os.fdopen(int(sys.argv[1]), "w", buffering=1)
     request = json.load(sys.stdin)
     devnull = os.open(os.devnull, os.O_RDONLY)

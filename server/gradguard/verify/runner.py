@@ -1,24 +1,39 @@
 """The parent side of a verification: the child process, its limits, its events.
 
-The user's code runs only in a child (`gradguard.verify.child`) in a session (and process group)
-of its own, under a memory limit, with its stdout and stderr sent to `output` (our stderr).
-Each file gets `timeout` seconds of wall time from the moment the child starts it; past that
-the whole process group is killed and the remaining files go to a fresh child.
+The user's code runs only in a child (`gradguard.verify.child`) in a session of its own, with
+its stdout and stderr sent to `output` (our stderr). Its limits:
+- time: each file gets `timeout` seconds of wall time from the moment the child starts it;
+- memory: `RLIMIT_DATA` per process (set by the child), and the whole tree's memory, which the
+  parent measures every `POLL` seconds (`tree.py`);
+- its end: when the child finishes, stops or is stopped, every process it started is killed
+  (`tree.py` finds those that left its session), so none outlives the run or holds its pipes;
+  the child dies with gradguard (`PR_SET_PDEATHSIG`), and `stop_all()` ends every run under way
+  (a signal to gradguard, an editor that disconnects).
+Past a limit the run's tree is killed and the remaining files go to a fresh child.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import IO
 
+from gradguard.verify.tree import TOKEN, ProcessTree, become_subreaper
+
 STARTUP = 60.0  # seconds a child may take to import torch before its first file
+POLL = 0.2  # seconds between two measures of the run's memory
+MEMORY_MECHANISM = ("RLIMIT_DATA per process, and the process tree's proportional set size, "
+                    f"measured every {POLL:g} s")
+_live: set[ProcessTree] = set()  # the runs under way, for `stop_all`
+_live_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -42,12 +57,20 @@ class FileRun:
     problem: str | None = None  # the run could not be done or did not finish
 
 
-def _kill(process: subprocess.Popen) -> None:
+def stop_all() -> None:
+    """Kill every run under way (their waiting callers see them end)."""
+    with _live_lock:
+        trees = list(_live)
+    for tree in trees:
+        tree.kill()
+        _kill_group(tree.root)
+
+
+def _kill_group(pid: int) -> None:
     try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
         pass
-    process.wait()
 
 
 def _ended(process: subprocess.Popen) -> str:
@@ -61,6 +84,7 @@ def run_files(entries: list[Entry], device: str = "auto", timeout: float = 120.0
               output: IO | int | None = None) -> list[FileRun]:
     """Run every entry in child processes; one `FileRun` per entry, in order."""
     results: dict[str, FileRun] = {}
+    become_subreaper()
     remaining = list(entries)
     while remaining:
         runs, remaining = _one_child(remaining, device, timeout, memory, sys.stderr if output is None else output)
@@ -74,56 +98,76 @@ def _one_child(entries: list[Entry], device: str, timeout: float, memory: int,
     read_end, write_end = os.pipe()
     request = {"device": device, "memory": memory, "files": [
         {"path": e.path, "target": e.target, "lines": list(e.lines), "settings": e.settings} for e in entries]}
+    token = secrets.token_hex(8)
     process = subprocess.Popen([sys.executable, "-m", "gradguard.verify.child", str(write_end)],
                                stdin=subprocess.PIPE, stdout=output, stderr=output, pass_fds=(write_end,),
-                               start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               start_new_session=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", TOKEN: token})
     os.close(write_end)
+    tree = ProcessTree(process.pid, token)
+    with _live_lock:
+        _live.add(tree)
+    try:
+        return _follow(process, tree, read_end, entries, timeout, memory, json.dumps(request).encode())
+    finally:
+        os.close(read_end)
+        tree.kill()  # what the run started and left behind, too
+        _kill_group(process.pid)
+        process.wait()
+        with _live_lock:
+            _live.discard(tree)
+
+
+def _follow(process: subprocess.Popen, tree: ProcessTree, read_end: int, entries: list[Entry], timeout: float,
+            memory: int, request: bytes) -> tuple[list[FileRun], list[Entry]]:
+    """Read the child's events until its entries are done or a limit stops it."""
     runs: list[FileRun] = []
     current: Entry | None = None
     deadline = time.monotonic() + STARTUP
     buffer = b""
+    assert process.stdin is not None
     try:
-        assert process.stdin is not None
-        try:
-            process.stdin.write(json.dumps(request).encode())
-            process.stdin.close()
-        except BrokenPipeError:  # the child died at once: its end of the events pipe says so
-            pass
-        while len(runs) < len(entries):
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([read_end], [], [], max(left, 0))
-            if not ready:
-                _kill(process)
-                if current is None:
-                    return [FileRun(e.path, problem=f"the child did not start within {STARTUP:.0f} s")
-                            for e in entries], []
-                runs.append(FileRun(current.path, problem=f"the run took longer than {timeout:g} s and was "
-                                    "stopped (its whole process group killed)"))
-                return runs, entries[len(runs):]
-            chunk = os.read(read_end, 1 << 16)
-            if not chunk:  # the child is gone before finishing
-                problem = _ended(process)
-                if current is None:
-                    return [FileRun(e.path, problem=problem) for e in entries], []
-                runs.append(FileRun(current.path, problem=problem))
-                return runs, entries[len(runs):]
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                event = json.loads(line)
-                if event["event"] == "fatal":
-                    _kill(process)
-                    return runs + [FileRun(e.path, problem=event["message"]) for e in entries[len(runs):]], []
-                if event["event"] == "start":
-                    current = entries[len(runs)]
-                    deadline = time.monotonic() + timeout
-                elif event["event"] == "result":
-                    runs.append(FileRun(event["path"], event.get("device"), tuple(event.get("findings", ())),
-                                        frozenset(event.get("reached", ())), event.get("problem")))
-                    current = None
-        process.wait()
-        return runs, []
-    finally:
-        os.close(read_end)
-        if process.poll() is None:
-            _kill(process)
+        process.stdin.write(request)
+        process.stdin.close()
+    except BrokenPipeError:  # the child died at once: its end of the events pipe says so
+        pass
+
+    def stopped(problem: str) -> tuple[list[FileRun], list[Entry]]:
+        tree.kill()
+        if current is None:
+            return runs + [FileRun(e.path, problem=problem) for e in entries[len(runs):]], []
+        return runs + [FileRun(current.path, problem=problem)], entries[len(runs) + 1:]
+
+    measured = time.monotonic()
+    while len(runs) < len(entries):
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([read_end], [], [], min(max(left, 0), POLL))
+        if time.monotonic() - measured >= POLL:
+            measured = time.monotonic()
+            if tree.resident_bytes() > memory << 20:
+                return stopped(f"the run used more than its memory limit of {memory} MiB and was stopped "
+                               f"(enforced by {MEMORY_MECHANISM})")
+        if not ready:
+            if time.monotonic() < deadline:
+                continue
+            if current is None:
+                return stopped(f"the child did not start within {STARTUP:.0f} s")
+            return stopped(f"the run took longer than {timeout:g} s and was stopped (every process it started killed)")
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:  # the child is gone before finishing
+            return stopped(_ended(process))
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            event = json.loads(line)
+            if event["event"] == "fatal":
+                current = None
+                return stopped(event["message"])
+            if event["event"] == "start":
+                current = entries[len(runs)]
+                deadline = time.monotonic() + timeout
+            elif event["event"] == "result":
+                runs.append(FileRun(event["path"], event.get("device"), tuple(event.get("findings", ())),
+                                    frozenset(event.get("reached", ())), event.get("problem")))
+                current = None
+    return runs, []  # the child ends now; what it left running is killed

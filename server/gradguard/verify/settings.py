@@ -16,6 +16,7 @@ factory = "make_block" # or: a function of the file returning the module, or (mo
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +51,8 @@ def verify_settings_from_table(table: dict) -> VerifySettings:
     if device not in DEVICES:
         raise ConfigError(f"[tool.gradguard.verify] device must be one of {', '.join(DEVICES)}")
     timeout, memory = table.get("timeout", 120.0), table.get("memory", 8192)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ConfigError("[tool.gradguard.verify] timeout must be a positive number of seconds")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (math.isfinite(timeout) and timeout > 0):
+        raise ConfigError("[tool.gradguard.verify] timeout must be a positive, finite number of seconds")
     if isinstance(memory, bool) or not isinstance(memory, int) or memory <= 0:
         raise ConfigError("[tool.gradguard.verify] memory must be a positive number of MiB")
     targets = table.get("targets", {})
