@@ -290,3 +290,17 @@ def test_untrusted_workspace_ignores_its_interpreter_and_offers_no_verification(
     case, line, column = _copy_case(vscode_untrusted.workspace)
     vscode_untrusted.drive("untrusted", case, line=line, col=column, code="GG001",
                            expect_note="applies once you trust the workspace")
+
+
+def test_the_server_imports_nothing_from_the_workspace(vscode: CodeServer) -> None:
+    """A workspace with its own `gradguard/` package and `libcst.py` (the server's working folder):
+    neither runs, and the findings come from the installed gradguard."""
+    marker = vscode.run / "workspace-code-ran"
+    payload = f"import pathlib; pathlib.Path({str(marker)!r}).write_text(__name__)\n"
+    (vscode.workspace / "gradguard").mkdir()
+    (vscode.workspace / "gradguard" / "__init__.py").write_text(payload)
+    (vscode.workspace / "gradguard" / "__main__.py").write_text(payload)
+    (vscode.workspace / "libcst.py").write_text(payload)
+    case, line, column = _copy_case(vscode.workspace)
+    vscode.drive("finding", case, line=line, col=column, code="GG001")
+    assert not marker.exists(), f"the workspace's {marker.read_text()} was imported"

@@ -1,4 +1,4 @@
-// The gradguard extension: runs `python -m gradguard lsp` and keeps it in step with VS Code's settings.
+// The gradguard extension: runs gradguard's language server and keeps it in step with VS Code's settings.
 import { execFile } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -26,8 +26,15 @@ const RULE_SETTINGS: ReadonlyArray<[string, string]> = [
   ['perFileIgnores', 'per-file-ignores'],
 ];
 
+// Nothing of the workspace may be imported: `python -m` would put the working folder first on
+// sys.path, and a workspace's own `gradguard/` or `libcst.py` would run, trusted or not. `-I` would
+// also drop the user's site-packages (`pip install --user gradguard`), so the folder alone is removed.
+const SAFE_PATH = 'import os, sys; sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.getcwd()]';
+const SERVER = [SAFE_PATH, 'from gradguard.__main__ import main', 'sys.exit(main())'].join('\n');
+
 // `import gradguard` decides; the version is only shown (a source checkout may have no metadata)
 const IMPORT_CHECK = [
+  SAFE_PATH,
   'import gradguard, importlib.metadata as m',
   'try: print(m.version("gradguard"))',
   'except Exception: print("")',
@@ -249,7 +256,7 @@ class Gradguard implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const serverOptions: ServerOptions = {
       command: this.interpreter.command,
-      args: ['-m', 'gradguard', 'lsp'], // the client appends --stdio
+      args: ['-c', SERVER, 'lsp'], // `gradguard lsp`; the client appends --stdio
       transport: TransportKind.stdio,
       options: { cwd: folder, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
@@ -272,12 +279,12 @@ class Gradguard implements vscode.Disposable {
     this.client = client;
     try {
       await client.start();
-      this.log(`gradguard ${this.version} running: ${this.interpreter.command} -m gradguard lsp`);
+      this.log(`gradguard ${this.version} running: ${this.interpreter.command} -c <gradguard lsp>`);
       this.setStatus('running');
     } catch (error) {
       this.log(`the server did not start: ${String(error)}`);
       this.setStatus('error', 'The server did not start; see the logs.');
-      void vscode.window.showErrorMessage(`gradguard: the language server did not start (${this.interpreter.command} -m gradguard lsp).`,
+      void vscode.window.showErrorMessage(`gradguard: the language server did not start (${this.interpreter.command} running gradguard lsp).`,
         'Show Logs').then((choice) => { if (choice) this.output.show(true); });
     }
   }

@@ -1,4 +1,4 @@
-"""The child process of a verification: `python -m gradguard.verify.child EVENTS_FD`.
+"""The child process of a verification, started by `runner.py` with the events pipe EVENTS_FD.
 
 It reads the request (JSON) from stdin, limits its memory, then runs each file under the tracer
 and writes one JSON line per event to the file descriptor EVENTS_FD: `start` (a file begins),

@@ -32,6 +32,9 @@ STARTUP = 60.0  # seconds a child may take to import torch before its first file
 POLL = 0.2  # seconds between two measures of the run's memory
 MEMORY_MECHANISM = ("RLIMIT_DATA per process, and the process tree's proportional set size, "
                     f"measured every {POLL:g} s")
+# `python -m` would import a `gradguard/` of the working folder (the user's project) instead of this one
+_CHILD = ("import os, sys; sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.getcwd()]\n"
+          "from gradguard.verify.child import main\nsys.exit(main())")
 _live: set[ProcessTree] = set()  # the runs under way, for `stop_all`
 _live_lock = threading.Lock()
 
@@ -99,7 +102,7 @@ def _one_child(entries: list[Entry], device: str, timeout: float, memory: int,
     request = {"device": device, "memory": memory, "files": [
         {"path": e.path, "target": e.target, "lines": list(e.lines), "settings": e.settings} for e in entries]}
     token = secrets.token_hex(8)
-    process = subprocess.Popen([sys.executable, "-m", "gradguard.verify.child", str(write_end)],
+    process = subprocess.Popen([sys.executable, "-c", _CHILD, str(write_end)],
                                stdin=subprocess.PIPE, stdout=output, stderr=output, pass_fds=(write_end,),
                                start_new_session=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1", TOKEN: token})
