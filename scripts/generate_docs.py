@@ -35,8 +35,7 @@ def rule_page(rule: Rule) -> str:
     """The Markdown page of one rule: a title, then the docstring as written."""
     header = (f"<!-- Generated from the docstring of {source_path(rule)} by scripts/generate_docs.py: "
               f"edit the docstring, then run `make docs`. -->\n")
-    body = "\n".join(line.rstrip() for line in rule.documentation.strip().splitlines())
-    return f"{header}# {rule.code} — {rule.name}\n\n{body}\n\n[All rules](index.md)\n"
+    return f"{header}{rule.page()}\n[All rules](index.md)\n"
 
 
 def index_page() -> str:

@@ -195,4 +195,4 @@ def test_a_huge_file_is_skipped_as_information(tmp_path):
     assert time.perf_counter() - start < 10.0
     assert (code, found(findings)) == (0, [("GG000", "info", 1)])  # information fails nothing
     assert findings[0]["message"] == \
-        f"gradguard skips this file: it has {len(text):,} characters, over the limit of 2,000,000"
+        f"gradguard skips this file: it has {len(text.encode()):,} bytes, over the limit of 8,000,000"  # never read

@@ -26,9 +26,21 @@ y = torch.sigmoid(x)
 y.mul_(2){tail}
 y.sum().backward()
 """
-SIGMOID_MUL_MESSAGE = ("`y` is the output of `torch.sigmoid` (line 3), which `sigmoid` saves for backward; "
+SIGMOID_MUL_MESSAGE = ("`y` is the output of `torch.sigmoid` (line 3), which it saves for backward; "
                        "`mul_` changes it in place, so `backward()` will raise.")
-SIGMOID_RELATED_MESSAGE = "`torch.sigmoid` saved its output for backward here (sigmoid)"
+SIGMOID_RELATED_MESSAGE = "`torch.sigmoid` saved its output for backward here"
+# SIGMOID_MUL in the default (full) text format: the header (`[*]`: a safe fix), the source lines, the fix.
+SIGMOID_MUL_FULL = f"""\
+{{path}}:4:1: GG001 [error] [*] {SIGMOID_MUL_MESSAGE}
+  |
+3 | y = torch.sigmoid(x)
+  |     ---------------- {SIGMOID_RELATED_MESSAGE}
+4 | y.mul_(2)
+  | ^^^^^^^^^ GG001
+  |
+  = help: Rewrite out of place: `y = y.mul(2)`
+"""
+ONE_FIXABLE = "Found 1 problem.\n[*] 1 fixable with the `--fix` option.\n"
 
 # A GG002 at line 3 and a GG001 at line 6.
 LEAF_AND_SAVED = """\
@@ -55,7 +67,8 @@ def forward(x)
     return torch.sigmoid(x)
 """
 
-JSON_KEYS = {"code", "severity", "message", "filename", "location", "end_location", "related", "fix", "url"}
+JSON_KEYS = {"code", "severity", "message", "filename", "location", "end_location", "related", "fix", "url",
+             "aten_op"}
 
 
 def check(capsys, *args: str | Path) -> tuple[int, str, str]:
@@ -81,23 +94,23 @@ def found(diagnostics: list[dict]) -> list[tuple[str, int, str]]:
 def test_exit_0_when_clean(tmp_path):
     write(tmp_path / "clean.py", CLEAN)
     proc = run("check", "clean.py", cwd=tmp_path)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "Found 0 problems.\n")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "All checks passed!\n")
 
 
 def test_exit_1_when_something_is_found(tmp_path):
     write(tmp_path / "bad.py", SIGMOID_MUL.format(tail=""))
     proc = run("check", "bad.py", cwd=tmp_path)
     assert proc.returncode == 1
-    assert proc.stdout.splitlines()[0] == f"bad.py:4:1: GG001 [error] {SIGMOID_MUL_MESSAGE}"
-    assert proc.stderr == "Found 1 problem.\n"
+    assert proc.stdout == SIGMOID_MUL_FULL.format(path="bad.py")
+    assert proc.stderr == ONE_FIXABLE
 
 
 def test_exit_zero_flag_reports_but_exits_0(tmp_path):
     write(tmp_path / "bad.py", SIGMOID_MUL.format(tail=""))
     proc = run("check", "--exit-zero", "bad.py", cwd=tmp_path)
     assert proc.returncode == 0
-    assert proc.stdout.startswith("bad.py:4:1: GG001 [error] ")
-    assert proc.stderr == "Found 1 problem.\n"
+    assert proc.stdout == SIGMOID_MUL_FULL.format(path="bad.py")
+    assert proc.stderr == ONE_FIXABLE
 
 
 def test_exit_2_on_a_missing_path(tmp_path):
@@ -133,8 +146,13 @@ def test_syntax_error_text_format(tmp_path):
     write(tmp_path / "broken.py", SYNTAX_ERROR)
     proc = run("check", "broken.py", cwd=tmp_path)
     assert proc.returncode == 1
-    assert proc.stdout == "broken.py:2:15: GG000 [error] gradguard could not analyse this file: expected ':'\n"
-    assert proc.stderr == "Found 1 problem.\n"
+    assert proc.stdout == (
+        "broken.py:2:15: GG000 [error] gradguard could not analyse this file: expected ':'\n"
+        "  |\n"
+        "2 | def forward(x)\n"
+        "  |               ^ GG000\n"
+        "  |\n")
+    assert proc.stderr == "Found 1 problem.\n"  # no fix: no `[*]`, no fixable line
 
 
 def test_syntax_error_does_not_hide_other_files(tmp_path):
@@ -148,9 +166,9 @@ def test_syntax_error_does_not_hide_other_files(tmp_path):
 def test_default_path_is_the_current_folder(tmp_path, capsys, monkeypatch):
     write(tmp_path / "sub" / "model.py", SIGMOID_MUL.format(tail=""))
     monkeypatch.chdir(tmp_path)
-    code, out, err = check(capsys)
+    code, out, err = check(capsys, "--output-format", "concise")
     assert code == 1
-    assert out.splitlines()[0] == f"sub/model.py:4:1: GG001 [error] {SIGMOID_MUL_MESSAGE}"
+    assert out == f"sub/model.py:4:1: GG001 [error] [*] {SIGMOID_MUL_MESSAGE}\n"
 
 
 def test_version(tmp_path):
@@ -166,20 +184,16 @@ def test_text_format_path_line_column_code_severity_message_then_related(tmp_pat
     monkeypatch.chdir(tmp_path)
     code, out, err = check(capsys, "pkg")
     assert code == 1
-    assert out.splitlines() == [
-        f"pkg/model.py:4:1: GG001 [error] {SIGMOID_MUL_MESSAGE}",
-        f"    pkg/model.py:3:5: {SIGMOID_RELATED_MESSAGE}",
-    ]
-    assert err == "Found 1 problem.\n"
+    assert out == SIGMOID_MUL_FULL.format(path="pkg/model.py")  # the related line, same file: in the snippet
+    assert err == ONE_FIXABLE
 
 
 def test_text_format_counts_problems(tmp_path, capsys):
     write(tmp_path / "two.py", LEAF_AND_SAVED)
-    code, out, err = check(capsys, tmp_path / "two.py")
+    code, out, err = check(capsys, "--output-format", "concise", tmp_path / "two.py")
     assert code == 1
-    assert [line.split(": ")[1].split()[0] for line in out.splitlines() if not line.startswith(" ")] == [
-        "GG002", "GG001"]
-    assert err == "Found 2 problems.\n"
+    assert [line.split(": ")[1].split()[0] for line in out.splitlines()] == ["GG002", "GG001"]
+    assert err == "Found 2 problems.\n[*] 2 fixable with the `--fix` option.\n"
 
 
 # --- JSON --------------------------------------------------------------------------------------
@@ -248,9 +262,17 @@ def test_columns_are_1_based_code_points(tmp_path, capsys):
     assert d["location"] == {"row": 4, "column": 12}
     assert d["end_location"] == {"row": 4, "column": 21}
     assert d["related"][0]["location"] == {"row": 3, "column": 16}
+    code, out, _ = check(capsys, "--output-format", "concise", tmp_path / "wide.py")
+    assert out == f"{tmp_path / 'wide.py'}:4:12: GG001 [error] [*] {SIGMOID_MUL_MESSAGE}\n"
+    # full: the related line (3:16, same file) is underlined in the snippet, each wide character two columns
     code, out, _ = check(capsys, tmp_path / "wide.py")
-    assert out.splitlines()[0].startswith(f"{tmp_path / 'wide.py'}:4:12: GG001 [error] ")
-    assert out.splitlines()[1] == f"    {tmp_path / 'wide.py'}:3:16: {SIGMOID_RELATED_MESSAGE}"
+    assert out.splitlines()[1:6] == [
+        "  |",
+        '3 | s = "日本😀"; y = torch.sigmoid(x)',
+        f"  |                   ---------------- {SIGMOID_RELATED_MESSAGE}",
+        '4 | t = "日本😀"; y.mul_(2)',
+        "  |               ^^^^^^^^^ GG001",
+    ]
 
 
 def test_syntax_error_column_is_in_code_points(tmp_path, capsys):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from gradguard import engine
 from gradguard.__main__ import main
-from gradguard.cli import check as check_module
 
 from helpers import GRADGUARD, write
 
@@ -45,7 +45,7 @@ def test_fix_keeps_line_endings_and_every_unicode_line_break(tmp_path, capsys, n
     path = tmp_path / "model.py"
     path.write_bytes(before.encode())
     code, out, err = check(capsys, "--fix", path)
-    assert (code, err) == (0, "Found 0 problems (1 fixed).\n")
+    assert (code, err) == (0, "Found 1 problem (1 fixed, 0 remaining).\n")
     assert path.read_bytes() == before.replace(f"y += 1{newline}", f"y = y + 1{newline}").encode()
 
 
@@ -82,7 +82,7 @@ def test_encoding_and_bom_are_kept(tmp_path, capsys):
     (tmp_path / "latin.py").write_bytes(latin)
     (tmp_path / "bom.py").write_bytes(bom)
     code, out, err = check(capsys, "--fix", tmp_path)
-    assert (code, err) == (0, "Found 0 problems (2 fixed).\n")
+    assert (code, err) == (0, "Found 2 problems (2 fixed, 0 remaining).\n")
     assert (tmp_path / "latin.py").read_bytes() == latin.replace(b"y += 1", b"y = y + 1")
     assert (tmp_path / "bom.py").read_bytes() == bom.replace(b"y += 1", b"y = y + 1")
 
@@ -121,18 +121,18 @@ def test_a_full_disk_leaves_the_file_whole(tmp_path):
 def test_a_file_edited_while_it_is_fixed_keeps_the_edit(tmp_path, capsys, monkeypatch):
     path = write(tmp_path / "model.py", SAVED.format(n="\n"))
     edited = SAVED.format(n="\n") + "print('typed meanwhile')\n"
-    analyse = check_module.fix_document
+    analyse = engine.fix_document  # check imports the engine when it fixes: patched there, it is seen
 
     def edit_meanwhile(*args, **kwargs):
         result = analyse(*args, **kwargs)
         path.write_text(edited)
         return result
 
-    monkeypatch.setattr(check_module, "fix_document", edit_meanwhile)
+    monkeypatch.setattr(engine, "fix_document", edit_meanwhile)
     code, out, err = check(capsys, "--fix", path)
     assert code == 2
-    assert f"gradguard: {path}: not fixed: the file changed while gradguard was fixing it; not written\n" in err
-    assert "Found 1 problem (0 fixed)." in err
+    assert err == (f"gradguard: {path}: not fixed: the file changed while gradguard was fixing it; not written\n"
+                   "Found 1 problem (0 fixed, 1 remaining).\n")
     assert path.read_text() == edited
 
 
@@ -146,8 +146,8 @@ def test_an_immutable_file_is_reported_and_the_others_are_fixed(tmp_path, capsys
     finally:
         subprocess.run(["chattr", "-i", str(frozen)], check=True)
     assert code == 2
-    assert f"gradguard: {frozen}: not fixed: Operation not permitted\n" in err
-    assert "Found 1 problem (1 fixed)." in err
+    assert err == (f"gradguard: {frozen}: not fixed: Operation not permitted\n"
+                   "Found 2 problems (1 fixed, 1 remaining).\n")
     assert frozen.read_text() == SAVED.format(n="\n")
     assert other.read_text() == SAVED.format(n="\n").replace("y += 1", "y = y + 1")
 
@@ -213,9 +213,10 @@ def test_a_broken_cache_entry_is_a_miss(tmp_path, capsys, entry):
     [stored] = [p for p in cache.glob("*.json")]
     stored.write_text(entry)
     capsys.readouterr()
-    assert main(["check", "--cache-dir", str(cache), str(path)]) == 1
+    assert main(["check", "--output-format", "concise", "--cache-dir", str(cache), str(path)]) == 1
     out, err = capsys.readouterr()
-    assert "model.py:4:1: GG001" in out and err == "Found 1 problem.\n"
+    assert out.startswith(f"{path}:4:1: GG001 [error] [*] ") and len(out.splitlines()) == 1
+    assert err == "Found 1 problem.\n[*] 1 fixable with the `--fix` option.\n"
 
 
 @pytest.mark.parametrize("toml, message", [

@@ -15,8 +15,9 @@ Two kinds of edits: exact ones, valid LSP, which the test applies to its own cop
 as the LSP specification says (lines end at \\n, \\r\\n or \\r; columns in the negotiated
 encoding's code units), and chaotic ones (positions past the end, reversed ranges, a column
 inside a surrogate pair or a \\r\\n, edits to unknown documents, malformed params), whose
-effect the specification leaves open; a chaotic burst ends with a full-text change, so the
-test knows the server's text again.
+effect the specification leaves open; a chaotic burst ends with a framing mistake (a wrong
+Content-Length, or none: `mis_framed`) and a full-text change, so the test knows the server's
+text again and the server must have found its way back to the messages.
 """
 
 from __future__ import annotations
@@ -93,8 +94,11 @@ class Server:
                 self.changed.notify_all()
 
     def send_body(self, body: bytes) -> None:
+        self.send_raw(framed(body))
+
+    def send_raw(self, data: bytes) -> None:
         with self.write_lock:
-            self.process.stdin.write(framed(body))
+            self.process.stdin.write(data)
             self.process.stdin.flush()
 
     def send(self, message: dict, ascii: bool = True) -> None:
@@ -153,6 +157,19 @@ class Server:
                 self.process.kill()
                 self.process.wait()
             self.stderr.close()
+
+
+def mis_framed(rng: random.Random) -> bytes:
+    """A notification no handler takes, framed wrongly (test_lsp_framing.py has each case exactly):
+    its Content-Length too short, too long, counted in characters, or no number of bytes up to
+    64 MiB; or no header at all. What comes after it must still be served."""
+    body = json.dumps({"jsonrpc": "2.0", "method": "$/gradguard-fuzz", "params": {"text": rng.choice(SNIPPETS)}},
+                      ensure_ascii=False).encode("utf-8", "surrogatepass")
+    if rng.random() < 0.1:
+        return b"no header " + body
+    length = rng.choice([len(body) - rng.randint(1, len(body) - 1), len(body) + rng.randint(1, 300),
+                         len(body.decode("utf-8", "surrogatepass")), 10**12, -1, "ten"])
+    return b"Content-Length: %s\r\n\r\n" % str(length).encode() + body
 
 
 class Text:
@@ -220,6 +237,7 @@ class Fuzzer:
         self.disagreements: list[tuple[str, int, str, list, list]] = []
         self.bursts = 0
         self.finals: list[tuple[str, list]] = []  # (text, diagnostics) for the CLI comparison
+        self.framing = random.Random(SEED + 2)  # its own: the edits stay those of the seed without framing mistakes
 
     # --- material -----------------------------------------------------------------------------
     def source(self, path: Path) -> str:
@@ -345,7 +363,9 @@ class Fuzzer:
                                          b"\xff\xfe\x00", "{\"text\": \"\\ud800\"".encode()]))
 
     def resync(self, document: Text) -> None:
-        """A full-text change: after chaos, the server's text is known again."""
+        """A framing mistake, then a full-text change: after chaos, the server's text is known again
+        (and the server has found the messages after the mistake)."""
+        self.server.send_raw(mis_framed(self.framing))
         text = document.text.translate({ord(c): None for c in NOT_LSP_BREAKS})
         self.change(document, [document.set(text)])
 

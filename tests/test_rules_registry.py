@@ -18,3 +18,13 @@ def test_each_rule_module_has_a_docstring() -> None:
     for rule in RULES:
         module = importlib.import_module(rule.check.__module__)
         assert (module.__doc__ or "").strip(), f"{rule.code}: {module.__name__} has no docstring"
+
+
+def test_the_documentation_read_without_importing_is_the_registrys() -> None:
+    """`gradguard rule` and `known_codes()` read the rule modules' source instead of importing them."""
+    from gradguard.config import known_codes
+    from gradguard.rule_docs import rule_docs
+
+    assert [(d.code, d.name, d.summary, d.documentation, d.url, d.page()) for d in rule_docs()] == [
+        (r.code, r.name, r.summary, r.documentation, r.url, r.page()) for r in RULES]
+    assert known_codes() == tuple(r.code for r in RULES)

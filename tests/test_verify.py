@@ -99,10 +99,15 @@ def test_a_runtime_finding_the_static_analysis_missed_is_added(tmp_path):
         """)
     run = verify(str(script))
     assert run.returncode == 1
-    assert run.stdout.splitlines()[0] == (
+    assert run.stdout == (  # the full text format: the saving line (4:5) underlined in the snippet
         f"{script}:5:1: GG001 [error] `mul_` changes in place a float32[4] tensor that `sigmoid` saved for backward "
-        "(its output) at line 4: backward through it will raise. Found running on cpu.")
-    assert run.stdout.splitlines()[1] == f"    {script}:4:5: `sigmoid` saved the tensor for backward here (its output)"
+        "(its output) at line 4: backward through it will raise. Found running on cpu.\n"
+        "  |\n"
+        "4 | y = torch.sigmoid(x)\n"
+        "  |     ---------------- `sigmoid` saved the tensor for backward here (its output)\n"
+        '5 | getattr(y, "mul_")(2)\n'
+        "  | ^^^^^^^^^^^^^^^^^^^^^ GG001\n"
+        "  |\n")
     assert "Found 1 problem (0 confirmed at run time, 1 found only at run time)." in run.stderr
 
 

@@ -1,3 +1,9 @@
 """gradguard: finds in-place tensor operations that break or silently corrupt autograd."""
 
 __version__ = "0.1.0"
+REPOSITORY = "https://github.com/gradguard/gradguard"  # as [project.urls] in pyproject.toml declares it
+
+
+def rule_url(code: str) -> str:
+    """Where a rule's documentation page is published (docs/rules/ in the repository)."""
+    return f"{REPOSITORY}/blob/main/docs/rules/{code}.md"

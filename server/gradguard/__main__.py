@@ -5,7 +5,6 @@ them (an interrupt, a closed pipe, an internal error)."""
 from __future__ import annotations
 
 import argparse
-import logging
 import math
 import os
 import signal
@@ -15,11 +14,21 @@ from pathlib import Path
 from types import FrameType
 
 from gradguard import __version__
-from gradguard.cli.output import RENDERERS
+
+
+FORMATS = ["concise", "full", "github", "json", "json-lines", "sarif"]  # cli/report.py's, without importing it
 
 
 def _codes(value: str) -> list[str]:
-    return [c.strip().upper() for c in value.split(",") if c.strip()]
+    codes = [c.strip().upper() for c in value.split(",") if c.strip()]
+    return ["GG" if code == "ALL" else code for code in codes]
+
+
+def _per_file(value: str) -> tuple[str, tuple[str, ...]]:
+    pattern, colon, codes = value.rpartition(":")
+    if not colon or not pattern or not _codes(codes):
+        raise argparse.ArgumentTypeError(f"expected GLOB:CODES such as tests/*.py:GG004, not {value!r}")
+    return pattern, tuple(_codes(codes))
 
 
 def _seconds(value: str) -> float:
@@ -40,25 +49,52 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("lsp", help="run the language server (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
     serve.add_argument("--tcp", action="store_true", help="serve over TCP")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=2087)
+    serve.add_argument("--host", default="127.0.0.1", help="with --tcp, the address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=2087, help="with --tcp, the port (default: 2087)")
+    serve.add_argument("--allow-remote", action="store_true",
+                       help="with --tcp, allow a --host that is not a loopback address")
     serve.add_argument("--log-file", type=Path, help="also write the server's log to this file")
     serve.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
-    check = commands.add_parser("check", help="analyse files and folders")
-    check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
-    check.add_argument("--format", choices=sorted(RENDERERS), default="text")
+    check = commands.add_parser("check", help="analyse files and folders",
+                                description="Analyse Python files for in-place changes that break backward().")
+    check.add_argument("paths", nargs="*", type=Path,
+                       help="files and folders to check (default: the current folder); - reads standard input")
+    check.add_argument("--output-format", "--format", dest="format", choices=FORMATS, default="full",
+                       help="full: each finding with its source lines (the default); concise: one line each; "
+                       "json, json-lines, sarif, github")
     check.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a diff, change no file")
+    check.add_argument("--show-fixes", action="store_true", help="with --fix, list what was fixed, file by file")
+    check.add_argument("--statistics", action="store_true", help="count the findings by rule instead of listing them")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="write `# noqa: CODE` on each line with a finding (keeps the codes already there)")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="exit 1 when a fix was applied, even if nothing is left")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when something is found")
+    check.add_argument("-q", "--quiet", action="store_true", help="print the findings only, no summary")
+    check.add_argument("-s", "--silent", action="store_true", help="print nothing (the exit code says it)")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="read the source from standard input, as the file PATH (its settings, its name)")
+    check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (ALL: every rule)")
+    check.add_argument("--extend-select", type=_codes, help="codes or prefixes to report besides the selected ones")
+    check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
+    check.add_argument("--per-file-ignores", type=_per_file, action="append", metavar="GLOB:CODES",
+                       help="ignore CODES in files matching GLOB, instead of the configuration's table (repeatable)")
+    check.add_argument("--extend-per-file-ignores", type=_per_file, action="append", metavar="GLOB:CODES",
+                       help="as --per-file-ignores, added to the configuration's table")
+    check.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
+    check.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                       help="also check the files .gitignore excludes when walking folders")
     check.add_argument("--no-cache", action="store_true", help="analyse every file, ignore the result cache")
-    check.add_argument("--cache-dir", type=Path, default=Path(".gradguard_cache"),
-                       help="where results are cached (default: .gradguard_cache)")
+    check.add_argument("--cache-dir", type=Path,
+                       help="where results are cached (default: .gradguard_cache at the project's root)")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="processes analysing files in parallel (default: all cores)")
-    check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report")
-    check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to skip")
-    check.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when something is found")
+    rule = commands.add_parser("rule", help="print a rule's documentation", description="Print a rule's documentation.")
+    rule.add_argument("code", nargs="?", help="the rule's code, such as GG001")
+    rule.add_argument("--all", action="store_true", help="every rule")
+    rule.add_argument("--output-format", "--format", dest="format", choices=["text", "json"], default="text")
     verify = commands.add_parser("verify", help="run files under the tracer (in a child process) and merge "
                                  "what it finds with the static findings")
     verify.add_argument("paths", nargs="+", type=Path, metavar="FILE")
@@ -69,14 +105,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _serve(args: argparse.Namespace) -> int:
+    if args.tcp and not _loopback(args.host) and not args.allow_remote:
+        print(f"gradguard: --host {args.host} is not a loopback address: any machine that reaches it could "
+              "use the server; pass --allow-remote if that is what you want", file=sys.stderr)
+        return 2
+    import logging
+
     from gradguard.lsp.server import start  # pygls is imported only by the server
+    from gradguard.lsp.verify_command import TOKEN_VARIABLE
     from gradguard.verify.runner import stop_all
 
     if args.log_file is not None:
         logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.INFO)
-    try:
-        start("tcp" if args.tcp else "stdio", args.host, args.port)
+    try:  # over TCP any local process may connect: running code then needs the token ("": refused)
+        start("tcp" if args.tcp else "stdio", args.host, args.port,
+              token=os.environ.get(TOKEN_VARIABLE, "") if args.tcp else None)
     finally:  # the editor left (or the server was stopped): no run of the user's code outlives it
         stop_all()
     return 0
@@ -89,6 +142,10 @@ def _exit_on(signum: int, frame: FrameType | None) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "lsp":
         return _serve(args)
+    if args.command == "rule":
+        from gradguard.cli.rule import run_rule
+
+        return run_rule(args)
     if args.command == "verify":
         from gradguard.cli.verify import run_verify
 
@@ -100,7 +157,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; its exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said with the usage of the subcommand they were given to
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if threading.current_thread() is threading.main_thread() and signal.getsignal(signum) is signal.SIG_DFL:
             signal.signal(signum, _exit_on)

@@ -10,25 +10,21 @@ from pathlib import Path, PurePosixPath
 
 from gradguard.findings import Severity
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 
 class ConfigError(ValueError):
     """A setting that gradguard cannot use."""
 
 
 def known_codes() -> tuple[str, ...]:
-    """Every rule code, sorted. Imported here, not at the top: the rules pull in the analysis."""
-    from gradguard.rules import RULES_BY_CODE
-
-    return tuple(sorted(RULES_BY_CODE))
+    """Every rule code, sorted, from the rule modules' names (`rules/gg001_….py`): no rule is imported."""
+    folder = Path(__file__).with_name("rules")
+    return tuple(sorted(f.name.split("_", 1)[0].upper() for f in folder.glob("gg[0-9][0-9][0-9]_*.py")))
 
 
 def check_codes(codes: tuple[str, ...] | list[str], where: str) -> None:
     """Refuse a code that is neither a rule's code nor a prefix of one (`GG`, `GG0`, `GG00`, `GG001`)."""
+    if not codes:
+        return
     known = known_codes()
     for code in codes:
         if not code or not any(k.startswith(code.upper()) for k in known):
@@ -90,15 +86,29 @@ class Settings:
                 pass
         return path.as_posix()
 
-    def with_overrides(self, select: list[str] | None, ignore: list[str] | None) -> Settings:
+    def with_overrides(self, overrides: Overrides) -> Settings:
+        """These settings with the command line's on top."""
+        per_file = overrides.per_file_ignores if overrides.per_file_ignores is not None else self.per_file_ignores
         return Settings(
-            tuple(select) if select else self.select,
-            self.ignore + tuple(ignore or ()),
-            self.per_file_ignores,
+            (tuple(overrides.select) if overrides.select else self.select) + tuple(overrides.extend_select),
+            self.ignore + tuple(overrides.ignore),
+            per_file + tuple(overrides.extend_per_file_ignores),
             self.severities,
             self.exclude,
             self.root,
         )
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """The command line's rule settings, applied on top of every project's (`per_file_ignores`
+    replaces the projects' table; the `extend_` ones add to it)."""
+
+    select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def _exclude_matches(pattern: str, parts: tuple[str, ...], folder: bool) -> bool:
@@ -173,16 +183,24 @@ def read_pyproject(pyproject: Path | None) -> Settings:
     """Settings from `pyproject`'s `[tool.gradguard]` (the defaults when there is no file or no table)."""
     if pyproject is None:
         return Settings()
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{pyproject}: {error}") from error
-    table = tool_table(data, pyproject)
+    table = tool_table(load_toml(pyproject), pyproject)
     if table is None:
         return Settings(root=pyproject.parent)
     try:
         return settings_from_table(table, root=pyproject.parent)
     except ConfigError as error:  # say which of the projects' files is wrong
+        raise ConfigError(f"{pyproject}: {error}") from error
+
+
+def load_toml(pyproject: Path) -> dict:
+    """A parsed pyproject.toml; `ConfigError` naming it when it cannot be read or parsed."""
+    if sys.version_info >= (3, 11):  # imported here: its regular expressions cost a run without config 15 ms
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{pyproject}: {error}") from error
 
 
@@ -206,15 +224,13 @@ def load_settings(start: Path) -> Settings:
 class ProjectSettings:
     """The settings of each path: those of its nearest pyproject.toml, each file read once.
 
-    `select`/`ignore` (the command line's) apply on top of every project's settings;
+    `overrides` (the command line's) apply on top of every project's settings;
     with `no_config`, every path gets the defaults.
     """
 
-    def __init__(self, *, no_config: bool = False, select: list[str] | None = None,
-                 ignore: list[str] | None = None) -> None:
+    def __init__(self, *, no_config: bool = False, overrides: Overrides = Overrides()) -> None:
         self._no_config = no_config
-        self._select = select
-        self._ignore = ignore
+        self._overrides = overrides
         self._pyprojects: dict[Path, Path | None] = {}  # folder → nearest pyproject.toml
         self._settings: dict[Path | None, Settings] = {}  # pyproject.toml → its settings
 
@@ -223,7 +239,7 @@ class ProjectSettings:
         pyproject = None if self._no_config else self._nearest(path)
         if pyproject not in self._settings:
             base = Settings() if pyproject is None else read_pyproject(pyproject)
-            self._settings[pyproject] = base.with_overrides(self._select, self._ignore)
+            self._settings[pyproject] = base.with_overrides(self._overrides)
         return self._settings[pyproject]
 
     def _nearest(self, path: Path) -> Path | None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import re
-import tokenize
 from dataclasses import replace
 from functools import partial
 from typing import Callable
@@ -19,35 +16,13 @@ from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
 from gradguard.findings import Finding, Position, Severity
 from gradguard.fixes.apply import FixedText, fix_text
+from gradguard.fixes.noqa import suppressed
 from gradguard.rules import RULES, RuleContext
 from gradguard.source.blocks import BlockTree
 from gradguard.source.document import Document, SyntaxProblem, too_large
 from gradguard.source.parser import SKIPPED, collector_paused
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
-
-
-def _comment(line: str) -> str:
-    """The comment of one source line (a `#` inside a string literal does not start one)."""
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(line).readline):
-            if token.type == tokenize.COMMENT:
-                return token.string
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return ""
-
-
-def suppressed(line: str, code: str) -> bool:
-    """Whether `# noqa` or `# noqa: CODE` in `line`'s comment silences `code`."""
-    if "noqa" not in line.lower():
-        return False
-    match = _NOQA.search(_comment(line))
-    if match is None:
-        return False
-    codes = match.group("codes")
-    return codes is None or code.upper() in {c.upper() for c in re.split(r"[\s,]+", codes)}
 
 
 def project_index(*, use_jedi: bool = True, capacity: int = 128) -> ProjectIndex:

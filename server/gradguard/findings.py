@@ -78,3 +78,4 @@ class Finding:
     span: Span
     related: tuple[Related, ...] = ()
     fixes: tuple[Fix, ...] = field(default=())
+    aten_op: str | None = None  # the ATen operator that saved the tensor: for tools (JSON), never in the message

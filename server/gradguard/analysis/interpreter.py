@@ -565,7 +565,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             if isinstance(base, ArgumentValue):
                 base = self.promote(base, state)
             if isinstance(base, TensorValue):
-                self.mutate(base, target, target.value, "an index assignment", state)
+                name = dotted_name(target.value)
+                self.mutate(base, target, target.value, f"`{name}[...] = …`" if name else "an index assignment", state)
                 written = self.requires_grad_of(value) & state.grad_enabled
                 history = value.history if isinstance(value, TensorValue) else frozenset()
                 if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from gradguard import __version__
 from gradguard.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
-from gradguard.knowledge.ops import torch_version
 from gradguard.source.files import read_bytes
 
 
@@ -37,7 +36,7 @@ class Cache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.tool = digest(f"{__version__}:{torch_version()}:{_source_stamp()}")
+        self.tool = digest(f"{__version__}:{_source_stamp()}")  # the op table (ops.json) is in the stamp
         self._digests: dict[str, str | None] = {}
 
     def _entry(self, path: str) -> Path:
@@ -101,4 +100,5 @@ def finding_from_dict(data: dict) -> Finding:
         related=tuple(Related(r["filename"], _span(r["span"]), r["message"]) for r in data["related"]),
         fixes=tuple(Fix(f["message"], Applicability(f["applicability"]),
                         tuple(Edit(_span(e["span"]), e["content"]) for e in f["edits"])) for f in data["fixes"]),
+        aten_op=data.get("aten_op"),
     )

@@ -1,37 +1,37 @@
-"""`gradguard check [PATHS...]`: analyse files, fix them, print findings; the exit code."""
+"""`gradguard check [PATHS...]`: analyse files (or standard input), fix them, print findings; the
+exit code."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from gradguard.config import ConfigError, ProjectSettings, Settings, check_codes
-from gradguard.engine import analyse_document, fix_document, project_index
-from gradguard.findings import Finding, Severity
-from gradguard.cli.files import mentions_torch, python_files
+from gradguard.cli import report
+from gradguard.cli.report import CheckRun
 from gradguard.cli.cache import Cache
+from gradguard.cli.files import mentions_torch, python_files
+from gradguard.cli.output import unified_diff
 from gradguard.cli.scan import scan
-from gradguard.cli.output import RENDERERS, unified_diff
-from gradguard.source.document import Document
+from gradguard.config import ConfigError, Overrides, ProjectSettings, Settings, check_codes, find_pyproject
+from gradguard.findings import Severity
 from gradguard.source.files import SourceFile, read_bytes, read_source, replace_source
+from gradguard.source.lines import lines_of
+
+# The engine (libcst, the rules: 0.3 s) is imported in the functions that analyse or fix: a run
+# the cache answers, or `--help`, never pays for it.
+
+STDIN = Path("-")
 
 
-@dataclass
-class CheckRun:
-    """What a `check` run found, fixed and failed on."""
-
-    findings: list[Finding] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    unwritten: list[str] = field(default_factory=list)  # files whose fixes could not be written
-    fixed: int = 0
-    diffs: list[str] = field(default_factory=list)
+def _failure(path: str | Path, error: Exception) -> str:
+    message = str(error).splitlines()[0][:200] if str(error) else ""
+    return f"{path}: {type(error).__name__}: {message}"
 
 
-def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = None,
-                unsafe: bool = False, cache: Cache | None = None, jobs: int = 1) -> CheckRun:
+def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = None, unsafe: bool = False,
+                cache: Cache | None = None, jobs: int = 1, respect_gitignore: bool = True) -> CheckRun:
     """Findings for every file under `paths` (fixed first with `fix` "write" or "diff").
 
     Each file is checked with the settings of its own nearest pyproject.toml. Raises `ConfigError`
@@ -44,7 +44,7 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
         return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
 
-    for path in python_files(paths, skip_folder):
+    for path in python_files(paths, skip_folder, respect_gitignore):
         settings = projects.for_path(path)
         if settings.excluded(path):
             continue
@@ -54,15 +54,22 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
                 continue
             source = sources[path] = read_source(path, raw)
         except OSError as error:
+            from gradguard.engine import analyse_document
+            from gradguard.source.document import Document
+
             run.findings.extend(analyse_document(Document.unreadable(str(path), error), settings))
             continue
         items.append((path, source.text, settings))
+        run.sources[str(path)] = source.text
     if fix is None:
         for result in scan(items, cache, jobs):
             run.findings.extend(result.findings)
             if result.failure is not None:
                 run.failures.append(result.failure)
         return run
+    from gradguard.engine import analyse_document, fix_document, project_index
+    from gradguard.source.document import Document
+
     project = project_index()
     for path, text, settings in items:
         try:
@@ -70,7 +77,7 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
         except Exception as error:  # one file's failure must not hide the others' fixes
             if os.environ.get("GRADGUARD_DEBUG"):
                 raise
-            run.failures.append(f"{path}: {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}")
+            run.failures.append(_failure(path, error))
             continue
         if fixed.text != text and fix == "write":
             try:
@@ -79,51 +86,130 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
                 run.unwritten.append(f"{path}: not fixed: {error.strerror or error}")
                 run.findings.extend(analyse_document(Document.parse(str(path), text), settings, project))
                 continue
+            run.sources[str(path)] = fixed.text
         elif fixed.text != text:
             run.diffs.append(unified_diff(str(path), text, fixed.text))
         run.findings.extend(fixed.remaining)
-        run.fixed += fixed.fixed
+        if fixed.fixed:
+            run.fixed[str(path)] = fixed.fixed_codes
     return run
+
+
+def check_text(filename: str, text: str, settings: Settings, fix: str | None, unsafe: bool) -> CheckRun:
+    """`check -`: the findings of `text` (standard input, named `filename`), fixed with `fix`."""
+    from gradguard.engine import analyse_document, fix_document, project_index
+    from gradguard.source.document import Document
+
+    run = CheckRun(sources={filename: text})
+    if fix is None:
+        run.findings = analyse_document(Document.parse(filename, text), settings, project_index())
+        return run
+    fixed = fix_document(filename, text, settings, project_index(), unsafe)
+    run.findings = fixed.remaining
+    if fixed.fixed:
+        run.fixed[filename] = fixed.fixed_codes
+    if fix == "diff" and fixed.text != text:
+        run.diffs.append(unified_diff(filename, text, fixed.text))
+    run.fixed_text = fixed.text
+    return run
+
+
+def add_noqa(run: CheckRun) -> int:
+    """Write `# noqa: CODE` on the line of each finding of `run`; how many lines changed."""
+    from gradguard.fixes.edits import apply_edits
+    from gradguard.fixes.noqa import noqa_edit
+
+    by_file: dict[str, dict[int, list[str]]] = {}
+    for finding in run.findings:
+        by_file.setdefault(finding.filename, {}).setdefault(finding.span.start.line, []).append(finding.code)
+    changed = 0
+    for filename, lines in by_file.items():
+        try:
+            source = read_source(Path(filename))
+        except OSError:
+            continue  # unreadable: reported as GG000 already
+        text_lines = lines_of(source.text)
+        edits = [edit for line, codes in lines.items() if 0 < line <= len(text_lines)
+                 for edit in [noqa_edit(text_lines[line - 1].rstrip("\r\n"), line, codes)] if edit is not None]
+        if not edits:
+            continue
+        try:
+            replace_source(source, apply_edits(source.text, edits))
+        except OSError as error:
+            run.unwritten.append(f"{filename}: no noqa written: {error.strerror or error}")
+            continue
+        changed += len(edits)
+    return changed
+
+
+def _overrides(args: argparse.Namespace) -> Overrides:
+    return Overrides(select=tuple(args.select or ()), extend_select=tuple(args.extend_select or ()),
+                     ignore=tuple(args.ignore or ()),
+                     per_file_ignores=tuple(args.per_file_ignores) if args.per_file_ignores is not None else None,
+                     extend_per_file_ignores=tuple(args.extend_per_file_ignores or ()))
+
+
+def default_cache_dir() -> Path:
+    """`.gradguard_cache` at the project's root: beside the nearest pyproject.toml, else here."""
+    pyproject = find_pyproject(Path.cwd())
+    return (pyproject.parent if pyproject is not None else Path.cwd()) / ".gradguard_cache"
 
 
 def run_check(args: argparse.Namespace) -> int:
     """`gradguard check`: its exit code (0 clean, 1 found, 2 could not run)."""
+    stdin = args.paths == [STDIN] or args.stdin_filename is not None and not args.paths
+    if args.stdin_filename is not None and args.paths not in ([], [STDIN]):
+        print("gradguard: --stdin-filename reads standard input: name no other path", file=sys.stderr)
+        return 2
+    if stdin and args.add_noqa:
+        print("gradguard: --add-noqa writes files: it cannot read standard input", file=sys.stderr)
+        return 2
+    paths = args.paths or [Path(".")]
     try:
-        check_codes(args.select or [], "--select")
-        check_codes(args.ignore or [], "--ignore")
-        projects = ProjectSettings(no_config=args.no_config, select=args.select, ignore=args.ignore)
-        for path in args.paths:  # an invalid configuration stops gradguard before any analysis
+        for flag in ("select", "extend_select", "ignore"):
+            check_codes(getattr(args, flag) or [], "--" + flag.replace("_", "-"))
+        for flag in ("per_file_ignores", "extend_per_file_ignores"):
+            for pattern, codes in getattr(args, flag) or []:
+                check_codes(codes, f"--{flag.replace('_', '-')} {pattern}")
+        projects = ProjectSettings(no_config=args.no_config, overrides=_overrides(args))
+        settings_paths = [Path(args.stdin_filename or ".")] if stdin else paths
+        for path in settings_paths:  # an invalid configuration stops gradguard before any analysis
             projects.for_path(path)
     except ConfigError as error:
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
-    missing = [p for p in args.paths if not os.path.lexists(p)]  # a looping link is reported as unreadable
-    if missing:
-        print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
-        return 2
     fix = "diff" if args.diff else "write" if args.fix else None
     try:
-        cache = None if args.no_cache else Cache(args.cache_dir)
-        run = check_files(args.paths, projects, fix, args.unsafe_fixes, cache, max(args.jobs, 1))
+        if stdin:
+            filename = args.stdin_filename or "-"
+            run = check_text(filename, sys.stdin.read(), projects.for_path(Path(args.stdin_filename or ".")),
+                             fix, args.unsafe_fixes)
+        else:
+            missing = [p for p in paths if not os.path.lexists(p)]  # a looping link is reported as unreadable
+            if missing:
+                print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+                return 2
+            cache = None if args.no_cache or fix is not None else Cache(args.cache_dir or default_cache_dir())
+            run = check_files(paths, projects, fix, args.unsafe_fixes, cache, max(args.jobs, 1),
+                              args.respect_gitignore)
     except ConfigError as error:  # a nested project's pyproject.toml, met while walking
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
-    if fix == "diff":
-        sys.stdout.write("".join(run.diffs))
-        print(f"Would fix {run.fixed} problem{'s' if run.fixed != 1 else ''}.", file=sys.stderr)
-    else:
-        output = RENDERERS[args.format](run.findings)
-        if output:
-            print(output)
-        if args.format == "text":
-            fixed = f" ({run.fixed} fixed)" if fix else ""
-            count = len(run.findings)
-            print(f"Found {count} problem{'s' if count != 1 else ''}{fixed}.", file=sys.stderr)
-    for failure in run.failures:
-        print(f"gradguard: internal error in {failure}", file=sys.stderr)
-    for unwritten in run.unwritten:
-        print(f"gradguard: {unwritten}", file=sys.stderr)
+    if args.add_noqa:
+        return _report_noqa(run, add_noqa(run), args)
+    report.print_run(run, args, fix, stdin)
     if run.failures or run.unwritten:
         return 2
-    found = run.diffs if fix == "diff" else [f for f in run.findings if f.severity is not Severity.INFO]
-    return 0 if args.exit_zero or not found else 1  # information (a file skipped for its size) fails nothing
+    if args.exit_zero:
+        return 0
+    if fix == "diff":
+        return 1 if run.diffs else 0
+    found = [f for f in run.findings if f.severity is not Severity.INFO]  # a note (a file skipped) fails nothing
+    return 1 if found or (args.exit_non_zero_on_fix and run.fixed) else 0
+
+
+def _report_noqa(run: CheckRun, changed: int, args: argparse.Namespace) -> int:
+    report.print_problems(run)
+    if not args.silent:
+        print(f"Added {changed} noqa directive{'s' if changed != 1 else ''}.", file=sys.stderr)
+    return 2 if run.failures or run.unwritten else 0

@@ -1,16 +1,16 @@
-"""Output formats of `gradguard check`: text lines and JSON."""
+"""The machine-readable output formats of `gradguard check` (JSON, JSON lines, SARIF, GitHub
+annotations) and `--diff`'s unified diff; the text formats are in `text.py`."""
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from pathlib import Path
 
-from gradguard import __version__
+from gradguard import REPOSITORY, __version__, rule_url
+from gradguard.config import known_codes
 from gradguard.findings import Finding, Position, Span
-from gradguard.rules import RULES, RULES_BY_CODE
-from gradguard.source.document import lines_of
+from gradguard.source.lines import lines_of
 
 
 def _location(position: Position) -> dict[str, int]:
@@ -19,7 +19,6 @@ def _location(position: Position) -> dict[str, int]:
 
 def finding_to_json(finding: Finding) -> dict:
     """One finding in the JSON shape: 1-based rows and code-point columns, absolute paths."""
-    rule = RULES_BY_CODE.get(finding.code)
     fix = finding.fixes[0] if finding.fixes else None  # the preferred one: rules list safe fixes first
     return {
         "code": finding.code,
@@ -38,7 +37,8 @@ def finding_to_json(finding: Finding) -> dict:
             "edits": [{"content": e.content, "location": _location(e.span.start),
                        "end_location": _location(e.span.end)} for e in fix.edits],
         },
-        "url": rule.url if rule is not None else None,
+        "url": rule_url(finding.code) if finding.code in known_codes() else None,
+        "aten_op": finding.aten_op,
     }
 
 
@@ -46,17 +46,9 @@ def render_json(findings: list[Finding]) -> str:
     return json.dumps([finding_to_json(f) for f in findings], indent=2, ensure_ascii=False)
 
 
-def render_text(findings: list[Finding]) -> str:
-    """`path:line:col: CODE message`, then the related locations indented."""
-    lines = []
-    for finding in findings:
-        start = finding.span.start
-        lines.append(f"{finding.filename}:{start.line}:{start.column + 1}: {finding.code} "
-                     f"[{finding.severity.value}] {finding.message}")
-        for related in finding.related:
-            lines.append(f"    {related.filename}:{related.span.start.line}:{related.span.start.column + 1}: "
-                         f"{related.message}")
-    return "\n".join(lines)
+def render_json_lines(findings: list[Finding]) -> str:
+    """One JSON object per line (`--output-format json-lines`)."""
+    return "\n".join(json.dumps(finding_to_json(f), ensure_ascii=False) for f in findings)
 
 
 _SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -74,6 +66,8 @@ def _physical(filename: str, span: Span) -> dict:
 
 def render_sarif(findings: list[Finding]) -> str:
     """SARIF 2.1.0, columns in Unicode code points, every rule with its documentation."""
+    from gradguard.rules import RULES  # the rules' documentation: only SARIF carries it
+
     rules = [{
         "id": rule.code,
         "name": rule.name,
@@ -96,7 +90,7 @@ def render_sarif(findings: list[Finding]) -> str:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "gradguard", "version": __version__,
-                                "informationUri": "https://github.com/gradguard/gradguard", "rules": rules}},
+                                "informationUri": REPOSITORY, "rules": rules}},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],
@@ -122,10 +116,13 @@ def render_github(findings: list[Finding]) -> str:
         for f in findings)
 
 
-RENDERERS = {"text": render_text, "json": render_json, "sarif": render_sarif, "github": render_github}
+MACHINE_RENDERERS = {"json": render_json, "json-lines": render_json_lines, "sarif": render_sarif,
+                     "github": render_github}
 
 
 def unified_diff(filename: str, before: str, after: str) -> str:
     """`--diff`: the unified diff of `before` and `after`, both named `filename`."""
+    import difflib
+
     return "".join(difflib.unified_diff(lines_of(before), lines_of(after),
                                         fromfile=filename, tofile=filename))

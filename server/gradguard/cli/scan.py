@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradguard.cli.cache import Cache, file_digest
 from gradguard.config import Settings
-from gradguard.engine import analyse_document, project_index
 from gradguard.findings import Finding
-from gradguard.source.document import Document
 
 _PARALLEL_FROM = 24  # fewer files than this are analysed in this process: workers cost more
 
@@ -29,6 +26,9 @@ class FileResult:
 
 def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     """Analyse (path, text, settings) items in order with one project index."""
+    from gradguard.engine import analyse_document, project_index  # not for a run the cache answers
+    from gradguard.source.document import Document
+
     project = project_index()
     results = []
     for path, text, settings in items:
@@ -57,6 +57,8 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
             todo.append((path, text, settings))
     progress = _Progress(len(todo))
     if jobs > 1 and len(todo) >= _PARALLEL_FROM:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
         size = -(-len(todo) // (jobs * 2))  # contiguous chunks: neighbours import each other
         chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -65,7 +67,7 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
                 done = future.result()
                 progress.advance(len(done))
                 results.update((r.path, r) for r in done)
-    else:
+    elif todo:
         done = analyse_files(todo)
         progress.advance(len(done))
         results.update((r.path, r) for r in done)

@@ -6,9 +6,12 @@ import argparse
 import json
 import sys
 from dataclasses import replace
+from pathlib import Path
 
-from gradguard.cli.output import finding_to_json, render_text
+from gradguard.cli.output import finding_to_json
+from gradguard.cli.text import Style, render_full, use_colour
 from gradguard.config import ConfigError
+from gradguard.source.files import read_source
 from gradguard.verify.merge import Verified
 from gradguard.verify.settings import load_verify_settings
 from gradguard.verify.pipeline import verify_paths
@@ -20,6 +23,16 @@ def verified_to_json(verified: Verified) -> dict:
     if verified.traceback is not None:
         item["traceback"] = verified.traceback
     return item
+
+
+def _texts(paths: list[str]) -> dict[str, str]:
+    texts = {}
+    for path in paths:
+        try:
+            texts[path] = read_source(Path(path)).text
+        except OSError:
+            pass
+    return texts
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -40,7 +53,7 @@ def run_verify(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps([verified_to_json(v) for v in verified], indent=2, ensure_ascii=False))
     else:
-        text = render_text([v.finding for v in verified])
+        text = render_full([v.finding for v in verified], _texts([r.path for r in results]), Style(use_colour(sys.stdout)))
         if text:
             print(text)
         confirmed = sum(v.origin == "both" for v in verified)

@@ -9,23 +9,28 @@ is analysed again, since one fix can make another finding's edits stale.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Callable
 
 from gradguard.findings import Applicability, Edit, Finding, Fix
 from gradguard.fixes.edits import apply_edits
-from gradguard.source.document import newline_of
+from gradguard.source.lines import newline_of
 
 MAX_PASSES = 5
 
 
 @dataclass
 class FixedText:
-    """A text after fixing: the new text, how many findings were fixed, and what is left."""
+    """A text after fixing: the new text, how many findings of each code were fixed, and what is left."""
 
     text: str
-    fixed: int
+    fixed_codes: Counter[str]
     remaining: list[Finding]
+
+    @property
+    def fixed(self) -> int:
+        return sum(self.fixed_codes.values())
 
 
 def chosen_fix(finding: Finding, unsafe: bool) -> Fix | None:
@@ -61,7 +66,7 @@ def in_line_endings(edits: list[Edit], newline: str) -> list[Edit]:
 def fix_text(text: str, analyse: Callable[[str], list[Finding]], unsafe: bool) -> FixedText:
     """Apply the chosen fixes of `analyse(text)`'s findings, pass after pass, until none is
     left to apply (at most `MAX_PASSES`). Inserted lines take the text's line ending."""
-    fixed = 0
+    fixed: Counter[str] = Counter()
     findings = analyse(text)
     newline = newline_of(text)
     for _ in range(MAX_PASSES):
@@ -70,6 +75,6 @@ def fix_text(text: str, analyse: Callable[[str], list[Finding]], unsafe: bool) -
             break
         new_text = apply_edits(text, in_line_endings(edits, newline))
         new_findings = analyse(new_text)
-        fixed += max(len(findings) - len(new_findings), 0)
+        fixed += Counter(f.code for f in findings) - Counter(f.code for f in new_findings)
         text, findings = new_text, new_findings
     return FixedText(text, fixed, findings)

@@ -11,7 +11,8 @@ import libcst as cst
 
 from gradguard.findings import Edit, Position, Span
 from gradguard.knowledge import ops
-from gradguard.source.document import Document, lines_of
+from gradguard.source.document import Document
+from gradguard.source.lines import lines_of
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
 

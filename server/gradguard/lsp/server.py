@@ -30,14 +30,15 @@ from gradguard.analysis.project import ReadingInterrupted
 from gradguard.config import ConfigError, ProjectSettings, Settings
 from gradguard.engine import OpenDocument, fix_document, project_index
 from gradguard.findings import Applicability, Finding, Position, Span
+from gradguard.fixes.noqa import noqa_edit
 from gradguard.knowledge import ops
 from gradguard.lsp import verify_command
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
 from gradguard.lsp.hover import rule_hover, tensor_hover
-from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace
+from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio, serve_tcp
 from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
-from gradguard.source.document import lines_of
+from gradguard.source.lines import lines_of
 from gradguard.source.parser import collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
@@ -68,6 +69,7 @@ class GradguardServer(LanguageServer):
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
         self.scheduler = Scheduler()
+        self.token: str | None = None  # what a client must present to run code (set for TCP by `start`)
 
     def shutdown(self) -> None:
         """The client asked to shut down, or went away: stop the running analysis at once."""
@@ -118,6 +120,10 @@ class GradguardServer(LanguageServer):
     def editor_verify(self) -> EditorVerify:
         """`VerifyHost`: the editor's settings for running code."""
         return self.editor.verify
+
+    def required_token(self) -> str | None:
+        """`VerifyHost`: the token a client must present to run code."""
+        return self.token
 
     def schedule(self, uri: str) -> None:
         """Make sure the document's latest version gets analysed and published.
@@ -413,7 +419,8 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
             for position, fix in enumerate(finding.fixes):
                 preferred = position == 0 and fix.applicability is Applicability.SAFE
                 actions.append(to_code_action(document, fix, own, preferred, versioned))
-            actions.append(noqa_action(document, finding, own))
+            if (silence := noqa_action(document, finding, own)) is not None:
+                actions.append(silence)
     if any(FIX_ALL.startswith(k) for k in kinds):  # asked for explicitly: it re-analyses the whole file
         fixed = fix_document(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
         if fixed.text != analysed.text:
@@ -442,13 +449,16 @@ def wanted_findings(analysed: Analysed, params: lsp.CodeActionParams) -> list[in
     return [i for i, f in enumerate(analysed.findings) if first <= f.span.start.line <= last]
 
 
-def noqa_action(document: TextDocument, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
+def noqa_action(document: TextDocument, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction | None:
+    """"Disable CODE for this line": `# noqa: CODE` added (or the code added to the line's `# noqa:`)."""
     line = finding.span.start.line
     text = document.lines[line - 1].rstrip("\r\n") if line - 1 < len(document.lines) else ""
-    end = Span(Position(line, len(text)), Position(line, len(text)))
-    edit = lsp.TextEdit(range=to_range(document, end), new_text=f"  # noqa: {finding.code}")
+    edit = noqa_edit(text, line, [finding.code])
+    if edit is None:
+        return None
+    change = lsp.TextEdit(range=to_range(document, edit.span), new_text=edit.content)
     return lsp.CodeAction(title=f"gradguard: disable {finding.code} for this line", kind=lsp.CodeActionKind.QuickFix,
-                          diagnostics=[diagnostic], edit=lsp.WorkspaceEdit(changes={document.uri: [edit]}))
+                          diagnostics=[diagnostic], edit=lsp.WorkspaceEdit(changes={document.uri: [change]}))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
@@ -479,11 +489,14 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
 verify_command.register(server, server)  # the gradguard.verify command and its code lenses
 
 
-def start(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087) -> None:
-    """Serve over stdio (what editors use) or TCP."""
+def start(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087, token: str | None = None) -> None:
+    """Serve over stdio (what editors use) or TCP, with `protocol.py`'s reader in place of pygls';
+    `token`: what a client must present to run code. Returns when the client closes the stream;
+    `exit` raises SystemExit (1 without a shutdown first)."""
+    server.token = token
     ops.load()
     gc.freeze()  # the modules just imported (lsprotocol's types above all) and the op table live as long as the server
-    if transport == "tcp":
-        server.start_tcp(host, port)
-    else:
-        server.start_io()
+    try:
+        asyncio.run(serve_tcp(server.protocol, host, port) if transport == "tcp" else serve_stdio(server.protocol))
+    finally:
+        server.shutdown()

@@ -22,11 +22,13 @@ RULE_KEYS = ("select", "ignore", "per-file-ignores", "severities", "exclude")
 
 @dataclass(frozen=True)
 class EditorVerify:
-    """What the editor says about running code: whether the workspace is trusted, device, timeout."""
+    """What the editor says about running code: whether the workspace is trusted, device, timeout,
+    and the token it presents (needed over TCP, see `lsp/verify_command.py`)."""
 
     trusted: bool = False
     device: str | None = None
     timeout: float | None = None
+    token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ def _verify(table: dict) -> EditorVerify:
     timeout = table.get("verify.timeout", nested.get("timeout"))
     return EditorVerify(
         trusted=table.get("trusted") is True,
+        token=table["token"] if isinstance(table.get("token"), str) else None,
         device=device if device in DEVICES else None,
         timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
         and math.isfinite(timeout) and timeout > 0 else None)

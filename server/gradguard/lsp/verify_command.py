@@ -5,6 +5,9 @@ file, or its module class or function `target`, under the tracer in a child proc
 event loop, then publishes the static findings merged with the runtime ones. It runs the user's
 code, so it is refused unless the workspace is trusted: VS Code sends `workspace.isTrusted` as
 the setting `trusted`; other editors set `"trusted": true` themselves (`lsp/settings.py`).
+Over TCP any local process could connect and claim trust, so there the command also needs the
+token the server was started with (`TOKEN_VARIABLE` in its environment), presented by the client
+as the setting `"token"`; without that variable, the command is refused over TCP.
 The server is reached through `VerifyHost` only.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import hmac
 import re
 import threading
 from dataclasses import replace
@@ -33,6 +37,7 @@ from gradguard.verify.pipeline import FileVerification, static_findings, verify
 T = TypeVar("T")
 
 COMMAND = "gradguard.verify"
+TOKEN_VARIABLE = "GRADGUARD_LSP_TOKEN"
 TITLE = "Verify in-place safety"
 _BACKWARD = re.compile(r"\.backward\s*\(")
 
@@ -42,6 +47,10 @@ class VerifyHost(Protocol):
 
     def editor_verify(self) -> EditorVerify:
         """The editor's settings for running code."""
+
+    def required_token(self) -> str | None:
+        """The token a client must present to run code (None: no token, as over stdio, whose client
+        started the server; "": none will do)."""
 
     def settings_for(self, path: str) -> Settings:
         """The rule settings of the file at `path`."""
@@ -88,6 +97,13 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
     if not editor.trusted:
         raise JsonRpcInvalidRequest("gradguard.verify runs your code, so it needs a trusted workspace "
                                     "(VS Code: trust the folder; other editors: the setting \"trusted\": true)")
+    required = host.required_token()
+    if required == "":
+        raise JsonRpcInvalidRequest(f"gradguard.verify is off over TCP: start the server with {TOKEN_VARIABLE} set "
+                                    "and send that token as the setting \"token\"")
+    if required is not None and not hmac.compare_digest((editor.token or "").encode(), required.encode()):
+        raise JsonRpcInvalidRequest("gradguard.verify over TCP needs the token the server was started with "
+                                    f"({TOKEN_VARIABLE}) as the setting \"token\"")
     if not arguments or not isinstance(arguments[0], str) or \
             (len(arguments) > 1 and not isinstance(arguments[1], str)) or len(arguments) > 2:
         raise JsonRpcInvalidParams("gradguard.verify takes [uri] or [uri, target]")

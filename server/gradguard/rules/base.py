@@ -9,6 +9,8 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
+from gradguard import rule_url
+from gradguard.rule_docs import rule_page
 from gradguard.analysis.events import Cut, InplaceChange
 from gradguard.analysis.values import SavedRecord
 from gradguard.analysis.project import ProjectIndex
@@ -99,7 +101,7 @@ class RuleContext:
     def saved_here(self, record: SavedRecord) -> tuple[Related, ...]:
         """Related information: where the op saved the tensor (and the user's call that ran it)."""
         related = [Related(*self.locate(record.node, record.file, record.scope),
-                           f"`{record.saved_by}` saved its {record.what} for backward here ({record.aten_op})")]
+                           f"`{record.saved_by}` saved its {record.what} for backward here")]
         if record.run_by is not None:
             related.append(Related(*self.locate(record.run_by, record.file, record.scope),
                                    f"`{record.saved_by}` ran in this call"))
@@ -117,8 +119,12 @@ class Rule:
     url: str
     check: Callable[[RuleContext], Iterator[Finding]]
 
+    def page(self) -> str:
+        """The rule's documentation as a Markdown page: a title, then the docstring as written."""
+        return rule_page(self.code, self.name, self.documentation)
+
     @classmethod
     def from_module(cls, module: ModuleType) -> Rule:
         doc = (module.__doc__ or "").strip()
         summary = doc.splitlines()[0] if doc else ""
-        return cls(module.CODE, module.NAME, summary, doc, Path(module.__file__).resolve().as_uri(), module.check)
+        return cls(module.CODE, module.NAME, summary, doc, rule_url(module.CODE), module.check)

@@ -96,7 +96,8 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, r
     saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node, record.file, record.scope)})"
     if isinstance(record.run_by, cst.Call):
         saved += f" that `{context.code(record.run_by.func)}(...)` ran ({context.where(record.run_by)})"
-    why = f"which `{record.aten_op}` saves for backward"
+    why = f"which `{record.saved_by}` saves for backward" if isinstance(record.run_by, cst.Call) else \
+        "which it saves for backward"
     outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
     if change.target_node is not None:
         message = f"`{context.code(change.target_node)}` is {saved}, {why}; {change.verb} changes it in place, {outcome}."
@@ -110,6 +111,7 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, r
         span=context.document.span(change.node, change.scope),
         related=context.saved_here(record) + context.called_from(change),
         fixes=fixes(context, change, record),
+        aten_op=record.aten_op,
     )
 
 

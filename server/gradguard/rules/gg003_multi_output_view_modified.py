@@ -59,7 +59,10 @@ def check(context: RuleContext) -> Iterator[Finding]:
         certain = change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES
         what = context.subject(change)
         if target.multi_output_view is not None:
-            reason = (f"{what} is one of several views returned by `{target.multi_output_view.lower()}`; "
+            made = target.origin.description
+            made_by = made.removeprefix("the view ") if made.startswith("the view `") else \
+                f"`{target.multi_output_view.lower()}`"
+            reason = (f"{what} is one of several views returned by {made_by}; "
                       f"{change.verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
                       f"\"Output 0 of {target.multi_output_view} is a view and is being modified inplace\".")
         else:

@@ -41,9 +41,9 @@ def check(context: RuleContext) -> Iterator[Finding]:
         record = change.storage_saved[0]
         what = context.subject(change)
         message = (f"{what} shares its storage with the {record.what} of `{record.saved_by}` "
-                   f"({context.where(record.node, record.file, record.scope)}), which `{record.aten_op}` saved for backward, but not its "
+                   f"({context.where(record.node, record.file, record.scope)}), which it saved for backward, but not its "
                    f"version counter: {change.verb} changes the saved values without any error, so the gradients "
                    f"will be silently wrong. Change a `clone()` instead, or make the change before the op.")
         yield Finding(CODE, Severity.WARNING, message, context.document.filename,
                       context.document.span(change.node, change.scope),
-                      context.saved_here(record) + context.called_from(change))
+                      context.saved_here(record) + context.called_from(change), aten_op=record.aten_op)

@@ -7,7 +7,6 @@ files have nothing, and the position pass costs as much as the parse.
 from __future__ import annotations
 
 import ast
-import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -17,28 +16,9 @@ import libcst as cst
 
 from gradguard.findings import Position, Span
 from gradguard.source.files import TooLarge
+from gradguard.source.lines import lines_of
 from gradguard.source.parser import TooDeeplyNested, parse_module
 from gradguard.source.positions import WholeModule
-
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-_FIRST_NEWLINE = re.compile(r"\r\n?|\n")
-
-
-def lines_of(text: str) -> list[str]:
-    """The lines of `text` with their ends, split where Python and LSP split them: at \\n, \\r\\n
-    and \\r only (`str.splitlines` also splits at form feeds and other separators)."""
-    if text.count("\r") != text.count("\r\n"):
-        return _LINE.findall(text)
-    lines = [line + "\n" for line in text.split("\n")]
-    lines[-1] = lines[-1][:-1]
-    return lines if lines[-1] else lines[:-1]
-
-
-def newline_of(text: str) -> str:
-    """The line ending of `text`'s first line (libcst's rule), `\n` if it has none."""
-    match = _FIRST_NEWLINE.search(text)
-    return match.group() if match else "\n"
 
 
 def python_syntax_problem(text: str) -> SyntaxProblem | None:

@@ -18,7 +18,6 @@ import fcntl
 import io
 import os
 import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,6 +124,8 @@ def replace_source(source: SourceFile, text: str) -> None:
 
 
 def _write_beside(target: Path, data: bytes, original: os.stat_result) -> None:
+    import tempfile
+
     descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".gradguard", dir=target.parent)
     try:
         with os.fdopen(descriptor, "wb") as handle:

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, replace
 
 from gradguard.config import Settings
-from gradguard.engine import suppressed
+from gradguard.fixes.noqa import suppressed
 from gradguard.findings import Finding, Position, Related, Severity, Span
 from gradguard.verify.protocol import INCOMPLETE, SILENT
 from gradguard.verify.runner import FileRun

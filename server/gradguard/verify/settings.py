@@ -17,16 +17,10 @@ factory = "make_block" # or: a function of the file returning the module, or (mo
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gradguard.config import ConfigError, find_pyproject, tool_table
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from gradguard.config import ConfigError, find_pyproject, load_toml, tool_table
 
 DEVICES = ("auto", "cpu", "cuda")
 _TARGET_KEYS = {"args", "kwargs", "inputs", "factory"}
@@ -69,11 +63,7 @@ def load_verify_settings(path: Path) -> VerifySettings:
     pyproject = find_pyproject(path)
     if pyproject is None:
         return VerifySettings()
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{pyproject}: {error}") from error
-    verify = (tool_table(data, pyproject) or {}).get("verify", {})
+    verify = (tool_table(load_toml(pyproject), pyproject) or {}).get("verify", {})
     try:
         if not isinstance(verify, dict):
             raise ConfigError("[tool.gradguard.verify] must be a table")

@@ -1,0 +1,146 @@
+"""What `gradguard check` prints: the findings in the chosen format on stdout, then (text formats)
+a summary on stderr in Ruff's words: "Found 3 problems.", how many `--fix` would fix and how many
+hidden fixes `--unsafe-fixes` would add, or "All checks passed!"; `--statistics` counts by rule,
+`--show-fixes` lists what was fixed. `--quiet` keeps only the findings, `--silent` prints nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import IO
+
+from gradguard.cli.output import MACHINE_RENDERERS
+from gradguard.cli.text import Style, has_safe_fix, render_concise, render_full, use_colour
+from gradguard.findings import Finding
+
+
+@dataclass
+class CheckRun:
+    """What a `check` run found, fixed and failed on, and the texts it read (for the snippets)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # internal errors
+    unwritten: list[str] = field(default_factory=list)  # files whose fixes could not be written
+    fixed: dict[str, Counter[str]] = field(default_factory=dict)  # per file: the codes fixed
+    diffs: list[str] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    fixed_text: str | None = None  # standard input, fixed
+
+    @property
+    def fixed_count(self) -> int:
+        return sum(sum(codes.values()) for codes in self.fixed.values())
+
+
+TEXT_RENDERERS = {"full": render_full, "concise": render_concise}
+FORMATS = sorted([*TEXT_RENDERERS, *MACHINE_RENDERERS])
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _hidden(findings: list[Finding], unsafe: bool) -> int:
+    """Findings whose only fixes are unsafe, when unsafe fixes are off."""
+    return 0 if unsafe else sum(1 for f in findings if f.fixes and not has_safe_fix(f))
+
+
+def _hidden_note(count: int) -> str:
+    return f"{plural(count, 'hidden fix')} can be enabled with the `--unsafe-fixes` option" if count else ""
+
+
+def summary(findings: list[Finding], fixed: int, fix: str | None, unsafe: bool) -> list[str]:
+    """The closing lines of a text-format run."""
+    hidden = _hidden(findings, unsafe)
+    if fix == "diff":
+        note = f" ({_hidden_note(hidden)})" if hidden else ""
+        return [f"Would fix {plural(fixed, 'problem')}{note}."]
+    if not findings and not fixed:
+        return ["All checks passed!"]
+    if fix == "write":
+        lines = [f"Found {plural(fixed + len(findings), 'problem')} ({fixed} fixed, {len(findings)} remaining)."]
+        if hidden:
+            lines.append(f"No fixes available ({_hidden_note(hidden)}).")
+        return lines
+    lines = [f"Found {plural(len(findings), 'problem')}."]
+    fixable = sum(1 for f in findings if has_safe_fix(f) or (unsafe and f.fixes))
+    if fixable:
+        note = f" ({_hidden_note(hidden)})" if hidden else ""
+        lines.append(f"[*] {fixable} fixable with the `--fix` option{note}.")
+    elif hidden:
+        lines.append(f"No fixes available ({_hidden_note(hidden)}).")
+    return lines
+
+
+def statistics(findings: list[Finding]) -> list[str]:
+    """`count<TAB>code<TAB>[*] name`, the most frequent first (`[*]`: some have a safe fix)."""
+    counts = Counter(f.code for f in findings)
+    fixable = {f.code for f in findings if has_safe_fix(f)}
+    width = len(str(max(counts.values(), default=0)))
+    return [f"{str(n).rjust(width)}\t{code}\t{'[*]' if code in fixable else '[ ]'} {_name(code)}"
+            for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+
+
+def _name(code: str) -> str:
+    from gradguard.rules import RULES_BY_CODE  # imported only when a name is printed
+
+    rule = RULES_BY_CODE.get(code)
+    return rule.name if rule is not None else ""
+
+
+def fixes_applied(fixed: dict[str, Counter[str]]) -> list[str]:
+    """`--show-fixes`: per file, how many findings of each code were fixed."""
+    if not fixed:
+        return []
+    lines = [f"Fixed {plural(sum(sum(c.values()) for c in fixed.values()), 'problem')}:"]
+    for filename, codes in sorted(fixed.items()):
+        lines.append(f"- {filename}:")
+        lines += [f"    {n} × {code} ({_name(code)})" for code, n in sorted(codes.items())]
+    return lines
+
+
+def print_problems(run: CheckRun) -> None:
+    """Internal errors and files that could not be written, on stderr."""
+    for failure in run.failures:
+        print(f"gradguard: internal error in {failure}", file=sys.stderr)
+    for unwritten in run.unwritten:
+        print(f"gradguard: {unwritten}", file=sys.stderr)
+
+
+def print_run(run: CheckRun, args: argparse.Namespace, fix: str | None, stdin: bool) -> None:
+    """Everything a run prints, by `args`' format and verbosity."""
+    if args.silent:
+        if stdin and fix == "write" and run.fixed_text is not None:
+            sys.stdout.write(run.fixed_text)
+        return
+    err = sys.stderr
+    if fix == "diff":
+        sys.stdout.write("".join(run.diffs))
+    elif stdin and fix == "write" and run.fixed_text is not None:
+        sys.stdout.write(run.fixed_text)  # the fixed source goes to stdout: the findings left, to stderr
+        _print_findings(run, args, err)
+    elif args.statistics:
+        lines = statistics(run.findings)
+        if lines:
+            print("\n".join(lines))
+    else:
+        _print_findings(run, args, sys.stdout)
+    print_problems(run)
+    if args.quiet or args.format not in TEXT_RENDERERS:
+        return
+    if args.show_fixes:
+        for line in fixes_applied(run.fixed):
+            print(line, file=err)
+    for line in summary(run.findings, run.fixed_count, fix, args.unsafe_fixes):
+        print(line, file=err)
+
+
+def _print_findings(run: CheckRun, args: argparse.Namespace, stream: IO[str]) -> None:
+    if args.format in TEXT_RENDERERS:
+        output = TEXT_RENDERERS[args.format](run.findings, run.sources, Style(use_colour(stream)))
+    else:
+        output = MACHINE_RENDERERS[args.format](run.findings)
+    if output:
+        print(output, file=stream)

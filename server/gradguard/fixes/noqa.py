@@ -1,0 +1,56 @@
+"""`# noqa` comments: which codes a line's comment silences, and the comments written for the user: the editor's "disable for this line" and
+`gradguard check --add-noqa`. An existing `# noqa: A, B` gains the code (codes kept, no
+duplicate); a bare `# noqa` already silences everything; a line continued by a backslash cannot
+take a comment.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+
+from gradguard.findings import Edit, Position, Span
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_CODES = re.compile(r"(#\s*noqa:\s*)([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
+
+
+def comment_of(line: str) -> str:
+    """The comment of one source line (a `#` inside a string literal does not start one)."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line).readline):
+            if token.type == tokenize.COMMENT:
+                return token.string
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return ""
+
+
+def suppressed(line: str, code: str) -> bool:
+    """Whether `# noqa` or `# noqa: CODE` in `line`'s comment silences `code`."""
+    if "noqa" not in line.lower():
+        return False
+    match = _NOQA.search(comment_of(line))
+    if match is None:
+        return False
+    codes = match.group("codes")
+    return codes is None or code.upper() in {c.upper() for c in re.split(r"[\s,]+", codes)}
+
+
+def noqa_edit(line_text: str, line: int, codes: list[str]) -> Edit | None:
+    """The edit of line `line` (its text without the line ending) that silences `codes`; None
+    when it needs none or cannot take one."""
+    wanted = [c for c in dict.fromkeys(codes) if not suppressed(line_text, c)]
+    if not wanted or line_text.rstrip().endswith("\\"):
+        return None
+    comment = comment_of(line_text)
+    start = line_text.rfind(comment) if comment else -1
+    match = _CODES.search(comment) if comment else None
+    if match is not None:
+        existing = re.split(r"[\s,]+", match.group(2))
+        merged = ", ".join(dict.fromkeys([*existing, *wanted]))
+        column = start + match.start(2)
+        return Edit(Span(Position(line, column), Position(line, column + len(match.group(2)))), merged)
+    end = len(line_text.rstrip())
+    return Edit(Span(Position(line, end), Position(line, len(line_text))), f"  # noqa: {', '.join(wanted)}")

@@ -1,0 +1,47 @@
+"""The rules' documentation read from their modules' source (docstring, `CODE`, `NAME`) without
+importing them: `gradguard rule` answers in the time an interpreter starts, not the 0.3 s the
+analysis takes to import. `tests/test_rules_registry.py` checks it says what `gradguard.rules` says.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradguard import rule_url
+
+RULES_FOLDER = Path(__file__).with_name("rules")
+
+
+def rule_page(code: str, name: str, documentation: str) -> str:
+    """A rule's documentation as a Markdown page: a title, then the docstring as written."""
+    body = "\n".join(line.rstrip() for line in documentation.strip().splitlines())
+    return f"# {code} — {name}\n\n{body}\n"
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """What a rule module says of itself."""
+
+    code: str
+    name: str
+    summary: str
+    documentation: str
+    url: str
+
+    def page(self) -> str:
+        return rule_page(self.code, self.name, self.documentation)
+
+
+def rule_docs() -> list[RuleDoc]:
+    """Every rule's documentation, by code."""
+    docs = []
+    for module in sorted(RULES_FOLDER.glob("gg[0-9][0-9][0-9]_*.py")):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        constants = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                     and isinstance(node.value, ast.Constant) for target in node.targets if isinstance(target, ast.Name)}
+        documentation = (ast.get_docstring(tree, clean=False) or "").strip()
+        summary = documentation.splitlines()[0] if documentation else ""
+        docs.append(RuleDoc(constants["CODE"], constants["NAME"], summary, documentation, rule_url(constants["CODE"])))
+    return sorted(docs, key=lambda doc: doc.code)
