@@ -30,6 +30,7 @@ SIGMOID_MUL_MESSAGE = ("`y` is the output of `torch.sigmoid` (line 3), which it 
                        "`mul_` changes it in place, so `backward()` will raise.")
 SIGMOID_RELATED_MESSAGE = "`torch.sigmoid` saved its output for backward here"
 # SIGMOID_MUL in the default (full) text format: the header (`[*]`: a safe fix), the source lines, the fix.
+SIGMOID_RAISES_MESSAGE = "`y.sum().backward()` raises here: its graph still needs what was changed"
 SIGMOID_MUL_FULL = f"""\
 {{path}}:4:1: GG001 [error] [*] {SIGMOID_MUL_MESSAGE}
   |
@@ -37,6 +38,8 @@ SIGMOID_MUL_FULL = f"""\
   |     ---------------- {SIGMOID_RELATED_MESSAGE}
 4 | y.mul_(2)
   | ^^^^^^^^^ GG001
+5 | y.sum().backward()
+  | ------------------ {SIGMOID_RAISES_MESSAGE}
   |
   = help: Rewrite out of place: `y = y.mul(2)`
 """
@@ -216,7 +219,11 @@ def test_json_stdout_is_only_a_list_of_diagnostics_with_the_documented_keys(tmp_
     assert d["end_location"] == {"row": 4, "column": 10}
     assert d["related"] == [{"filename": str((tmp_path / "bad.py").resolve()),
                              "location": {"row": 3, "column": 5},
-                             "message": SIGMOID_RELATED_MESSAGE}]
+                             "message": SIGMOID_RELATED_MESSAGE},
+                            {"filename": str((tmp_path / "bad.py").resolve()),
+                             "location": {"row": 5, "column": 1},
+                             "message": SIGMOID_RAISES_MESSAGE}]
+    assert d["aten_op"] == "sigmoid"
     assert d["fix"] == {
         "message": "Rewrite out of place: `y = y.mul(2)`",
         "applicability": "safe",

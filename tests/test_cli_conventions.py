@@ -40,6 +40,9 @@ FULL_TWO = """\
   |     ----------- `x.sigmoid` saved its output for backward here
 4 | y += 1
   | ^^^^^^ GG001
+...
+7 | (y.sum() + w.sum()).backward()
+  | ------------------------------ `(y.sum() + w.sum()).backward()` raises here: its graph still needs what was changed
   |
   = help: Rewrite out of place: `y = y + 1`
 
@@ -202,6 +205,7 @@ def test_a_walk_skips_what_gitignore_excludes_and_named_files_are_checked(tmp_pa
     assert names(tmp_path / "sub") == ["sub/other.py"]
     assert names(tmp_path / "generated" / "model.py", tmp_path / "sub" / "local.py") == [
         "generated/model.py", "sub/local.py"]
+    assert names(tmp_path / "generated") == ["generated/model.py"]  # a folder named is checked, as Ruff does
     assert names("--no-respect-gitignore", tmp_path) == [
         "generated/model.py", "keep_pb2.py", "model.py", "sub/local.py", "sub/other.py", "x_pb2.py"]
 

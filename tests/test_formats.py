@@ -153,7 +153,8 @@ def test_sarif_result_positions_count_code_points(capsys, tmp_path):
     assert location["region"] == {"startLine": 4, "startColumn": start + 1,
                                   "endLine": 4, "endColumn": start + len("数据.mul_(2)") + 1}
 
-    (related,) = result["relatedLocations"]
+    related, raises = result["relatedLocations"]
+    assert (raises["id"], raises["physicalLocation"]["region"]["startLine"]) == (1, 5)  # the backward() that raises
     saved = lines[2].index("torch.sigmoid(x)")
     assert related["physicalLocation"]["region"] == {"startLine": 3, "startColumn": saved + 1,
                                                      "endLine": 3, "endColumn": saved + len("torch.sigmoid(x)") + 1}

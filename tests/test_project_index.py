@@ -53,3 +53,37 @@ def test_an_interruption_before_the_first_file_reads_nothing(tmp_path: Path) -> 
         assert index.definitions_of(model) is None
     assert not_read == {model}
     assert index.resolve(str(model), "pkg.heads.head") is not UNKNOWN
+
+
+def test_a_read_left_short_by_the_budget_is_not_kept_for_the_next_file(tmp_path: Path, monkeypatch) -> None:
+    """A file whose read ran out of the import allowance (here: the file it imports was refused)
+    is good for that analysis only: the next file that imports it reads it again, whole. Keeping
+    it made a file's findings depend on which files a scan had analysed before it."""
+    from gradguard.analysis import budget
+    from gradguard.analysis.budget import Budget
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "layers.py").write_text(
+        "import torch\nclass Gate(torch.nn.Module):\n    def forward(self, x):\n        return torch.sigmoid(x)\n")
+    model = tmp_path / "pkg" / "model.py"
+    model.write_text("from pkg.layers import Gate\nclass Block(Gate):\n    pass\n")  # its base is in layers.py
+    train = tmp_path / "train.py"
+    train.write_text("import torch\nfrom pkg.model import Block\nx = torch.ones(2, requires_grad=True)\n"
+                     "y = Block()(x)\ny += 1\ny.sum().backward()\n")
+    index = project_index(use_jedi=False)
+    refuse = [True]
+    real = Budget.may_read
+
+    def may_read(self: Budget) -> bool:  # an earlier analysis had no time left to read layers.py
+        return False if refuse[0] and self._reading else real(self)
+
+    monkeypatch.setattr(Budget, "may_read", may_read)
+    with budget.using(Budget()):
+        index.definitions_of(model)
+    refuse[0] = False
+    findings = analyse_document(Document.parse(str(train), train.read_text()), Settings(), index)
+    assert [(f.code, f.span.start.line) for f in findings] == [("GG001", 5)]

@@ -95,6 +95,11 @@ class Budget:
         way included)."""
         return self._imports_left() > 0
 
+    def out_of_time(self) -> bool:
+        """Whether reading imports, or the whole analysis, has no CPU time left: a read that ends
+        so may have stopped short."""
+        return self._imports_left() <= 0 or time.process_time() > self._cpu_deadline
+
     def _imports_left(self) -> float:
         spent = time.process_time() - self._reading_since if self._reading else 0.0
         return self._imports_allowance - spent

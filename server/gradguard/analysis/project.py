@@ -123,11 +123,15 @@ class ProjectIndex:
             current.unread.add(str(file))
             return None  # read by a later analysis, with time left
         self._loading.add(file)
+        unread = len(current.unread) if current is not None else 0
         try:
             with current.reading() if current is not None else nullcontext():
                 definitions = self._interpret(file)
+                short = current is not None and (current.out_of_time() or len(current.unread) > unread)
         finally:
             self._loading.discard(file)
+        if short:  # stopped short, or without a file it imports: good for this analysis only
+            return definitions
         self._definitions[file] = definitions
         if len(self._definitions) > self._capacity:
             self._evict()

@@ -3,7 +3,8 @@
 A walk inside a git repository skips what git ignores, as Ruff's does: the patterns of every
 `.gitignore` from the repository's top (the folder holding `.git`) down, and `.git/info/exclude`,
 read with pathspec's implementation of git's rules (a deeper file's pattern wins, `!` re-includes).
-A file named on the command line is always checked.
+A file named on the command line is always checked, and so is all of a folder named there
+that git ignores (as ripgrep and Ruff walk it).
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ class GitIgnored:
         return self._specs[folder]
 
 
+def _nothing_ignored(path: Path, folder: bool = False) -> bool:
+    return False
+
+
 def python_files(paths: list[Path], skip_folder: Callable[[Path], bool] = lambda folder: False,
                  respect_gitignore: bool = True) -> Iterator[Path]:
     """Python files under `paths`, in a stable order.
@@ -78,7 +83,7 @@ def python_files(paths: list[Path], skip_folder: Callable[[Path], bool] = lambda
     into a folder for which `skip_folder` (the configuration's `exclude`) is true, or (with
     `respect_gitignore`) into what git ignores.
     """
-    ignored = GitIgnored() if respect_gitignore else (lambda path, folder=False: False)
+    ignored = GitIgnored() if respect_gitignore else _nothing_ignored
     for path in paths:
         if path.is_file():
             yield path
@@ -88,13 +93,14 @@ def python_files(paths: list[Path], skip_folder: Callable[[Path], bool] = lambda
             continue
         if skip_folder(path):
             continue
+        walk_ignored = _nothing_ignored if ignored(path, True) else ignored
         for folder, subfolders, files in os.walk(path):
             subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_FOLDERS and not d.endswith(".egg-info")
-                                   and not skip_folder(Path(folder) / d) and not ignored(Path(folder) / d, True))
+                                   and not skip_folder(Path(folder) / d) and not walk_ignored(Path(folder) / d, True))
             for name in sorted(files):
                 file = Path(folder) / name
                 if name.endswith((".py", ".pyi")) and (is_regular_file(file) or os.path.islink(file)) \
-                        and not ignored(file):
+                        and not walk_ignored(file):
                     yield file  # a FIFO or device is no source file; a broken or looping link is reported
 
 

@@ -7,6 +7,8 @@ comments and formatting outside the edited range are kept.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gradguard.findings import Edit, Position, Span
@@ -136,6 +138,58 @@ def move_after(document: Document, statement: cst.SimpleStatementLine,
     anchor_end = Position(target.end.line, len(document.line_text(target.end.line)))
     return (Edit(Span(line_start, next_line), ""),
             Edit(Span(anchor_end, anchor_end), "\n" + _indent(document, anchor) + code.strip()))
+
+
+class _Holder(cst.CSTVisitor):
+    """Finds the statement line that holds a node, and the body (block or module) that holds it."""
+
+    def __init__(self, node: cst.CSTNode) -> None:
+        self.node = node
+        self.bodies: list[cst.CSTNode] = []
+        self.line: cst.SimpleStatementLine | None = None
+        self.found: tuple[cst.SimpleStatementLine, cst.CSTNode] | None = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found is not None:
+            return False
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            self.bodies.append(node)
+        elif isinstance(node, cst.SimpleStatementLine):
+            self.line = node
+        if node is self.node and self.line is not None:
+            self.found = (self.line, self.bodies[-1])
+            return False
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, (cst.Module, cst.IndentedBlock)):
+            self.bodies.pop()
+        elif original_node is self.line:
+            self.line = None
+
+
+def statement_holding(document: Document, node: cst.CSTNode) -> tuple[cst.SimpleStatementLine, cst.CSTNode] | None:
+    """The statement line that holds `node` and the block (or module) whose body holds that line."""
+    assert document.module is not None
+    finder = _Holder(node)
+    document.module.visit(finder)
+    return finder.found
+
+
+def recompute_after(document: Document, forward: cst.SimpleStatementLine,
+                    anchor: cst.SimpleStatementLine) -> tuple[Edit, ...] | None:
+    """Move the statement `forward` (a forward pass bound to names) to just after `anchor`, when both
+    lie in one block and nothing between them uses what `forward` binds."""
+    moved, until = document.span(forward), document.span(anchor)
+    if not (len(forward.body) == 1 and isinstance(forward.body[0], cst.Assign)):
+        return None
+    names = {t.target.value for t in forward.body[0].targets if isinstance(t.target, cst.Name)}
+    if not names or len(names) != len(forward.body[0].targets):
+        return None
+    between = "\n".join(document.line_text(n) for n in range(moved.end.line + 1, until.start.line))
+    if any(re.search(rf"\b{re.escape(name)}\b", between) for name in names):
+        return None
+    return move_after(document, forward, anchor)
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

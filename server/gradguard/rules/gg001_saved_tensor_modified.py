@@ -34,6 +34,12 @@ y.sum().backward()
 Rewriting the in-place op out of place (`y = y * 2`) is safe when nothing else refers to the
 changed tensor; when a view or alias of it is still used, the rewrite changes what that alias
 sees, so cloning the tensor where it was saved is offered instead.
+
+For an `optimizer.step()` that changes weights a later `backward()` still needs (a GAN's
+discriminator step before the generator's backward), both fixes are unsafe, because they change
+what is trained: computing the forward again after the step (the generator then trains against
+the updated discriminator, as GAN loops do), or stepping after that backward (the step then
+also applies the gradients that backward accumulated). See docs/fixes.md.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import SavedRecord, Tri
-from gradguard.findings import Applicability, Edit, Finding, Fix, Severity
+from gradguard.findings import Applicability, Edit, Finding, Fix, Related, Severity
 from gradguard.fixes.edits import (
     clone_before,
     clone_result,
@@ -52,6 +58,8 @@ from gradguard.fixes.edits import (
     move_after,
     out_of_place_augmented,
     out_of_place_method,
+    recompute_after,
+    statement_holding,
 )
 from gradguard.rules.base import RuleContext
 from gradguard.rules.gg002_leaf_modified import raises_for_leaf
@@ -109,10 +117,19 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, r
         message=message,
         filename=context.document.filename,
         span=context.document.span(change.node, change.scope),
-        related=context.saved_here(record) + context.called_from(change),
+        related=context.saved_here(record) + context.called_from(change) + _raises_at(context, change),
         fixes=fixes(context, change, record),
         aten_op=record.aten_op,
     )
+
+
+def _raises_at(context: RuleContext, change: InplaceChange) -> tuple[Related, ...]:
+    """Related information: the backward pass that runs into the changed save (when it is known)."""
+    statement = change.backward_statement
+    if statement is None or not context.in_this_file(statement):
+        return ()
+    return (Related(context.document.filename, context.document.span(statement.body[0], change.scope),
+                    f"`{context.code(statement.body[0])}` raises here: its graph still needs what was changed"),)
 
 
 def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> tuple[Fix, ...]:
@@ -137,11 +154,29 @@ def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> t
     if cloned is not None:
         offered.append(cloned)
     if change.verb.endswith(".step()`") and change.statement is not None and change.backward_statement is not None:
-        moved = move_after(document, change.statement, change.backward_statement)
-        if moved is not None:
-            offered.append(Fix("Step the optimizer after the backward pass that still needs these weights",
-                               Applicability.UNSAFE, moved))
+        offered += _step_fixes(context, change, record)
     return tuple(sorted(offered, key=lambda fix: fix.applicability is not Applicability.SAFE))
+
+
+def _step_fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> list[Fix]:
+    """`optimizer.step()` before a backward pass through the old weights: run the forward again
+    after the step (what GAN loops do), or step after that backward. Both change what is trained,
+    so both are unsafe (docs/fixes.md)."""
+    document, step = context.document, change.statement
+    offered = []
+    held = statement_holding(document, record.run_by) if record.run_by is not None and \
+        context.in_this_file(record.run_by) else None
+    if held is not None and held[0] is not step and held[1] is statement_holding(document, step.body[0])[1]:
+        recomputed = recompute_after(document, held[0], step)
+        if recomputed is not None:
+            forward = context.code(held[0].body[0])
+            offered.append(Fix(f"Compute `{forward}` after `{context.code(step.body[0])}`, with the updated weights",
+                               Applicability.UNSAFE, recomputed))
+    moved = move_after(document, step, change.backward_statement)
+    if moved is not None:
+        offered.append(Fix("Step the optimizer after the backward pass that still needs these weights",
+                           Applicability.UNSAFE, moved))
+    return offered
 
 
 def clone_at_saves(context: RuleContext, records: tuple[SavedRecord, ...]) -> Fix | None:
