@@ -118,3 +118,17 @@ def test_examples_show_every_rule(capsys) -> None:
     assert "clean_training.py" not in by_file
     examples = {path.name for path in (ROOT / "examples").glob("*.py")}
     assert examples - {"clean_training.py"} == set(by_file), "every other example trips a rule"
+
+
+def test_the_readme_links_are_absolute_and_each_names_a_file_of_the_repository():
+    """The README is the package's long description: PyPI cannot follow a relative link."""
+    from gradguard import REPOSITORY
+
+    text = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(([^)]+)\)", text)
+    assert links and all(link.startswith(("https://", "#")) for link in links), links
+    for link in links:
+        for kind in ("blob", "tree"):
+            prefix = f"{REPOSITORY}/{kind}/main/"
+            if link.startswith(prefix):
+                assert (ROOT / link.removeprefix(prefix).split("#")[0]).exists(), link

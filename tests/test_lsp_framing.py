@@ -9,6 +9,7 @@ code of `exit`. Then `Framer` itself, fed the same mistakes one byte at a time.
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -288,3 +289,20 @@ def test_framer_keeps_no_more_than_a_header_of_what_it_skips():
     assert len(framer.buffer) < 16
     assert framer.feed(framed(A)) == [A]
     assert framer.buffer == b""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_ends_a_busy_server_promptly_and_quietly(server, signum):
+    """SIGTERM and SIGHUP (a closed terminal) end it with 128 + the signal, SIGINT with 130, while it
+    analyses a document it was just sent; no traceback."""
+    server.initialize()
+    source = (ROOT / "third_party" / "models" / "src" / "timm" / "models" / "vision_transformer.py")
+    text = source.read_text() if source.exists() else "import torch\n" * 20_000
+    server.write(notification("textDocument/didOpen", {"textDocument": {
+        "uri": source.as_uri(), "languageId": "python", "version": 1, "text": text}}))
+    time.sleep(0.3)
+    started = time.monotonic()
+    server.process.send_signal(signum)
+    assert server.exit_code() == 128 + signum
+    assert time.monotonic() - started < 5
+    assert b"Traceback" not in (server.stderr.flush() or Path(server.stderr.name).read_bytes())

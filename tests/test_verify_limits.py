@@ -153,3 +153,18 @@ def test_an_editor_that_disconnects_mid_verify_ends_the_run(tmp_path):
     server.stdin.close()  # the editor is gone
     server.wait(timeout=30)
     assert all(gone(int(pid)) for pid in pids.read_text().split())
+
+
+def test_a_torch_other_than_the_op_tables_is_said_once(capsys, monkeypatch):
+    from gradguard.knowledge.ops import torch_version
+    from gradguard.verify import runner
+
+    monkeypatch.setattr(runner, "_warned", False)
+    table = torch_version()
+    runner._warn_about_torch(table.split("+")[0] + "+cu121")  # the same release, another build: no word
+    assert capsys.readouterr().err == ""
+    runner._warn_about_torch("2.11.0+cu126")
+    runner._warn_about_torch("2.11.0+cu126")
+    assert capsys.readouterr().err == (
+        f"gradguard: torch 2.11.0+cu126 runs the code, but gradguard's knowledge of what each op saves was "
+        f"generated from torch {table}: the static findings may differ from what this torch does\n")

@@ -155,7 +155,7 @@ def main() -> int:
 
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")  # torch's, about our own imports
     try:
-        import torch  # noqa: F401 - fails here when torch is missing
+        import torch  # fails here when torch is missing
 
         from gradguard.verify.sites import record_constructions
         device = choose_device(request["device"])
@@ -164,6 +164,7 @@ def main() -> int:
               else str(error)})
         return 0
     record_constructions()
+    emit({"event": "torch", "version": torch.__version__})
     for entry in request["files"]:
         emit({"event": "start", "path": entry["path"]})
         emit({"event": "result", **verify_file(entry, device)})

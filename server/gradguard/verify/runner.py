@@ -35,6 +35,7 @@ MEMORY_MECHANISM = ("RLIMIT_DATA per process, and the process tree's proportiona
 # `python -m` would import a `gradguard/` of the working folder (the user's project) instead of this one
 _CHILD = ("import os, sys; sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.getcwd()]\n"
           "from gradguard.verify.child import main\nsys.exit(main())")
+_warned = False  # `_warn_about_torch` said it
 _live: set[ProcessTree] = set()  # the runs under way, for `stop_all`
 _live_lock = threading.Lock()
 
@@ -58,6 +59,19 @@ class FileRun:
     findings: tuple[dict, ...] = ()
     reached: frozenset[int] = frozenset()
     problem: str | None = None  # the run could not be done or did not finish
+
+
+def _warn_about_torch(version: str) -> None:
+    """One line, once a run, when the child's torch is not the one the op table was generated from."""
+    global _warned
+    from gradguard.knowledge.ops import torch_version
+
+    table = torch_version()
+    if not _warned and version.split("+")[0].split(".")[:2] != table.split("+")[0].split(".")[:2]:
+        _warned = True
+        print(f"gradguard: torch {version} runs the code, but gradguard's knowledge of what each op saves was "
+              f"generated from torch {table}: the static findings may differ from what this torch does",
+              file=sys.stderr)
 
 
 def stop_all() -> None:
@@ -166,7 +180,9 @@ def _follow(process: subprocess.Popen, tree: ProcessTree, read_end: int, entries
             if event["event"] == "fatal":
                 current = None
                 return stopped(event["message"])
-            if event["event"] == "start":
+            if event["event"] == "torch":
+                _warn_about_torch(event["version"])
+            elif event["event"] == "start":
                 current = entries[len(runs)]
                 deadline = time.monotonic() + timeout
             elif event["event"] == "result":
