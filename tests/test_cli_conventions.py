@@ -341,3 +341,20 @@ def test_rule_prints_the_documentation_page_offline(tmp_path, capsys):
     assert main(["rule", "GG009"]) == 2
     assert capsys.readouterr().err == ("gradguard: unknown rule code 'GG009' (known codes: GG000, GG001, GG002, "
                                        "GG003, GG004)\n")
+
+
+def test_add_noqa_never_writes_into_a_string_and_refuses_fix_or_diff(tmp_path, capsys):
+    text = TWO.replace("y += 1", 'y += 1; s = """doc\nstring"""')
+    path = write(tmp_path / "doc.py", text)
+    assert check(capsys, "--add-noqa", "--select", "GG001", path) == (0, "", "Added 0 noqa directives.\n")
+    assert path.read_text() == text
+    for flag in ("--fix", "--diff"):
+        code, out, err = check(capsys, "--add-noqa", flag, path)
+        assert (code, out) == (2, "")
+        assert err == "gradguard: --add-noqa writes the files it checks: it takes neither standard input nor --fix/--diff\n"
+
+
+def test_a_file_named_twice_or_reached_through_a_link_is_fixed_once(tmp_path, capsys):
+    path = write(tmp_path / "d" / "two.py", TWO)
+    (tmp_path / "d" / "link.py").symlink_to(path)
+    assert check(capsys, "--fix", path, path, tmp_path / "d") == (0, "", "Found 2 problems (2 fixed, 0 remaining).\n")

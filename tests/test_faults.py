@@ -231,3 +231,21 @@ def test_a_pyproject_of_the_wrong_shape_names_the_file(tmp_path, toml, message):
     proc = subprocess.run([str(GRADGUARD), command, str(path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr == f"gradguard: {tmp_path / 'pyproject.toml'}: {message}\n"
+
+
+def test_a_file_with_other_hard_links_is_fixed_in_place_so_every_name_sees_it(tmp_path, capsys):
+    path = write(tmp_path / "model.py", SAVED.format(n="\n"))
+    other = tmp_path / "same.py.bak"
+    os.link(path, other)
+    assert check(capsys, "--fix", path)[0] == 0
+    assert other.read_text() == path.read_text() == SAVED.format(n="\n").replace("y += 1", "y = y + 1")
+    assert os.stat(path).st_ino == os.stat(other).st_ino
+
+
+def test_a_file_the_user_may_not_write_is_not_replaced_though_its_folder_allows_it(tmp_path, capsys, monkeypatch):
+    path = write(tmp_path / "model.py", SAVED.format(n="\n"))
+    monkeypatch.setattr(os, "access", lambda target, mode: mode != os.W_OK)  # root may write anything: pretend not
+    code, out, err = check(capsys, "--fix", path)
+    assert code == 2
+    assert f"gradguard: {path}: not fixed: Permission denied\n" in err
+    assert path.read_text() == SAVED.format(n="\n")

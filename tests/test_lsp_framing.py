@@ -88,13 +88,19 @@ class Client:
         assert "result" in self.replies(1)[0]
 
 
+def _default_signals() -> None:
+    """As from a terminal, even under `nohup`: gradguard leaves an ignored signal ignored."""
+    for signum in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 class Server(Client):
     """`gradguard lsp` over pipes."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.stderr = open(tmp_path / "server.stderr", "wb")
         self.process = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-                                        cwd=ROOT)
+                                        cwd=ROOT, preexec_fn=_default_signals)
         super().__init__(self.process.stdout, self._write)
 
     def _write(self, data: bytes) -> None:

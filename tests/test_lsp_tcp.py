@@ -89,3 +89,40 @@ def test_a_non_loopback_host_is_refused_unless_asked_for(host):
     assert run.returncode == 2
     assert run.stderr == (f"gradguard: --host {host} is not a loopback address: any machine that reaches it could "
                           "use the server; pass --allow-remote if that is what you want\n")
+
+
+def test_a_second_connection_is_closed_and_cannot_use_the_first_clients_trust(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(f"import pathlib\npathlib.Path({str(tmp_path / 'ran')!r}).write_text('yes')\n")
+    port = _free_port()
+    server = subprocess.Popen([*GRADGUARD, "lsp", "--tcp", "--port", str(port)],
+                              env={**os.environ, "GRADGUARD_LSP_TOKEN": "s3cret"},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                first = socket.create_connection(("127.0.0.1", port), timeout=60)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not listen"
+                time.sleep(0.1)
+        with first, first.makefile("rb") as stream:
+            first.sendall(framed(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
+                "initializationOptions": {"trusted": True, "token": "s3cret"}}}).encode()))
+            assert read_message(stream)["id"] == 1
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as second:
+                second.sendall(framed(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
+                                                  "params": {"command": "gradguard.verify",
+                                                             "arguments": [script.as_uri()]}}).encode()))
+                try:
+                    answer = second.recv(1024)
+                except ConnectionResetError:
+                    answer = b""
+                assert answer == b""  # closed, unanswered
+        time.sleep(1)
+        assert not (tmp_path / "ran").exists()
+    finally:
+        server.kill()
+        server.wait()

@@ -87,3 +87,21 @@ def test_a_read_left_short_by_the_budget_is_not_kept_for_the_next_file(tmp_path:
     refuse[0] = False
     findings = analyse_document(Document.parse(str(train), train.read_text()), Settings(), index)
     assert [(f.code, f.span.start.line) for f in findings] == [("GG001", 5)]
+
+
+def test_a_finding_can_point_into_a_file_read_short(tmp_path: Path, monkeypatch) -> None:
+    """The related location (where the tensor was saved) lies in a file whose read ran out of time:
+    it is still placed, not an internal error."""
+    from gradguard.analysis.budget import Budget
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    (tmp_path / "helper.py").write_text("def g(x):\n    return x.sigmoid()\n")
+    train = tmp_path / "train.py"
+    train.write_text("import torch\nfrom helper import g\nx = torch.ones(2, requires_grad=True)\n"
+                     "y = g(x)\ny.mul_(2)\ny.sum().backward()\n")
+    monkeypatch.setattr(Budget, "out_of_time", lambda self: True)  # every read ends as if it ran out of time
+    [finding] = analyse_document(Document.parse(str(train), train.read_text()), Settings(), project_index(use_jedi=False))
+    assert (finding.code, finding.span.start.line) == ("GG001", 5)
+    assert [(Path(r.filename).name, r.span.start.line) for r in finding.related][:1] == [("helper.py", 2)]

@@ -36,6 +36,13 @@ def verify(path: Path, *args: str, timeout: float = 120) -> subprocess.Completed
                           capture_output=True, text=True, timeout=timeout, cwd=path.parent)
 
 
+def default_signals() -> None:
+    """As from a terminal: under `nohup` (or a CI runner that ignores SIGHUP) gradguard rightly
+    leaves an ignored signal ignored."""
+    for signum in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def gone(pid: int) -> bool:
     status = Path(f"/proc/{pid}/status")
     for _ in range(50):
@@ -101,7 +108,7 @@ def test_a_signal_to_gradguard_ends_the_run(tmp_path, signum):
         time.sleep(300)
         """)
     process = subprocess.Popen([*GRADGUARD, "verify", "--device", "cpu", str(path)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, cwd=tmp_path)
+                               stderr=subprocess.PIPE, cwd=tmp_path, preexec_fn=default_signals)
     pids = tmp_path / "run.pid"
     deadline = time.monotonic() + 60
     while not pids.exists() and time.monotonic() < deadline:

@@ -28,8 +28,9 @@ const RULE_SETTINGS: ReadonlyArray<[string, string]> = [
 
 // Nothing of the workspace may be imported: `python -m` would put the working folder first on
 // sys.path, and a workspace's own `gradguard/` or `libcst.py` would run, trusted or not. `-I` would
-// also drop the user's site-packages (`pip install --user gradguard`), so the folder alone is removed.
-const SAFE_PATH = 'import os, sys; sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.getcwd()]';
+// also drop the user's site-packages (`pip install --user gradguard`), so only that entry is removed
+// (a PYTHONPATH the user set stays).
+const SAFE_PATH = 'import sys; sys.path[:] = [p for p in sys.path if p]'; // `-c` puts the folder first, as ''
 const SERVER = [SAFE_PATH, 'from gradguard.__main__ import main', 'sys.exit(main())'].join('\n');
 
 // `import gradguard` decides; the version is only shown (a source checkout may have no metadata)

@@ -44,6 +44,7 @@ class ProjectIndex:
     def __init__(self, reader: TopLevelReader, capacity: int = 128, use_jedi: bool = True) -> None:
         self._reader = reader
         self._definitions: OrderedDict[Path, Definitions | None] = OrderedDict()
+        self._short: dict[Path, object] = {}  # read short (out of time): kept for the analysis (its budget) that read it
         self._capacity = capacity
         self._loading: set[Path] = set()
         self._use_jedi = use_jedi
@@ -108,7 +109,8 @@ class ProjectIndex:
 
     def definitions_of(self, file: Path) -> Definitions | None:
         """The top-level definitions of `file` (interpreted once; None if unreadable)."""
-        if file in self._definitions:
+        current = budget.active()
+        if file in self._definitions and self._short.get(file, current) is current:
             self._definitions.move_to_end(file)
             return self._definitions[file]
         if self._not_read is not None:
@@ -118,7 +120,6 @@ class ProjectIndex:
             return None
         if self._interrupted is not None and self._interrupted():
             raise ReadingInterrupted(str(file))
-        current = budget.active()
         if current is not None and not current.may_read():
             current.unread.add(str(file))
             return None  # read by a later analysis, with time left
@@ -130,8 +131,10 @@ class ProjectIndex:
                 short = current is not None and (current.out_of_time() or len(current.unread) > unread)
         finally:
             self._loading.discard(file)
-        if short:  # stopped short, or without a file it imports: good for this analysis only
-            return definitions
+        if short:  # stopped short, or without a file it imports: good for this analysis only, read again by the next
+            self._short[file] = current
+        else:
+            self._short.pop(file, None)
         self._definitions[file] = definitions
         if len(self._definitions) > self._capacity:
             self._evict()
@@ -139,6 +142,7 @@ class ProjectIndex:
 
     def _evict(self) -> None:
         evicted, _ = self._definitions.popitem(last=False)
+        self._short.pop(evicted, None)
         self._texts.pop(evicted, None)
         self._forget_positions(evicted)
 
@@ -179,6 +183,7 @@ class ProjectIndex:
         """Keep what analysing `filename` found at its top level, for the files that import it."""
         file = Path(os.path.realpath(filename))
         self._definitions[file] = definitions
+        self._short.pop(file, None)
         self._definitions.move_to_end(file)
         self._note_text(file, hash(text))
         self._texts[file] = text

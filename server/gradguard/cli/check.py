@@ -44,7 +44,12 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
         return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
 
+    seen: set[str] = set()
     for path in python_files(paths, skip_folder, respect_gitignore):
+        real = os.path.realpath(path)
+        if real in seen:
+            continue  # named twice, or reached again through a link: checked (and fixed) once
+        seen.add(real)
         settings = projects.for_path(path)
         if settings.excluded(path):
             continue
@@ -117,7 +122,7 @@ def check_text(filename: str, text: str, settings: Settings, fix: str | None, un
 def add_noqa(run: CheckRun) -> int:
     """Write `# noqa: CODE` on the line of each finding of `run`; how many lines changed."""
     from gradguard.fixes.edits import apply_edits
-    from gradguard.fixes.noqa import noqa_edit
+    from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 
     by_file: dict[str, dict[int, list[str]]] = {}
     for finding in run.findings:
@@ -128,9 +133,13 @@ def add_noqa(run: CheckRun) -> int:
             source = read_source(Path(filename))
         except OSError:
             continue  # unreadable: reported as GG000 already
-        text_lines = lines_of(source.text)
+        if source.text != run.sources.get(filename):
+            run.unwritten.append(f"{filename}: no noqa written: the file changed since it was checked")
+            continue
+        text_lines, in_strings = lines_of(source.text), lines_ending_in_strings(source.text)
         edits = [edit for line, codes in lines.items() if 0 < line <= len(text_lines)
-                 for edit in [noqa_edit(text_lines[line - 1].rstrip("\r\n"), line, codes)] if edit is not None]
+                 for edit in [noqa_edit(text_lines[line - 1].rstrip("\r\n"), line, codes, line in in_strings)]
+                 if edit is not None]
         if not edits:
             continue
         try:
@@ -161,8 +170,9 @@ def run_check(args: argparse.Namespace) -> int:
     if args.stdin_filename is not None and args.paths not in ([], [STDIN]):
         print("gradguard: --stdin-filename reads standard input: name no other path", file=sys.stderr)
         return 2
-    if stdin and args.add_noqa:
-        print("gradguard: --add-noqa writes files: it cannot read standard input", file=sys.stderr)
+    if args.add_noqa and (stdin or args.fix or args.diff):
+        print("gradguard: --add-noqa writes the files it checks: it takes neither standard input nor --fix/--diff",
+              file=sys.stderr)
         return 2
     paths = args.paths or [Path(".")]
     try:

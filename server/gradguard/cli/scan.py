@@ -61,12 +61,19 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
 
         size = -(-len(todo) // (jobs * 2))  # contiguous chunks: neighbours import each other
         chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        try:
             futures = [pool.submit(analyse_files, chunk) for chunk in chunks]
             for future in as_completed(futures):
                 done = future.result()
                 progress.advance(len(done))
                 results.update((r.path, r) for r in done)
+        except BaseException:  # a signal or an interrupt: stop the workers now, not after the queue
+            for worker in list((getattr(pool, "_processes", None) or {}).values()):
+                worker.kill()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     elif todo:
         done = analyse_files(todo)
         progress.advance(len(done))

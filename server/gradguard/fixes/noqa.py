@@ -38,11 +38,24 @@ def suppressed(line: str, code: str) -> bool:
     return codes is None or code.upper() in {c.upper() for c in re.split(r"[\s,]+", codes)}
 
 
-def noqa_edit(line_text: str, line: int, codes: list[str]) -> Edit | None:
+def lines_ending_in_strings(text: str) -> set[int]:
+    """The lines whose end lies inside a string literal (a triple-quoted one that goes on): a
+    comment written there would become part of the string."""
+    inside: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", -1)) and token.end[0] > token.start[0]:
+                inside.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return inside
+
+
+def noqa_edit(line_text: str, line: int, codes: list[str], in_string: bool = False) -> Edit | None:
     """The edit of line `line` (its text without the line ending) that silences `codes`; None
-    when it needs none or cannot take one."""
+    when it needs none or cannot take one (`in_string`: the line ends inside a string literal)."""
     wanted = [c for c in dict.fromkeys(codes) if not suppressed(line_text, c)]
-    if not wanted or line_text.rstrip().endswith("\\"):
+    if not wanted or in_string or line_text.rstrip().endswith("\\"):
         return None
     comment = comment_of(line_text)
     start = line_text.rfind(comment) if comment else -1

@@ -214,17 +214,26 @@ async def serve_stdio(protocol: AnsweringProtocol) -> None:
 
 
 async def serve_tcp(protocol: AnsweringProtocol, host: str, port: int) -> None:
-    """Serve the first client to connect to `host`:`port` until it disconnects (as pygls does)."""
+    """Serve the first client to connect to `host`:`port` until it disconnects. Every later
+    connection is closed at once: the server's state (its trust, the token presented) is that
+    client's, and a second client must not speak with it."""
     finished = asyncio.Event()
+    taken = False
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal taken
+        if taken:
+            writer.close()
+            return
+        taken = True
         protocol.set_writer(writer)
         try:
             await serve(protocol, partial(reader.read, CHUNK))
         finally:
             finished.set()
 
-    async with await asyncio.start_server(connection, host, port):
+    listener = await asyncio.start_server(connection, host, port)
+    async with listener:
         await finished.wait()
 
 

@@ -30,7 +30,7 @@ from gradguard.analysis.project import ReadingInterrupted
 from gradguard.config import ConfigError, ProjectSettings, Settings
 from gradguard.engine import OpenDocument, fix_document, project_index
 from gradguard.findings import Applicability, Finding, Position, Span
-from gradguard.fixes.noqa import noqa_edit
+from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 from gradguard.knowledge import ops
 from gradguard.lsp import verify_command
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
@@ -453,7 +453,7 @@ def noqa_action(document: TextDocument, finding: Finding, diagnostic: lsp.Diagno
     """"Disable CODE for this line": `# noqa: CODE` added (or the code added to the line's `# noqa:`)."""
     line = finding.span.start.line
     text = document.lines[line - 1].rstrip("\r\n") if line - 1 < len(document.lines) else ""
-    edit = noqa_edit(text, line, [finding.code])
+    edit = noqa_edit(text, line, [finding.code], line in lines_ending_in_strings(document.source))
     if edit is None:
         return None
     change = lsp.TextEdit(range=to_range(document, edit.span), new_text=edit.content)

@@ -6,7 +6,9 @@ Only regular files are read (a FIFO or `/dev/zero` named `x.py` would hang or fi
 no more than `MAX_BYTES`.
 
 Writing a fixed text is atomic and careful: it goes to a temporary file beside the original
-(same mode), which then replaces it, so a full disk or a size limit leaves the original whole;
+(same mode and owner), which then replaces it, so a full disk or a size limit leaves the original
+whole (a file with other hard links is written in place instead, so that they all see the fix;
+a file the user may not write is refused, though the folder would allow the rename);
 under an exclusive lock on the original, the file is read again first and left alone if it no
 longer holds the text that was analysed (an edit made meanwhile, or another `--fix` run).
 """
@@ -118,9 +120,22 @@ def replace_source(source: SourceFile, text: str) -> None:
             replaced = (locked.st_dev, locked.st_ino) != (now.st_dev, now.st_ino)  # by a writer we waited for
             if replaced or current.read(len(source.raw) + 1) != source.raw:
                 raise SourceChanged(errno.EAGAIN, "the file changed while gradguard was fixing it; not written")
-            _write_beside(target, data, locked)
+            if not os.access(target, os.W_OK):  # the folder's permission would let a rename through
+                raise PermissionError(errno.EACCES, "Permission denied")
+            if locked.st_nlink > 1:  # a rename would leave its other names with the old text
+                _write_in_place(target, data)
+            else:
+                _write_beside(target, data, locked)
         finally:
             fcntl.flock(current.fileno(), fcntl.LOCK_UN)
+
+
+def _write_in_place(target: Path, data: bytes) -> None:
+    with open(target, "r+b") as handle:
+        handle.write(data)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _write_beside(target: Path, data: bytes, original: os.stat_result) -> None:

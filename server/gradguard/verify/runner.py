@@ -33,7 +33,7 @@ POLL = 0.2  # seconds between two measures of the run's memory
 MEMORY_MECHANISM = ("RLIMIT_DATA per process, and the process tree's proportional set size, "
                     f"measured every {POLL:g} s")
 # `python -m` would import a `gradguard/` of the working folder (the user's project) instead of this one
-_CHILD = ("import os, sys; sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.getcwd()]\n"
+_CHILD = ("import sys; sys.path[:] = [p for p in sys.path if p]\n"  # `-c` puts the working folder first, as ''
           "from gradguard.verify.child import main\nsys.exit(main())")
 _warned = False  # `_warn_about_torch` said it
 _live: set[ProcessTree] = set()  # the runs under way, for `stop_all`

@@ -44,8 +44,8 @@ def die_with_parent() -> bool:
     return _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _parents() -> dict[int, int]:
-    """pid → parent pid of every process."""
+def _parents() -> dict[int, tuple[int, int]]:
+    """pid → (parent pid, session id) of every process."""
     parents = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -55,7 +55,7 @@ def _parents() -> dict[int, int]:
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()  # after the command name, which may hold spaces
-        parents[int(entry.name)] = int(fields[1])
+        parents[int(entry.name)] = (int(fields[1]), int(fields[3]))
     return parents
 
 
@@ -79,10 +79,12 @@ class ProcessTree:
             return [self.root]
         parents = _parents()
         children: dict[int, list[int]] = {}
-        for pid, parent in parents.items():
+        for pid, (parent, _) in parents.items():
             children.setdefault(parent, []).append(pid)
         me = os.getpid()
-        tops = [self.root] + [p for p in children.get(me, []) if p != self.root and _carries(p, self.token)]
+        # orphans handed to gradguard: of the run's session (a dead one's environment is empty), or with its token
+        tops = [self.root] + [p for p in children.get(me, []) if p != self.root
+                              and (parents[p][1] == self.root or _carries(p, self.token))]
         found, todo = [], [p for p in tops if p in parents]
         while todo:
             pid = todo.pop()
@@ -99,8 +101,10 @@ class ProcessTree:
 
     def kill(self) -> None:
         """Kill every process of the run and reap those that are gradguard's children."""
+        seen: set[int] = set()
         for _ in range(20):  # a process may fork while the others are killed: look again
             members = self.members()
+            seen.update(members)
             alive = [pid for pid in members if not _is_zombie(pid)]
             if not alive:
                 break
@@ -110,7 +114,8 @@ class ProcessTree:
                 except ProcessLookupError:
                     pass
             self._reap(members)
-        self._reap(self.members())
+        seen.update(self.members())
+        self._reap(sorted(seen))
 
     def _reap(self, pids: list[int]) -> None:
         for pid in pids:
