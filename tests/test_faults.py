@@ -146,7 +146,7 @@ def test_an_immutable_file_is_reported_and_the_others_are_fixed(tmp_path, capsys
     finally:
         subprocess.run(["chattr", "-i", str(frozen)], check=True)
     assert code == 2
-    assert err == (f"gradguard: {frozen}: not fixed: Operation not permitted\n"
+    assert err == (f"gradguard: {frozen}: not fixed: Permission denied\n"
                    "Found 2 problems (1 fixed, 1 remaining).\n")
     assert frozen.read_text() == SAVED.format(n="\n")
     assert other.read_text() == SAVED.format(n="\n").replace("y += 1", "y = y + 1")

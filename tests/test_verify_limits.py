@@ -21,6 +21,7 @@ import pytest
 from lsp_wire import framed
 
 GRADGUARD = [sys.executable, "-m", "gradguard"]
+pytestmark = pytest.mark.xdist_group("heavy")  # gigabytes and process trees: never beside the editors' timed tests
 
 
 def script(folder: Path, text: str, memory: int | None = None) -> Path:
