@@ -41,15 +41,17 @@ def per_file(tree: Path) -> dict:
     from gradguard.config import ProjectSettings
     from gradguard.engine import analyse_document, project_index
     from gradguard.source.document import Document
+    from gradguard.source.files import read_source
 
     projects = ProjectSettings(no_config=True)
     project = project_index()
     times: dict[str, float] = {}
     start = time.process_time()
-    for path in python_files([tree]):
-        text = path.read_text(encoding="utf-8")
-        if not mentions_torch(text):
+    for path in python_files([tree], respect_gitignore=False):  # the trees sit in third_party/, which git ignores
+        raw = path.read_bytes()
+        if not mentions_torch(raw):
             continue
+        text = read_source(path, raw).text
         began = time.process_time()
         document = Document.parse(str(path), text, project.parsed(str(path), text))
         analyse_document(document, projects.for_path(path), project)
