@@ -27,6 +27,17 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def connect(port: int) -> socket.socket:
+    """A connection to the server just started on `port`, once it listens."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=60)
+        except OSError:
+            assert time.monotonic() < deadline, "the server did not listen"
+            time.sleep(0.1)
+
+
 def verify_over_tcp(tmp_path: Path, server_token: str | None, client_token: str | None) -> dict:
     """Start a TCP server, connect, ask it to verify a script that leaves a mark; the reply."""
     script = tmp_path / "run.py"
@@ -38,14 +49,7 @@ def verify_over_tcp(tmp_path: Path, server_token: str | None, client_token: str 
     server = subprocess.Popen([*GRADGUARD, "lsp", "--tcp", "--port", str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                connection = socket.create_connection(("127.0.0.1", port), timeout=60)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not listen"
-                time.sleep(0.1)
+        connection = connect(port)
         options = {"trusted": True, "verify": {"device": "cpu"}, **({"token": client_token} if client_token else {})}
         messages = [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -99,14 +103,7 @@ def test_a_second_connection_is_closed_and_cannot_use_the_first_clients_trust(tm
                               env={**os.environ, "GRADGUARD_LSP_TOKEN": "s3cret"},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                first = socket.create_connection(("127.0.0.1", port), timeout=60)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not listen"
-                time.sleep(0.1)
+        first = connect(port)
         with first, first.makefile("rb") as stream:
             first.sendall(framed(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                 "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},

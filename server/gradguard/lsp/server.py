@@ -453,8 +453,8 @@ def noqa_action(document: TextDocument, finding: Finding, diagnostic: lsp.Diagno
     """"Disable CODE for this line": `# noqa: CODE` added (or the code added to the line's `# noqa:`)."""
     line = finding.span.start.line
     text = document.lines[line - 1].rstrip("\r\n") if line - 1 < len(document.lines) else ""
-    edit = noqa_edit(text, line, [finding.code], line in lines_ending_in_strings(document.source))
-    if edit is None:
+    edit = noqa_edit(text, line, [finding.code])
+    if edit is None or line in lines_ending_in_strings(document.source):  # the whole file is read only then
         return None
     change = lsp.TextEdit(range=to_range(document, edit.span), new_text=edit.content)
     return lsp.CodeAction(title=f"gradguard: disable {finding.code} for this line", kind=lsp.CodeActionKind.QuickFix,
