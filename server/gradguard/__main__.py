@@ -41,12 +41,28 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's own, sized as shutil.get_terminal_size() would size it, without importing shutil
+    and the three compression modules it imports: argparse builds a formatter for every option added."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            columns = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            try:
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            except (AttributeError, ValueError, OSError):
+                columns = 80
+        super().__init__(prog, width=max(columns, 24) - 2)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of every subcommand."""
-    parser = argparse.ArgumentParser(prog="gradguard", description="In-place tensor changes that break backward().")
+    parser = argparse.ArgumentParser(prog="gradguard", description="In-place tensor changes that break backward().",
+                                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"gradguard {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("lsp", help="run the language server (stdio by default)")
+    serve = commands.add_parser("lsp", help="run the language server (stdio by default)", formatter_class=_HelpFormatter)
     serve.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
     serve.add_argument("--tcp", action="store_true", help="serve over TCP")
     serve.add_argument("--host", default="127.0.0.1", help="with --tcp, the address to listen on (default: 127.0.0.1)")
@@ -55,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --tcp, allow a --host that is not a loopback address")
     serve.add_argument("--log-file", type=Path, help="also write the server's log to this file")
     serve.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
-    check = commands.add_parser("check", help="analyse files and folders",
+    check = commands.add_parser("check", help="analyse files and folders", formatter_class=_HelpFormatter,
                                 description="Analyse Python files for in-place changes that break backward().")
     check.add_argument("paths", nargs="*", type=Path,
                        help="files and folders to check (default: the current folder); - reads standard input")
@@ -91,12 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where results are cached (default: .gradguard_cache at the project's root)")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="processes analysing files in parallel (default: all cores)")
-    rule = commands.add_parser("rule", help="print a rule's documentation", description="Print a rule's documentation.")
+    rule = commands.add_parser("rule", help="print a rule's documentation", description="Print a rule's documentation.",
+                               formatter_class=_HelpFormatter)
     rule.add_argument("code", nargs="?", help="the rule's code, such as GG001")
     rule.add_argument("--all", action="store_true", help="every rule")
     rule.add_argument("--output-format", "--format", dest="format", choices=["text", "json"], default="text")
     verify = commands.add_parser("verify", help="run files under the tracer (in a child process) and merge "
-                                 "what it finds with the static findings")
+                                 "what it finds with the static findings", formatter_class=_HelpFormatter)
     verify.add_argument("paths", nargs="+", type=Path, metavar="FILE")
     verify.add_argument("--target", help="a module class or function of the file to run (default: run it as a script)")
     verify.add_argument("--device", choices=["auto", "cpu", "cuda"], help="auto: CUDA when available, else the CPU")

@@ -6,7 +6,7 @@ analysis takes to import. `tests/test_rules_registry.py` checks it says what `gr
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from gradguard import rule_url
@@ -20,15 +20,8 @@ def rule_page(code: str, name: str, documentation: str) -> str:
     return f"# {code} — {name}\n\n{body}\n"
 
 
-@dataclass(frozen=True)
-class RuleDoc:
-    """What a rule module says of itself."""
-
-    code: str
-    name: str
-    summary: str
-    documentation: str
-    url: str
+class RuleDoc(namedtuple("RuleDoc", "code name summary documentation url")):
+    """What a rule module says of itself (a named tuple: `gradguard rule` need not import dataclasses)."""
 
     def page(self) -> str:
         return rule_page(self.code, self.name, self.documentation)

@@ -79,10 +79,15 @@ class Cache:
 
 def _source_stamp() -> str:
     """Changes whenever gradguard's own code or data changes (an editable install included)."""
-    package = Path(__file__).resolve().parents[1]
-    stamps = sorted(f"{p.relative_to(package)}:{p.stat().st_mtime_ns}:{p.stat().st_size}"
-                    for p in package.rglob("*") if p.suffix in (".py", ".json"))
-    return digest("\n".join(stamps))
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    stamps = []
+    for folder, subfolders, files in os.walk(package):
+        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
+        for name in files:
+            if name.endswith((".py", ".json")):
+                status = os.stat(os.path.join(folder, name))
+                stamps.append(f"{os.path.relpath(os.path.join(folder, name), package)}:{status.st_mtime_ns}:{status.st_size}")
+    return digest("\n".join(sorted(stamps)))
 
 
 def _span(data: dict) -> Span:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from gradguard.source.files import is_regular_file
 
+TYPE_CHECKING = False  # typing is not imported for this: a run the cache answers never needs it
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 

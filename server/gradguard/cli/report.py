@@ -10,11 +10,14 @@ import argparse
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import IO
 
 from gradguard.cli.output import MACHINE_RENDERERS
 from gradguard.cli.text import Style, has_safe_fix, render_concise, render_full, use_colour
 from gradguard.findings import Finding
+
+TYPE_CHECKING = False  # typing is not imported for annotations: a run the cache answers never needs it
+if TYPE_CHECKING:
+    from typing import IO
 
 
 @dataclass

@@ -7,7 +7,6 @@ import argparse
 import json
 import sys
 
-from gradguard.config import known_codes
 from gradguard.rule_docs import RuleDoc, rule_docs
 
 
@@ -25,7 +24,7 @@ def run_rule(args: argparse.Namespace) -> int:
         print("gradguard: name a rule (gradguard rule GG001) or pass --all", file=sys.stderr)
         return 2
     elif (rule := docs.get(args.code.upper())) is None:
-        print(f"gradguard: unknown rule code {args.code!r} (known codes: {', '.join(known_codes())})", file=sys.stderr)
+        print(f"gradguard: unknown rule code {args.code!r} (known codes: {', '.join(docs)})", file=sys.stderr)
         return 2
     else:
         rules = [rule]

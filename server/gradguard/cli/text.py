@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO, Mapping
 
 from gradguard.findings import Applicability, Finding, Severity
 from gradguard.source.lines import lines_of
 
+TYPE_CHECKING = False  # typing is not imported for annotations: a run the cache answers never needs it
+if TYPE_CHECKING:
+    from typing import TextIO
+
 _SEVERITY_COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 
 
-def use_colour(stream: IO) -> bool:
+def use_colour(stream: TextIO) -> bool:
     """Whether to colour what goes to `stream`."""
     if os.environ.get("NO_COLOR"):
         return False
