@@ -176,20 +176,137 @@ def statement_holding(document: Document, node: cst.CSTNode) -> tuple[cst.Simple
     return finder.found
 
 
-def recompute_after(document: Document, forward: cst.SimpleStatementLine,
-                    anchor: cst.SimpleStatementLine) -> tuple[Edit, ...] | None:
-    """Move the statement `forward` (a forward pass bound to names) to just after `anchor`, when both
-    lie in one block and nothing between them uses what `forward` binds."""
-    moved, until = document.span(forward), document.span(anchor)
+def recompute_after(document: Document, block: cst.CSTNode, forward: cst.SimpleStatementLine,
+                    anchor: cst.SimpleStatementLine, until: cst.SimpleStatementLine) -> tuple[Edit, ...] | None:
+    """Run the statement `forward` (a forward pass bound to names) again just after `anchor`, for the
+    statements up to `until`: moved there when nothing between it and `anchor` uses what it binds,
+    else copied there when that is faithful (see `_AfterStep`)."""
+    moved, target = document.span(forward), document.span(anchor)
     if not (len(forward.body) == 1 and isinstance(forward.body[0], cst.Assign)):
         return None
     names = {t.target.value for t in forward.body[0].targets if isinstance(t.target, cst.Name)}
     if not names or len(names) != len(forward.body[0].targets):
         return None
-    between = "\n".join(document.line_text(n) for n in range(moved.end.line + 1, until.start.line))
-    if any(re.search(rf"\b{re.escape(name)}\b", between) for name in names):
+    between = "\n".join(document.line_text(n) for n in range(moved.end.line + 1, target.start.line))
+    if not any(re.search(rf"\b{re.escape(name)}\b", between) for name in names):
+        return move_after(document, forward, anchor)
+    after = _AfterStep.of(block, forward, anchor, until)
+    reads = {name.value for name in _names_in(forward.body[0].value)}
+    if after is None or reads & names or reads & after.before.bound or after.reads_earlier_values():
         return None
-    return move_after(document, forward, anchor)
+    code = _code(document, forward.with_changes(leading_lines=())).strip()
+    end = Position(target.end.line, len(document.line_text(target.end.line)))
+    return (Edit(Span(end, end), "\n" + _indent(document, anchor) + code),)
+
+
+class _Reads(cst.CSTVisitor):
+    """The names a statement reads (attribute and keyword names are not reads) and those it binds."""
+
+    def __init__(self) -> None:
+        self.reads: list[cst.Name] = []
+        self.bound: set[str] = set()
+        self.call_arguments: dict[int, cst.Call] = {}  # id of a Name passed as an argument → its call
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.reads.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for argument in node.args:
+            if isinstance(argument.value, cst.Name) and not argument.star:
+                self.call_arguments[id(argument.value)] = node
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def _bind(self, target: cst.CSTNode) -> None:
+        self.bound.update(n.value for n in _names_in(target))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _All(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+    node.visit(_All())
+    return found
+
+
+class _AfterStep:
+    """The statements of a block around a step: `forward` (earlier), `anchor` (the step) and `until`
+    (the backward pass that needs what `forward` computed): what those between `forward` and `anchor`
+    bind (`before`), and what those after `anchor` up to `until` read and bind (`after`)."""
+
+    def __init__(self, before: _Reads, after: _Reads) -> None:
+        self.before, self.after = before, after
+
+    @classmethod
+    def of(cls, block: cst.CSTNode, forward: cst.CSTNode, anchor: cst.CSTNode, until: cst.CSTNode) -> _AfterStep | None:
+        statements = list(getattr(block, "body", ()))
+        where = [next((i for i, s in enumerate(statements) if s is statement), -1) for statement in (forward, anchor, until)]
+        if not 0 <= where[0] < where[1] < where[2]:
+            return None
+        before, after = _Reads(), _Reads()
+        for statement in statements[where[0] + 1:where[1]]:
+            statement.visit(before)
+        for statement in statements[where[1] + 1:where[2] + 1]:
+            statement.visit(after)
+        return cls(before, after)
+
+    def reads_earlier_values(self) -> bool:
+        """Whether the statements after the step read a value computed between `forward` and the
+        step, which would still carry the old graph."""
+        return any(read.value in self.before.bound for read in self.after.reads)
+
+
+def detach_where_passed(document: Document, block: cst.CSTNode, forward: cst.SimpleStatementLine,
+                        anchor: cst.SimpleStatementLine, until: cst.SimpleStatementLine) -> tuple[Edit, ...] | None:
+    """`D(fake)` → `D(fake.detach())` in the statements of `block` after `anchor` up to `until`, where
+    `forward` (`fake = G(...)`, earlier in `block`) binds `fake`: the backward pass of `until` then
+    stops at `fake` instead of running into `G`'s graph. None unless every read of `fake` there is an
+    argument of another call, `fake` is not bound again there, and no value computed between
+    `forward` and `anchor` is read there."""
+    assignment = forward.body[0] if len(forward.body) == 1 else None
+    if not (isinstance(assignment, cst.Assign) and len(assignment.targets) == 1
+            and isinstance(assignment.targets[0].target, cst.Name) and isinstance(assignment.value, cst.Call)):
+        return None
+    context = _AfterStep.of(block, forward, anchor, until)
+    name, producer = assignment.targets[0].target.value, _code(document, assignment.value.func).strip()
+    if context is None or name in context.after.bound or context.reads_earlier_values():
+        return None
+    uses = [read for read in context.after.reads if read.value == name]
+    edits = []
+    for use in uses:
+        call = context.after.call_arguments.get(id(use))
+        if call is None or _code(document, call.func).strip() == producer:
+            return None
+        end = document.span(use).end
+        edits.append(Edit(Span(end, end), ".detach()"))
+    return tuple(edits) or None
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

@@ -36,10 +36,12 @@ changed tensor; when a view or alias of it is still used, the rewrite changes wh
 sees, so cloning the tensor where it was saved is offered instead.
 
 For an `optimizer.step()` that changes weights a later `backward()` still needs (a GAN's
-discriminator step before the generator's backward), both fixes are unsafe, because they change
-what is trained: computing the forward again after the step (the generator then trains against
-the updated discriminator, as GAN loops do), or stepping after that backward (the step then
-also applies the gradients that backward accumulated). See docs/fixes.md.
+discriminator step before the generator's backward), every fix is unsafe, because it changes
+what is trained: passing `fake.detach()` to the other model after the step when `fake` is the
+stepped model's output (that backward then stops there, as `D(fake.detach())` does in GAN loops),
+computing the forward again after the step (the generator then trains against the updated
+discriminator), or stepping after that backward (the step then also applies the gradients that
+backward accumulated). See docs/fixes.md.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from gradguard.findings import Applicability, Edit, Finding, Fix, Related, Sever
 from gradguard.fixes.edits import (
     clone_before,
     clone_result,
+    detach_where_passed,
     drop_inplace_argument,
     move_after,
     out_of_place_augmented,
@@ -167,7 +170,13 @@ def _step_fixes(context: RuleContext, change: InplaceChange, record: SavedRecord
     held = statement_holding(document, record.run_by) if record.run_by is not None and \
         context.in_this_file(record.run_by) else None
     if held is not None and held[0] is not step and held[1] is statement_holding(document, step.body[0])[1]:
-        recomputed = recompute_after(document, held[0], step)
+        detached = detach_where_passed(document, held[1], held[0], step, change.backward_statement)
+        if detached is not None:
+            output = context.code(held[0].body[0].targets[0].target)
+            offered.append(Fix(f"Pass `{output}.detach()` after `{context.code(step.body[0])}`, so that "
+                               f"`{context.code(change.backward_statement.body[0])}` stops at `{output}` "
+                               f"instead of reaching the old weights", Applicability.UNSAFE, detached))
+        recomputed = recompute_after(document, held[1], held[0], step, change.backward_statement)
         if recomputed is not None:
             forward = context.code(held[0].body[0])
             offered.append(Fix(f"Compute `{forward}` after `{context.code(step.body[0])}`, with the updated weights",
