@@ -100,15 +100,18 @@ def test_a_runtime_finding_the_static_analysis_missed_is_added(tmp_path):
     run = verify(str(script))
     assert run.returncode == 1
     assert run.stdout == (  # the full text format: the saving line (4:5) underlined in the snippet
-        f"{script}:5:1: GG001 [error] `mul_` changes in place a float32[4] tensor that `sigmoid` saved for backward "
-        "(its output) at line 4: backward through it will raise. Found running on cpu.\n"
+        f'{script}:5:1: GG001 [error] `getattr(y, "mul_")(2)` changes in place a float32[4] tensor that '
+        "`torch.sigmoid(x)` saved for backward (its output) at line 4: backward through it will raise. "
+        "Found running on cpu.\n"
         "  |\n"
         "4 | y = torch.sigmoid(x)\n"
-        "  |     ---------------- `sigmoid` saved the tensor for backward here (its output)\n"
+        "  |     ---------------- `torch.sigmoid(x)` saved the tensor for backward here (its output)\n"
         '5 | getattr(y, "mul_")(2)\n'
         "  | ^^^^^^^^^^^^^^^^^^^^^ GG001\n"
         "  |\n")
     assert "Found 1 problem (0 confirmed at run time, 1 found only at run time)." in run.stderr
+    [finding] = json.loads(verify("--format", "json", str(script)).stdout)
+    assert (finding["aten_op"], finding["origin"]) == ("sigmoid", "runtime")  # the ATen op in JSON only
 
 
 def test_a_static_finding_on_a_line_the_run_skips_says_so(tmp_path):

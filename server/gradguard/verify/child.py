@@ -50,7 +50,7 @@ def _hazard_finding(hazard, device: str) -> dict | None:  # noqa: ANN001 - a tra
     via = mutation.via if mutation.grad_enabled else ", ".join(filter(None, (mutation.via, "under no_grad")))
     message, related = hazard_message(hazard.kind, mutation.op, via, site, saved.op, saved.via, saved.role,
                                       saved.description, saved.place and saved.place.site().to_json(), device)
-    return raw_finding(hazard.kind, message, site, related)
+    return raw_finding(hazard.kind, message, site, related, aten_op=saved.op if saved.op != "?" else None)
 
 
 def _user_traceback(error: BaseException) -> str:

@@ -50,7 +50,8 @@ def runtime_findings(run: FileRun, shown_path: str) -> list[tuple[Finding, str |
         site = raw["site"]
         related = tuple(Related(shown(r["site"]["filename"]), _span(r["site"]), r["message"]) for r in raw["related"])
         severity = Severity.WARNING if raw["code"] == SILENT else Severity.ERROR
-        finding = Finding(raw["code"], severity, raw["message"], shown(site["filename"]), _span(site), related)
+        finding = Finding(raw["code"], severity, raw["message"], shown(site["filename"]), _span(site), related,
+                          aten_op=raw.get("aten_op"))
         found.setdefault((finding.filename, site["line"], finding.code), (finding, raw.get("traceback")))
     return list(found.values())
 

@@ -6,6 +6,7 @@ Findings travel as JSON dicts (`raw_finding`); sites as `{"filename", "line", "c
 
 from __future__ import annotations
 
+import linecache
 from pathlib import Path
 
 SAVED = "GG001"
@@ -16,13 +17,28 @@ OTHER_ERROR = "GV001"  # user-code-raised: the user's code raised something othe
 INCOMPLETE = "GV002"  # run-incomplete: the run could not be done or did not finish (time limit, crash)
 
 
-def raw_finding(code: str, message: str, site: dict, related: list[dict], traceback: str | None = None) -> dict:
-    """One runtime finding as the child sends it."""
-    return {"code": code, "message": message, "site": site, "related": related, "traceback": traceback}
+def raw_finding(code: str, message: str, site: dict, related: list[dict], traceback: str | None = None,
+                aten_op: str | None = None) -> dict:
+    """One runtime finding as the child sends it (`aten_op`: the op that saved the tensor, for JSON)."""
+    return {"code": code, "message": message, "site": site, "related": related, "traceback": traceback,
+            "aten_op": aten_op}
 
 
-def _name(op: str, via: str | None) -> str:
-    base = f"`{op.split('.')[0]}`"
+def spelled(site: dict | None, limit: int = 48) -> str | None:
+    """The user's code at `site` (on its one line), shortened past `limit` characters; None when unknown."""
+    if site is None:
+        return None
+    code = linecache.getline(site["filename"], site["line"])[site["column"]:site["end_column"]].strip()
+    if not code:
+        return None
+    return code if len(code) <= limit else code[: limit - 1].rstrip() + "…"
+
+
+def _name(op: str, via: str | None, site: dict | None) -> str:
+    """What the user wrote at `site` (the ATen op's name only when the line cannot be read), and the
+    torch module or optimizer the op ran in."""
+    code = spelled(site)
+    base = f"`{code}`" if code else f"`{op.split('.')[0]}`"
     return f"{base} (in {via})" if via else base
 
 
@@ -30,17 +46,18 @@ def hazard_message(kind: str, mutation_op: str, mutation_via: str | None, mutati
                    saved_via: str | None, role: str, description: str, saved_site: dict | None,
                    device: str) -> tuple[str, list[dict]]:
     """The message of a GG001/GG004 found at run time, and its related location (the save)."""
-    saver = _name(saved_op, saved_via) if saved_op != "?" else "an op"
+    saver = _name(saved_op, saved_via, saved_site) if saved_op != "?" else "an op"
     what = {"output": "its output", "input": "its input"}.get(role, role)
     where = ""
     if saved_site is not None:
         same = saved_site["filename"] == mutation_site["filename"]
         where = f" at {'line ' if same else Path(saved_site['filename']).name + ':'}{saved_site['line']}"
+    changer = _name(mutation_op, mutation_via, mutation_site)
     if kind == SAVED:
-        message = (f"{_name(mutation_op, mutation_via)} changes in place a {description} tensor that {saver} saved "
+        message = (f"{changer} changes in place a {description} tensor that {saver} saved "
                    f"for backward ({what}){where}: backward through it will raise. Found running on {device}.")
     else:
-        message = (f"{_name(mutation_op, mutation_via)} overwrites a {description} tensor that {saver} saved for "
+        message = (f"{changer} overwrites a {description} tensor that {saver} saved for "
                    f"backward ({what}){where}, through an alias with its own version counter (`.data`, "
                    f"`unsafe_chunk`): backward will not raise, but its gradients will be wrong. "
                    f"Found running on {device}.")
