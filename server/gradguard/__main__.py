@@ -56,13 +56,7 @@ class _HelpFormatter(argparse.HelpFormatter):
         super().__init__(prog, width=max(columns, 24) - 2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line of every subcommand."""
-    parser = argparse.ArgumentParser(prog="gradguard", description="In-place tensor changes that break backward().",
-                                     formatter_class=_HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"gradguard {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("lsp", help="run the language server (stdio by default)", formatter_class=_HelpFormatter)
+def _lsp_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
     serve.add_argument("--tcp", action="store_true", help="serve over TCP")
     serve.add_argument("--host", default="127.0.0.1", help="with --tcp, the address to listen on (default: 127.0.0.1)")
@@ -71,8 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --tcp, allow a --host that is not a loopback address")
     serve.add_argument("--log-file", type=Path, help="also write the server's log to this file")
     serve.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
-    check = commands.add_parser("check", help="analyse files and folders", formatter_class=_HelpFormatter,
-                                description="Analyse Python files for in-place changes that break backward().")
+
+
+def _check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("paths", nargs="*", type=Path,
                        help="files and folders to check (default: the current folder); - reads standard input")
     check.add_argument("--output-format", "--format", dest="format", choices=FORMATS, default="full",
@@ -107,18 +102,44 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where results are cached (default: .gradguard_cache at the project's root)")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="processes analysing files in parallel (default: all cores)")
-    rule = commands.add_parser("rule", help="print a rule's documentation", description="Print a rule's documentation.",
-                               formatter_class=_HelpFormatter)
+
+
+def _rule_arguments(rule: argparse.ArgumentParser) -> None:
     rule.add_argument("code", nargs="?", help="the rule's code, such as GG001")
     rule.add_argument("--all", action="store_true", help="every rule")
     rule.add_argument("--output-format", "--format", dest="format", choices=["text", "json"], default="text")
-    verify = commands.add_parser("verify", help="run files under the tracer (in a child process) and merge "
-                                 "what it finds with the static findings", formatter_class=_HelpFormatter)
+
+
+def _verify_arguments(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("paths", nargs="+", type=Path, metavar="FILE")
     verify.add_argument("--target", help="a module class or function of the file to run (default: run it as a script)")
     verify.add_argument("--device", choices=["auto", "cpu", "cuda"], help="auto: CUDA when available, else the CPU")
     verify.add_argument("--timeout", type=_seconds, help="seconds of wall time per file (default: 120)")
     verify.add_argument("--format", choices=["text", "json"], default="text")
+
+
+# Each subcommand: its help, its description, and what adds its arguments.
+SUBCOMMANDS = {
+    "lsp": ("run the language server (stdio by default)", None, _lsp_arguments),
+    "check": ("analyse files and folders", "Analyse Python files for in-place changes that break backward().",
+              _check_arguments),
+    "rule": ("print a rule's documentation", "Print a rule's documentation.", _rule_arguments),
+    "verify": ("run files under the tracer (in a child process) and merge what it finds with the static findings",
+               None, _verify_arguments),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line of every subcommand, or of `command` alone: argparse's parsers are costly to
+    build (each looks up its translations), and a run needs only its own."""
+    parser = argparse.ArgumentParser(prog="gradguard", description="In-place tensor changes that break backward().",
+                                     formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"gradguard {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, (summary, description, add_arguments) in SUBCOMMANDS.items():
+        if command in (None, name):
+            add_arguments(commands.add_parser(name, help=summary, description=description,
+                                              formatter_class=_HelpFormatter))
     return parser
 
 
@@ -174,7 +195,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; its exit code."""
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words and words[0] in SUBCOMMANDS else None)
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said with the usage of the subcommand they were given to
         commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
