@@ -284,6 +284,32 @@ def test_mutating_weight_after_call(name, input_requires_grad):
         f"mutating the weights of {name} after a call on an input {grad} {verb(raises)}; {says(predicted)}")
 
 
+RECURRENT = [n for n in NAMES if n in ("RNNCell", "GRUCell", "LSTMCell", "LSTM", "GRU")]
+
+
+def given_state(name: str) -> tuple[torch.Tensor, ...]:
+    """A zero recurrent state for `name`'s case: `(batch, hidden)` for a cell, `(layers, batch, hidden)`
+    for a whole RNN (inputs are sequence-first); an LSTM's is `(h, c)`."""
+    case = CASES[name]
+    shape = (case.shape[-2], case.args[1]) if name.endswith("Cell") else (1, case.shape[-2], case.args[1])
+    return tuple(torch.zeros(shape) for _ in range(2 if name.startswith("LSTM") else 1))
+
+
+@pytest.mark.parametrize("name", RECURRENT)
+@pytest.mark.parametrize("which", [0, 1])
+def test_mutating_recurrent_state_after_call(name, which):
+    state = given_state(name)
+    if which >= len(state):
+        pytest.skip(f"{name} takes one state tensor")
+    m = build(name)
+    out = m(make_input(name), state if len(state) > 1 else state[0])
+    mutate(state[which])
+    raises = backward_raises(out)
+    assert raises == MODULES[name].saves_state, (
+        f"mutating the recurrent state ({which}) given to {name} after the call {verb(raises)}; "
+        f"{says(MODULES[name].saves_state)}")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_mutating_buffers_after_call(name):
     m = build(name)

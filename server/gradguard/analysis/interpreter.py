@@ -41,6 +41,7 @@ from gradguard.analysis.values import (
     ImportRef,
     IntValue,
     ModuleValue,
+    DistributionValue,
     OptimizerValue,
     Origin,
     SequenceValue,
@@ -696,6 +697,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             owner = self.promote(owner, state)
         if isinstance(owner, TensorValue):
             return self.tensor_attribute(owner, attribute, node, state)
+        if isinstance(owner, DistributionValue) and attribute in _DISTRIBUTION_TENSORS:
+            return self.distribution_method(owner, attribute, [], node, state)
         return UNKNOWN
 
     def _subscript(self, node: cst.Subscript, state: State) -> Value:
@@ -760,6 +763,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         integer = self.int_arithmetic(left, right, _INT_OPERATORS.get(type(node.operator).__name__))
         if integer is not None:
             return integer
+        if isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and type(node.operator) is cst.Add \
+                and left.repeated is None and right.repeated is None:  # `list(a.parameters()) + list(b.parameters())`
+            return SequenceValue(left.items + right.items, mutable=left.mutable)
         if aten is None:
             return UNKNOWN
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
@@ -933,6 +939,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     self.mutate(parameter, node, None, f"`{dotted_name(node.func)}()`", state)
                     state.grad_enabled = saved_mode
             return UNKNOWN
+        if isinstance(receiver, DistributionValue):
+            return self.distribution_method(receiver, method, args, node, state)
         if isinstance(receiver, (SequenceValue, DictValue)):
             return self.call_container_method(receiver, method, args, kwargs, state)
         if isinstance(receiver, ArgumentValue):
@@ -994,7 +1002,11 @@ class _JumpFinder(cst.CSTVisitor):
 MAX_TWO_PASS_LOOPS = 3  # loops nested deeper (followed calls included) run their body once
 
 _NAMED_RESULTS = {"values": 0, "indices": 1}  # the fields of torch's named-tuple results (max, topk, sort ...)
-_OBJECTS = (TensorValue, ModuleValue, ImportRef, FunctionRef, SequenceValue, DictValue, OptimizerValue)
+_OBJECTS = (TensorValue, ModuleValue, ImportRef, FunctionRef, SequenceValue, DictValue, OptimizerValue,
+            DistributionValue)
+# A distribution's attributes that are tensors computed from its parameters.
+_DISTRIBUTION_TENSORS = frozenset({"mean", "mode", "stddev", "variance", "probs", "logits", "loc", "scale", "rate",
+                                   "concentration", "low", "high", "covariance_matrix", "scale_tril"})
 
 
 def _compare(operator: str, left: Value, right: Value) -> bool | None:

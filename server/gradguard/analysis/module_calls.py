@@ -402,7 +402,11 @@ class ModuleCalls(InterpreterState):
                 self.rebind(state, source, updated)
             return updated
         weight_rg = module.has_trainable_parameters()
-        recorded = (source.requires_grad | weight_rg) & state.grad_enabled
+        recurrent = self.recurrent_state(args, kwargs) if facts.saves_state else []
+        input_rg = source.requires_grad
+        for hidden in recurrent:
+            input_rg = input_rg | hidden.requires_grad
+        recorded = (input_rg | weight_rg) & state.grad_enabled
         save_node = report_node
         first_serial = self.next_serial
         if recorded is not Tri.NO:
@@ -418,14 +422,18 @@ class ModuleCalls(InterpreterState):
                                               run_by=run_by), state)
             weight_when = {
                 module_facts.Saves.ALWAYS: recorded,
-                module_facts.Saves.IF_INPUT_REQUIRES_GRAD: source.requires_grad & recorded,
+                module_facts.Saves.IF_INPUT_REQUIRES_GRAD: input_rg & recorded,
                 module_facts.Saves.NEVER: Tri.NO,
                 module_facts.Saves.IF_WEIGHT_REQUIRES_GRAD: weight_rg & recorded,
             }[facts.saves_weight]
-            weight = module.parameters.get("weight")
-            if weight_when is not Tri.NO and weight is not None:
+            weights = [p for name, p in module.parameters.items() if name == "weight" or name.startswith("weight_")]
+            for weight in weights if weight_when is not Tri.NO else ():  # an RNN's: weight_ih_l0, weight_hh_l0
                 self.save(weight, SavedRecord(label, facts.op, "weight", save_node, weight_when is Tri.YES,
                                               at_call=False, run_by=run_by), state)
+            for hidden in recurrent:
+                self.save(hidden, SavedRecord(label, facts.op, "recurrent state", save_node,
+                                              recorded is Tri.YES and hidden.alias_certain, at_call=direct,
+                                              run_by=run_by), state)
             for buffer in facts.saves_buffers:
                 tensor = self.module_attribute(module, buffer, node)
                 if isinstance(tensor, TensorValue):
@@ -437,7 +445,14 @@ class ModuleCalls(InterpreterState):
         if facts.saves_output and recorded is not Tri.NO:
             self.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES,
                                           at_call=direct, run_by=run_by), state)
-        return self.with_history(result, [source], first_serial, state)
+        return self.with_history(result, [source, *recurrent], first_serial, state)
+
+    @staticmethod
+    def recurrent_state(args: list[Value], kwargs: dict[str, Value]) -> list[TensorValue]:
+        """The tensors of an RNN's given state: `hx` or the second argument, a tensor or a tuple (LSTM's `(h, c)`)."""
+        given = args[1] if len(args) > 1 else kwargs.get("hx")
+        items = given.items if isinstance(given, SequenceValue) else (given,)
+        return [item for item in items if isinstance(item, TensorValue)]
 
     def module_output(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State) -> Value:
         """The output of a module whose forward we do not follow: a new tensor, nothing saved."""

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from gradguard.analysis.values import SavedRecord, TensorValue, Tri, Value, join_values, new_version_counter
+from gradguard.analysis.values import (
+    SavedRecord,
+    SequenceValue,
+    TensorValue,
+    Tri,
+    Value,
+    join_values,
+    new_version_counter,
+)
 
 _ABSENT = object()
 
@@ -50,16 +58,22 @@ class State:
         env: dict[str, Value] = {}
         mine, others = self.env, other.env
 
-        def bind(name: str, value: Value, theirs: Value) -> None:
+        def joined(value: Value, theirs: Value) -> Value:
             if (isinstance(value, TensorValue) and isinstance(theirs, TensorValue)
                     and value.version_counter != theirs.version_counter):
                 merged, records = merge_tensors(value, theirs, self.saves.get(value.version_counter, ()),
                                                 other.saves.get(theirs.version_counter, ()))
-                env[name] = merged
                 if records:
                     saves[merged.version_counter] = records
-            else:
-                env[name] = join_values(value, theirs)
+                return merged
+            if (isinstance(value, SequenceValue) and isinstance(theirs, SequenceValue) and value is not theirs
+                    and not (value.mutable or theirs.mutable) and value.repeated is None and theirs.repeated is None
+                    and len(value.items) == len(theirs.items)):  # a tuple carried by a loop: an LSTM's (h, c)
+                return SequenceValue(tuple(joined(a, b) for a, b in zip(value.items, theirs.items)))
+            return join_values(value, theirs)
+
+        def bind(name: str, value: Value, theirs: Value) -> None:
+            env[name] = joined(value, theirs)
 
         for name, value in mine.items():
             theirs = others.get(name, _ABSENT)

@@ -11,12 +11,15 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
+    DictValue,
+    DistributionValue,
     OptimizerValue,
     Origin,
     ParametersValue,
     TensorValue,
     Tri,
     Value,
+    contents,
     new_version_counter,
 )
 from gradguard.knowledge import surface
@@ -24,6 +27,8 @@ from gradguard.knowledge import surface
 _FUNCTIONAL = "torch.nn.functional."
 _INIT = "torch.nn.init."
 _OPTIM = "torch.optim."
+_DISTRIBUTIONS = "torch.distributions."
+_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})  # a distribution's methods whose result is in no graph
 
 
 class TorchCalls(InterpreterState):
@@ -84,8 +89,9 @@ class TorchCalls(InterpreterState):
             return args[0] if args else UNKNOWN
         if name.startswith(_OPTIM) and name.rsplit(".", 1)[-1] in surface.OPTIMIZERS:
             params = args[0] if args else kwargs.get("params", UNKNOWN)
-            tensors = params.tensors if isinstance(params, ParametersValue) else ()
-            return OptimizerValue(name.rsplit(".", 1)[-1], tensors)
+            return OptimizerValue(name.rsplit(".", 1)[-1], optimized_tensors(params))
+        if name.startswith(_DISTRIBUTIONS):
+            return self.distribution(name, args, kwargs, node, state)
         if name.startswith("torch.nn.") and name.count(".") == 2:
             return self.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
         if name.startswith("torch.Tensor.") and args:
@@ -145,6 +151,37 @@ class TorchCalls(InterpreterState):
                 if isinstance(source, TensorValue) else UNKNOWN
         return self.apply_aten(function, args, kwargs, node, state, None, label=f"F.{function}")
 
+    def distribution(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                     state: State) -> Value:
+        """`torch.distributions.Normal(mu, std)` and the like (a class: a distribution, nesting ones it
+        wraps; a function such as `kl_divergence`: a tensor in the graph of what it is given)."""
+        given = [self.promote(v, state) if isinstance(v, ArgumentValue) else v for v in (*args, *kwargs.values())]
+        parameters = tuple(t for value in given for item in contents(value)
+                           for t in (item.parameters if isinstance(item, DistributionValue) else (item,))
+                           if isinstance(t, TensorValue))
+        short = name.rsplit(".", 1)[-1]
+        if short[:1].isupper():
+            return DistributionValue(short, parameters)
+        return self.computed_by(parameters, Origin(f"`{short}`", node), state)
+
+    def distribution_method(self, distribution: DistributionValue, method: str, args: list[Value],
+                            node: cst.CSTNode, state: State) -> Value:
+        """`dist.log_prob(a)`, `dist.rsample()`, `dist.mean`: in the graph of its parameters (and of
+        `a`); `dist.sample()`: a new tensor that requires no grad; `dist.expand(...)`: the distribution."""
+        if method in _DRAWS:
+            return TensorValue(new_version_counter(), Tri.NO, True, Origin(f"`{distribution.class_name}.{method}()`", node))
+        if method == "expand":
+            return distribution
+        given = (*distribution.parameters, *(a for a in args if isinstance(a, TensorValue)))
+        return self.computed_by(given, Origin(f"`{distribution.class_name}.{method}`", node), state)
+
+    def computed_by(self, tensors: tuple[TensorValue, ...], origin: Origin, state: State) -> TensorValue:
+        """A new tensor computed from `tensors` (what it saves is internal: nothing the user can change)."""
+        requires_grad, history = Tri.NO, frozenset()
+        for tensor in tensors:
+            requires_grad, history = requires_grad | tensor.requires_grad, history | tensor.history
+        return self.fresh_result(requires_grad & state.grad_enabled, origin, history)
+
     @staticmethod
     def flag(args: list[Value], kwargs: dict[str, Value], position: int, keyword: str, default: bool) -> Tri:
         value = args[position] if len(args) > position else kwargs.get(keyword)
@@ -153,3 +190,18 @@ class TorchCalls(InterpreterState):
         if isinstance(value, ConstValue):
             return Tri.of(bool(value.value))
         return Tri.MAYBE
+
+
+def optimized_tensors(params: Value) -> tuple[TensorValue, ...]:
+    """The tensors an optimizer's `params` name, as far as they are known: `model.parameters()`, a
+    list or tuple of tensors or of `parameters()` (`list(a.parameters()) + list(b.parameters())`),
+    or parameter groups (dicts whose "params" name them)."""
+    found: list[TensorValue] = []
+    for item in contents(params):
+        if isinstance(item, ParametersValue):
+            found.extend(item.tensors)
+        elif isinstance(item, TensorValue):
+            found.append(item)
+        elif isinstance(item, DictValue) and "params" in item.entries:
+            found.extend(optimized_tensors(item.entries["params"]))
+    return tuple(found)

@@ -246,6 +246,15 @@ class OptimizerValue:
 
 
 @dataclass(frozen=True, eq=False)
+class DistributionValue:
+    """A `torch.distributions` object: what it computes (`log_prob`, `entropy`, `rsample`, `.mean`) is
+    in the graph of the tensors it was built from; what it draws with `sample()` is in no graph."""
+
+    class_name: str
+    parameters: tuple[TensorValue, ...]
+
+
+@dataclass(frozen=True, eq=False)
 class FunctionRef:
     """A function or class defined in an analysed file (`definitions` is that file's)."""
 
@@ -321,7 +330,7 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
-         | ModuleValue | ParametersValue | OptimizerValue | FunctionRef | SuperValue | _Unknown)
+         | ModuleValue | ParametersValue | OptimizerValue | DistributionValue | FunctionRef | SuperValue | _Unknown)
 
 
 @dataclass(frozen=True)

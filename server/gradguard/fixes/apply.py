@@ -65,7 +65,8 @@ def in_line_endings(edits: list[Edit], newline: str) -> list[Edit]:
 
 def fix_text(text: str, analyse: Callable[[str], list[Finding]], unsafe: bool) -> FixedText:
     """Apply the chosen fixes of `analyse(text)`'s findings, pass after pass, until none is
-    left to apply (at most `MAX_PASSES`). Inserted lines take the text's line ending."""
+    left to apply (at most `MAX_PASSES`); a pass that removes no finding is dropped, and ends the
+    loop. Inserted lines take the text's line ending."""
     fixed: Counter[str] = Counter()
     findings = analyse(text)
     newline = newline_of(text)
@@ -75,6 +76,9 @@ def fix_text(text: str, analyse: Callable[[str], list[Finding]], unsafe: bool) -
             break
         new_text = apply_edits(text, in_line_endings(edits, newline))
         new_findings = analyse(new_text)
-        fixed += Counter(f.code for f in findings) - Counter(f.code for f in new_findings)
+        removed = Counter(f.code for f in findings) - Counter(f.code for f in new_findings)
+        if not removed:  # the edits did not help (a rule offered a fix that is wrong here): keep the text
+            break
+        fixed += removed
         text, findings = new_text, new_findings
     return FixedText(text, fixed, findings)

@@ -45,6 +45,8 @@ class ModuleFacts:
     saves_buffers: tuple[str, ...] = ()  # buffers saved whenever the call is recorded (BatchNorm's running stats)
     output_views_input: bool = False
     output_view_in_eval: bool = False
+    saves_state: bool = False  # the recurrent state given (`hx`, the second argument; each tensor of a tuple),
+    # saved whenever the call is recorded: it goes through a linear map of trainable weights
 
 
 def _activation(name: str, op: str, *, saves_output: bool = False, inplace: InplaceSaves = InplaceSaves.NO_INPLACE,
@@ -127,14 +129,14 @@ _TABLE: tuple[ModuleFacts, ...] = (
         ("PixelUnshuffle", "pixel_unshuffle"), ("CrossEntropyLoss", "_log_softmax"),
         ("ZeroPad2d", "constant_pad_nd"), ("ConstantPad2d", "constant_pad_nd"))),
     ModuleFacts("LSTM", "mkldnn_rnn_layer", saves_input=Saves.ALWAYS, saves_output=True, saves_weight=Saves.ALWAYS,
-                parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")),
+                parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"), saves_state=True),
     # weight_ih is saved if the input requires grad; weight_hh always (from the second time step on).
     ModuleFacts("GRU", "gru", saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD, saves_weight=Saves.ALWAYS,
-                parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")),
+                parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"), saves_state=True),
     # One time step: the input goes through a linear map (saved when the weights require grad).
     *(ModuleFacts(n, op, saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD, saves_output=n == "RNNCell",
                   saves_weight=Saves.IF_INPUT_REQUIRES_GRAD,
-                  parameters=("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+                  parameters=("weight_ih", "weight_hh", "bias_ih", "bias_hh"), saves_state=True)
       for n, op in (("RNNCell", "rnn_tanh_cell"), ("GRUCell", "gru_cell"), ("LSTMCell", "lstm_cell"))),
     # The input projections are linear maps of query, key and value; the output projection's weight is
     # saved whenever the attention it projects requires grad, which the trainable input projections make it.

@@ -149,7 +149,7 @@ def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> t
                    or out_of_place_method(document, change.statement, change.target_node))
         if rewrite is not None:
             offered.append(Fix(f"Rewrite out of place: `{rewrite[0].content}`", applicability, rewrite))
-        elif isinstance(change.target_node, cst.Name):
+        elif isinstance(change.target_node, cst.Name) and not _holds_a_save(change.statement, change.saved):
             name = change.target_node.value
             offered.append(Fix(f"Clone `{name}` before changing it", applicability,
                                clone_before(document, change.statement, name)))
@@ -159,6 +159,19 @@ def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> t
     if change.verb.endswith(".step()`") and change.statement is not None and change.backward_statement is not None:
         offered += _step_fixes(context, change, record)
     return tuple(sorted(offered, key=lambda fix: fix.applicability is not Applicability.SAFE))
+
+
+def _holds_a_save(statement: cst.CSTNode, records: tuple[SavedRecord, ...]) -> bool:
+    """Whether `statement` itself saved one of the tensors (`hs[t + 1] = cell(x[t], hs[t])`): a clone
+    before it would be saved, and changed, in its place."""
+    saves = {id(record.node) for record in records}
+    pending = [statement]
+    while pending:
+        node = pending.pop()
+        if id(node) in saves:
+            return True
+        pending.extend(node.children)
+    return False
 
 
 def _step_fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> list[Fix]:
@@ -219,4 +232,9 @@ def _saved_expression(context: RuleContext, record: SavedRecord) -> cst.BaseExpr
             return receiver
         if len(positional) == 1:
             return positional[0]
+    if record.what == "recurrent state" and isinstance(node, cst.Call):
+        given = [arg.value for arg in node.args if arg.keyword is None and not arg.star][1:2] or \
+            [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "hx"]
+        if given and not isinstance(given[0], cst.Tuple):  # `(h, c)`: which of the two was saved is not said
+            return given[0]
     return None
