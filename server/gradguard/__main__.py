@@ -41,6 +41,15 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _input(value: str) -> dict:
+    from gradguard.verify.settings import input_spec
+
+    try:
+        return input_spec(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of every subcommand."""
     parser = argparse.ArgumentParser(prog="gradguard", description="In-place tensor changes that break backward().")
@@ -102,6 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--device", choices=["auto", "cpu", "cuda"], help="auto: CUDA when available, else the CPU")
     verify.add_argument("--timeout", type=_seconds, help="seconds of wall time per file (default: 120)")
     verify.add_argument("--format", choices=["text", "json"], default="text")
+    verify.add_argument("--python", metavar="PATH",
+                        help="the project's interpreter, whose torch runs the code (an executable or an environment's "
+                        "folder; default: VIRTUAL_ENV, a .venv of the project, CONDA_PREFIX, then python3)")
+    verify.add_argument("--input", dest="inputs", action="append", type=_input, metavar="SHAPE[:DTYPE]",
+                        help="a random input for the target's forward, once per input in order "
+                        "(such as --input 2,64 --input 2,64:bool)")
     return parser
 
 
