@@ -324,3 +324,23 @@ async def test_the_editor_command_is_refused_in_an_untrusted_workspace(untrusted
     with pytest.raises(Exception, match="needs a trusted workspace"):
         await untrusted_client.workspace_execute_command_async(
             lsp.ExecuteCommandParams(command="gradguard.verify", arguments=[uri]))
+
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
+async def test_the_editor_command_runs_the_projects_interpreter_from_the_settings(trusted_client: LanguageClient,
+                                                                                   tmp_path: Path):
+    """`interpreter` (VS Code: gradguard.interpreter) is the project's Python, as the CLI's --python:
+    one without torch gives the run's problem, a GV002, and no runtime finding."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    python = tmp_path / "bare" / "bin" / "python"
+    uri = await _open(trusted_client, SIGMOID_RELU)
+    trusted_client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"gradguard": {
+        "trusted": True, "verify": {"device": "cpu"}, "interpreter": str(python)}}))
+    result = await trusted_client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="gradguard.verify", arguments=[uri]))
+    assert result["interpreter"] == f"{python} (from gradguard.interpreter)"
+    assert result["problem"] == (f"torch is not installed in {python} (from gradguard.interpreter); install it there, "
+                                 "or name the project's interpreter with --python (the editor: gradguard.interpreter)")
+    assert [(f["code"], f["line"], f["origin"]) for f in result["findings"]] == [("GV002", 1, "runtime"),
+                                                                                ("GG001", 14, "static")]

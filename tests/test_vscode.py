@@ -312,7 +312,7 @@ def test_untrusted_workspace_ignores_its_interpreter_and_offers_no_verification(
     not offered; once the folder is trusted, the server restarts with that interpreter."""
     case, line, column = _copy_case(vscode_untrusted.workspace)
     vscode_untrusted.drive("untrusted", case, line=line, col=column, code="GG001",
-                           expect_note="applies once you trust the workspace")
+                           expect_note="in the workspace settings apply once you trust the workspace")
 
 
 def test_the_server_imports_nothing_from_the_workspace(vscode: CodeServer) -> None:

@@ -113,7 +113,8 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
     path = Path(document.path)
     try:
         settings = load_verify_settings(path)
-        interpreter = find_interpreter(path, editor.interpreter, editor.active_interpreter)
+        interpreter = find_interpreter(path, editor.interpreter, editor.active_interpreter,
+                                       named_by="gradguard.interpreter")
         text = read_source(path).text  # the run and the merge use the saved file
     except (ConfigError, InterpreterError, OSError) as error:
         raise JsonRpcInvalidParams(f"gradguard.verify: {error}") from error

@@ -99,11 +99,12 @@ def _torch_here() -> bool:
 
 
 def find_interpreter(path: Path, python: str | None = None, editor: str | None = None,
-                     environ: Mapping[str, str] | None = None) -> Interpreter:
-    """The interpreter that runs `path` (see the module's docstring for the order)."""
+                     environ: Mapping[str, str] | None = None, named_by: str = "--python") -> Interpreter:
+    """The interpreter that runs `path` (see the module's docstring for the order); `named_by` says
+    where `python` came from (`--python`, the editor's `gradguard.interpreter`)."""
     environ = os.environ if environ is None else environ
     if python:
-        return named_interpreter(python)
+        return named_interpreter(python, named_by)
     if environ.get("VIRTUAL_ENV") and (found := _in_environment(Path(environ["VIRTUAL_ENV"]))) is not None:
         return Interpreter(str(found), "VIRTUAL_ENV")
     if (found := _local_venv(path)) is not None:
