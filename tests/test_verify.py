@@ -111,6 +111,39 @@ def test_a_runtime_finding_the_static_analysis_missed_is_added(tmp_path):
     assert "Found 1 problem (0 confirmed at run time, 1 found only at run time)." in run.stderr
 
 
+def test_runtime_only_findings_carry_the_static_rules_fixes_and_those_fixes_work(tmp_path):
+    """Lines the static analysis cannot follow (`eval`): the run finds them, with the fixes the
+    static rule offers for such a line (unsafe: the run cannot tell whether a name shares the tensor)."""
+    script = write(tmp_path, "dynamic.py", """
+        import torch
+        import torch.nn as nn
+
+        x = torch.randn(4, requires_grad=True)
+        y = eval("torch.sigmoid")(x)
+        y.mul_(2)
+        z = eval("torch.exp")(x)
+        z += 1
+        act = nn.Sequential(eval("nn.Sigmoid")(), nn.ReLU(inplace=eval("True")))
+        (y.sum() + z.sum() + act(x).sum()).backward()
+        """)
+    run = verify("--format", "json", str(script))
+    assert run.returncode == 1, run.stderr
+    found = [(f["code"], f["location"]["row"], f["origin"], f["fix"]["message"], f["fix"]["applicability"],
+              [(e["location"]["row"], e["location"]["column"], e["end_location"]["column"], e["content"])
+               for e in f["fix"]["edits"]]) for f in json.loads(run.stdout)]
+    assert found == [
+        ("GG001", 6, "runtime", "Rewrite out of place: `y = y.mul(2)`", "unsafe", [(6, 1, 10, "y = y.mul(2)")]),
+        ("GG001", 8, "runtime", "Rewrite out of place: `z = z + 1`", "unsafe", [(8, 1, 7, "z = z + 1")]),
+        ("GG001", 9, "runtime", "Remove `inplace=True`", "unsafe", [(9, 43, 72, "nn.ReLU()")]),
+    ]
+    lines = script.read_text().splitlines(keepends=True)
+    for _, row, _, _, _, [(_, start, end, content)] in found:
+        lines[row - 1] = lines[row - 1][:start - 1] + content + lines[row - 1][end - 1:]
+    script.write_text("".join(lines))
+    assert subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120).returncode == 0
+    assert verify(str(script)).returncode == 0
+
+
 def test_a_static_finding_on_a_line_the_run_skips_says_so(tmp_path):
     script = write(tmp_path, "branch.py", """
         import torch
