@@ -222,6 +222,79 @@ def test_a_class_needing_arguments_says_which_and_what_ran_before_still_counts(t
             "'dim'): give `args`/`kwargs` or a `factory` for it in [tool.gradguard.verify.targets]") in run.stderr
 
 
+BLOCK = """
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, x, pad_mask):
+            y = torch.sigmoid(self.proj(x))
+            y += 1
+            return y * pad_mask
+    """
+PASS_INPUTS = ("pass --input SHAPE[:DTYPE] once for each of its inputs (such as --input 2,64 --input 2,64:bool), "
+               "or set `inputs` or a `factory` in [tool.gradguard.verify.targets]")
+
+
+def test_a_forward_needing_more_inputs_than_inferred_is_gv002_never_gv001(tmp_path):
+    write(tmp_path, "block.py", BLOCK)
+    run = verify("--format", "json", "--target", "Block", "block.py", cwd=tmp_path)
+    assert run.returncode == 2
+    problem = f"could not infer inputs for `Block.forward(x, pad_mask)`; {PASS_INPUTS}"
+    assert run.stderr.endswith(f"gradguard: could not verify block.py: {problem}\n")
+    found = [(f["code"], f["location"]["row"], f["origin"], f["message"]) for f in json.loads(run.stdout)]
+    assert ("GV002", 1, "runtime", f"gradguard could not verify this file: {problem}") in found
+    assert not any(code == "GV001" for code, *_ in found) and "Traceback" not in run.stderr
+
+
+def test_inputs_given_with_input_run_the_target(tmp_path):
+    write(tmp_path, "block.py", BLOCK)
+    run = verify("--format", "json", "--target", "Block", "--input", "2,8", "--input", "2,8:bool", "block.py",
+                 cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert [(f["code"], f["location"]["row"], f["origin"]) for f in json.loads(run.stdout)] == [("GG001", 12, "both")]
+    short = verify("--target", "Block", "--input", "2,8", "block.py", cwd=tmp_path)
+    assert short.returncode == 2
+    assert f"could not verify block.py: `Block.forward(x, pad_mask)` cannot take the 1 input given; {PASS_INPUTS}" \
+        in short.stderr
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["--input", "2,8", "block.py"], "gradguard: --input needs --target: the inputs are those of the target's forward\n"),
+    (["--target", "Block", "--input", "2,8:complex", "block.py"], "argument --input: '2,8:complex' is not SHAPE[:DTYPE]"),
+])
+def test_input_usage_errors(tmp_path, args, error):
+    write(tmp_path, "block.py", BLOCK)
+    run = verify(*args, cwd=tmp_path)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert error in run.stderr
+
+
+def test_a_first_layer_that_gives_no_input_is_gv002(tmp_path):
+    write(tmp_path, "norm.py", """
+        import torch.nn as nn
+
+
+        class Norm(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.LayerNorm(8)
+
+            def forward(self, x):
+                return self.norm(x).sigmoid().relu_()
+        """)
+    run = verify("--target", "Norm", "norm.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert (f"could not verify norm.py: could not infer inputs for `Norm.forward(x)` (its first layer is no Linear, "
+            f"Conv or Embedding); {PASS_INPUTS}") in run.stderr
+    assert verify("--target", "Norm", "--input", "2,8", "norm.py", cwd=tmp_path).returncode == 1
+
+
 def test_a_user_exception_is_reported_with_its_traceback(tmp_path):
     write(tmp_path, "boom.py", """
         import torch
