@@ -450,3 +450,54 @@ async def test_the_editor_command_runs_the_projects_interpreter_from_the_setting
                                  "or name the project's interpreter with --python (the editor: gradguard.interpreter)")
     assert [(f["code"], f["line"], f["origin"]) for f in result["findings"]] == [("GV002", 1, "runtime"),
                                                                                 ("GG001", 14, "static")]
+
+
+# Which Python runs the code ---------------------------------------------------------------------
+
+def _environment(folder: Path) -> Path:
+    """A folder that looks like a venv: an executable bin/python."""
+    python = folder / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("#!/bin/sh\n")
+    python.chmod(0o755)
+    return python
+
+
+def test_the_projects_interpreter_is_found_in_the_documented_order(tmp_path, monkeypatch):
+    from gradguard.verify import interpreter
+    from gradguard.verify.interpreter import InterpreterError, find_interpreter
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    write(project, "pyproject.toml", "[project]\nname = 'p'\n")
+    script = write(project / "src", "train.py", "import torch\n")
+    named, virtual, local, conda, editor = (_environment(tmp_path / n) for n in ("named", "virtual", "local",
+                                                                                 "conda", "editor"))
+    (project / ".venv").symlink_to(local.parent.parent)
+    bin_ = tmp_path / "path-bin"
+    bin_.mkdir()
+    (bin_ / "python3").symlink_to(named)
+    environ = {"VIRTUAL_ENV": str(virtual.parent.parent), "CONDA_PREFIX": str(conda.parent.parent), "PATH": str(bin_)}
+    monkeypatch.setattr(interpreter, "_torch_here", lambda: False)
+
+    def found(python=None, editor_choice=str(editor), **unset):
+        env = {k: v for k, v in environ.items() if k not in unset}
+        chosen = find_interpreter(script, python, editor_choice, env)
+        return chosen.executable, chosen.source
+
+    assert found(str(named)) == (str(named), "--python")
+    assert found(str(named.parent.parent)) == (str(named), "--python")  # an environment's folder
+    assert found() == (str(virtual), "VIRTUAL_ENV")
+    assert found(VIRTUAL_ENV=1) == (str(project / ".venv" / "bin" / "python"), f".venv of {project}")
+    (project / ".venv").unlink()
+    _environment(tmp_path / ".venv")  # above the project's root: not the project's
+    assert found(VIRTUAL_ENV=1) == (str(conda), "CONDA_PREFIX")
+    assert found(VIRTUAL_ENV=1, CONDA_PREFIX=1) == (str(editor), "the editor's interpreter")
+    assert found(editor_choice=None, VIRTUAL_ENV=1, CONDA_PREFIX=1) == (str(bin_ / "python3"), "python3 on PATH")
+    monkeypatch.setattr(interpreter, "_torch_here", lambda: True)
+    assert found(editor_choice=None, VIRTUAL_ENV=1, CONDA_PREFIX=1) == (
+        sys.executable, "gradguard's own interpreter, which has torch")
+    with pytest.raises(InterpreterError, match=r"^--python /nowhere/python: no such interpreter$"):
+        found("/nowhere/python")
+    with pytest.raises(InterpreterError, match=r"bin/python$"):
+        found(str(tmp_path / "path-bin"))  # a folder without bin/python
