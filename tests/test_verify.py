@@ -8,6 +8,8 @@ user sees: codes, lines, messages, exit statuses, and that the user's output sta
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -501,3 +503,39 @@ def test_the_projects_interpreter_is_found_in_the_documented_order(tmp_path, mon
         found("/nowhere/python")
     with pytest.raises(InterpreterError, match=r"bin/python$"):
         found(str(tmp_path / "path-bin"))  # a folder without bin/python
+
+
+def test_a_broken_torch_in_the_projects_interpreter_is_gv002(tmp_path):
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True)
+    [site] = (tmp_path / "env" / "lib").glob("python3*/site-packages")
+    (site / "torch").mkdir()
+    write(site / "torch", "__init__.py", "raise ImportError('libtorch_cpu.so: cannot open shared object file')\n")
+    write(tmp_path, "train.py", "import torch\n")
+    python = tmp_path / "env" / "bin" / "python"
+    run = verify("--python", str(python), "train.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.endswith(f"gradguard: could not verify train.py: torch cannot be imported in {python} "
+                               "(from --python): ImportError: libtorch_cpu.so: cannot open shared object file\n")
+
+
+def _old_python() -> str | None:
+    """A Python older than 3.10 on this machine, if there is one."""
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(9, 5, -1)]
+    candidates += sorted(map(str, (Path.home() / ".pyenv" / "versions").glob("3.[6-9].*/bin/python3")), reverse=True)
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info < (3, 10))"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == "True":
+            return candidate
+    return None
+
+
+def test_a_project_interpreter_older_than_3_10_is_gv002(tmp_path):
+    python = _old_python()
+    if python is None:
+        pytest.skip("no Python older than 3.10 on this machine")
+    write(tmp_path, "train.py", "import torch\n")
+    run = verify("--python", python, "train.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert re.search(r"could not verify train\.py: \S+ \(from --python\) is Python 3\.[6-9]; verify needs Python 3\.10 "
+                     r"or newer\n$", run.stderr), run.stderr

@@ -160,10 +160,9 @@ def main(events_fd: int) -> int:
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")  # torch's, about our own imports
     try:
         import torch
-    except ModuleNotFoundError as error:
-        if error.name != "torch":
-            raise
-        emit({"event": "fatal", "kind": "torch"})
+    except ImportError as error:  # missing, or installed but broken (a library it needs)
+        missing = isinstance(error, ModuleNotFoundError) and error.name == "torch"
+        emit({"event": "fatal", "kind": "torch" if missing else "broken-torch", "error": f"{type(error).__name__}: {error}"})
         return 0
     try:
         from gradguard.verify.sites import record_constructions

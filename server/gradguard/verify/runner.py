@@ -165,6 +165,8 @@ def _fatal(event: dict, interpreter: Interpreter) -> str:
     if event.get("kind") == "torch":
         return (f"torch is not installed in {interpreter.describe()}; install it there, or name the "
                 "project's interpreter with --python (the editor: gradguard.interpreter)")
+    if event.get("kind") == "broken-torch":
+        return f"torch cannot be imported in {interpreter.describe()}: {event['error']}"
     if event.get("kind") == "python":
         return f"{interpreter.describe()} is Python {event['version']}; verify needs Python 3.10 or newer"
     return event["message"]

@@ -89,16 +89,15 @@ def forward_signature(module: nn.Module) -> str:
 def _check_arity(module: nn.Module, inputs: tuple[torch.Tensor, ...], given: str | None) -> None:
     """A TargetError when `forward` cannot take `inputs` (given by the user, or inferred: `given` None)."""
     try:
-        inspect.signature(module.forward).bind(*inputs)
-    except TypeError:
-        pass
-    except ValueError:
+        signature = inspect.signature(module.forward)
+    except (TypeError, ValueError):
         return  # no signature to check: let the call tell
-    else:
-        return
-    if given is None:
-        raise TargetError(f"could not infer inputs for `{forward_signature(module)}`; {_PASS_INPUTS}")
-    raise TargetError(f"`{forward_signature(module)}` cannot take the {given}; {_PASS_INPUTS}")
+    try:
+        signature.bind(*inputs)
+    except TypeError:
+        if given is None:
+            raise TargetError(f"could not infer inputs for `{forward_signature(module)}`; {_PASS_INPUTS}") from None
+        raise TargetError(f"`{forward_signature(module)}` cannot take the {given}; {_PASS_INPUTS}") from None
 
 
 def infer_inputs(module: nn.Module, device: torch.device) -> tuple[torch.Tensor, ...]:
