@@ -65,16 +65,20 @@ $(DIST)/.stamp: $(STAMP) $(PACKAGE_FILES)
 	rm -rf build server/*.egg-info
 	touch $@
 
-$(PACKAGING)/.stamp: $(DIST)/.stamp
-	rm -rf $(PACKAGING)
+$(PACKAGING)/tool/.stamp: $(DIST)/.stamp
+	rm -rf $(PACKAGING)/tool
 	$(PYTHON) -m venv $(PACKAGING)/tool
 	$(PACKAGING)/tool/bin/pip install -q $(DIST)/gradguard-*.whl
+	touch $@
+
+$(PACKAGING)/project/.stamp:
+	rm -rf $(PACKAGING)/project
 	$(PYTHON) -m venv $(PACKAGING)/project
 	$(PACKAGING)/project/bin/pip install -q "torch==2.13.0"
 	touch $@
 
 .PHONY: packaging
-packaging: $(PACKAGING)/.stamp
+packaging: $(PACKAGING)/tool/.stamp $(PACKAGING)/project/.stamp
 
 # Regenerates the op table from the installed torch (tests/test_knowledge_drift.py checks it).
 knowledge: $(STAMP)
