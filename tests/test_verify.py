@@ -146,6 +146,24 @@ def test_runtime_only_findings_carry_the_static_rules_fixes_and_those_fixes_work
     assert verify(str(script)).returncode == 0
 
 
+def test_a_runtime_only_leaf_change_gets_the_no_grad_fix(tmp_path):
+    script = write(tmp_path, "leaf.py", """
+        import torch as T
+
+        w = eval("T.nn.Parameter")(T.ones(3))
+        w.add_(1)
+        """)
+    run = verify("--format", "json", str(script))
+    [finding] = json.loads(run.stdout)
+    assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GG002", 4, "runtime")
+    assert (finding["fix"]["message"], finding["fix"]["applicability"]) == ("Wrap in `with torch.no_grad():`", "safe")
+    [edit] = finding["fix"]["edits"]
+    assert edit["content"] == "with T.no_grad():\n    w.add_(1)"
+    script.write_text(script.read_text().replace("w.add_(1)", edit["content"]))
+    assert subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120).returncode == 0
+    assert verify(str(script)).returncode == 0
+
+
 def test_a_static_finding_on_a_line_the_run_skips_says_so(tmp_path):
     script = write(tmp_path, "branch.py", """
         import torch
