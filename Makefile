@@ -48,8 +48,37 @@ $(EDITORS)/.stamp:
 
 editors: $(EDITORS)/.stamp
 
-test: $(STAMP) $(MODELS)/.stamp vscode editors
+test: $(STAMP) $(MODELS)/.stamp vscode editors packaging
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+# The package as users get it, for tests/test_packaging.py: the wheel and sdist built from the tree
+# (dist/, build.log kept for its warnings), gradguard installed from the wheel into a venv of its own
+# without torch (as pipx or `uv tool` install it), and a project's venv with torch only.
+DIST := dist
+PACKAGING := .venv-packaging
+PACKAGE_FILES := pyproject.toml README.md LICENSE $(shell find server/gradguard -name '*.py' -o -name '*.json')
+
+$(DIST)/.stamp: $(STAMP) $(PACKAGE_FILES)
+	rm -rf $(DIST) build server/*.egg-info
+	$(BIN)/python -m build --no-isolation --outdir $(DIST) . > $(DIST).log 2>&1 || { cat $(DIST).log; exit 1; }
+	mv $(DIST).log $(DIST)/build.log
+	rm -rf build server/*.egg-info
+	touch $@
+
+$(PACKAGING)/tool/.stamp: $(DIST)/.stamp
+	rm -rf $(PACKAGING)/tool
+	$(PYTHON) -m venv $(PACKAGING)/tool
+	$(PACKAGING)/tool/bin/pip install -q $(DIST)/gradguard-*.whl
+	touch $@
+
+$(PACKAGING)/project/.stamp:
+	rm -rf $(PACKAGING)/project
+	$(PYTHON) -m venv $(PACKAGING)/project
+	$(PACKAGING)/project/bin/pip install -q "torch==2.13.0"
+	touch $@
+
+.PHONY: packaging
+packaging: $(PACKAGING)/tool/.stamp $(PACKAGING)/project/.stamp
 
 # Regenerates the op table from the installed torch (tests/test_knowledge_drift.py checks it).
 knowledge: $(STAMP)
@@ -88,7 +117,7 @@ bench-verify: $(STAMP)
 	$(BIN)/python bench/verify_overhead.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) third_party
+	rm -rf $(VENV) third_party $(DIST) $(PACKAGING)
 
 # VS Code extension (vscode-client/) and its end-to-end test (tests/test_vscode.py): real VS Code
 # (code-server) in headless Debian Chromium. Tools go to third_party/vscode/; ~3 min the first time.

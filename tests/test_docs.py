@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -14,7 +17,7 @@ import pytest
 from gradguard.__main__ import main
 from gradguard.rules import RULES, RULES_BY_CODE
 
-from helpers import ROOT, import_file
+from helpers import GRADGUARD, ROOT, import_file
 
 RULES_DIR = ROOT / "docs" / "rules"
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix safety")
@@ -132,3 +135,44 @@ def test_the_readme_links_are_absolute_and_each_names_a_file_of_the_repository()
             prefix = f"{REPOSITORY}/{kind}/main/"
             if link.startswith(prefix):
                 assert (ROOT / link.removeprefix(prefix).split("#")[0]).exists(), link
+
+
+VERIFY_DOC = ROOT / "docs" / "verify.md"
+
+
+def _verify_doc_examples() -> list[str]:
+    """The `$ gradguard verify ...` lines of docs/verify.md's code blocks, comments dropped."""
+    blocks = re.findall(r"```\n(.*?)```", VERIFY_DOC.read_text(), re.DOTALL)
+    return [line[2:].split("  #")[0].strip() for block in blocks for line in block.splitlines()
+            if line.startswith("$ gradguard verify")]
+
+
+def _doc_lines(prefix: str) -> list[str]:
+    return [line.strip() for line in VERIFY_DOC.read_text().splitlines() if line.strip().startswith(prefix)]
+
+
+@pytest.mark.parametrize("example", _verify_doc_examples())
+def test_the_verify_page_examples_run_as_written(example: str) -> None:
+    """Each runs from the repository's root, as the page says, and finds its problem (exit 1)."""
+    run = subprocess.run([str(GRADGUARD), *shlex.split(example)[1:]], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 1, run.stderr
+    assert "could not verify" not in run.stderr
+    if "--format json" in example:
+        assert {item["origin"] for item in json.loads(run.stdout)} == {"both"}
+
+
+def test_the_verify_page_says_what_verify_prints_when_it_cannot_run(tmp_path: Path) -> None:
+    [inputs] = _doc_lines("gradguard: could not verify examples/masked_block.py")
+    run = subprocess.run([str(GRADGUARD), "verify", "examples/masked_block.py", "--target", "MaskedBlock"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and inputs in run.stderr.splitlines(), run.stderr
+    [no_torch] = _doc_lines("gradguard: could not verify train.py")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    (tmp_path / "train.py").write_text("import torch\n")
+    bare = tmp_path / "bare" / "bin"
+    run = subprocess.run([str(GRADGUARD), "verify", "--python", str(bare / "python3"), "train.py"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2
+    said = no_torch.replace("/usr/bin/python3", str(bare / "python3")).replace("python3 on PATH", "--python")
+    assert said in run.stderr.splitlines(), run.stderr

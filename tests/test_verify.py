@@ -8,6 +8,8 @@ user sees: codes, lines, messages, exit statuses, and that the user's output sta
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -114,6 +116,57 @@ def test_a_runtime_finding_the_static_analysis_missed_is_added(tmp_path):
     assert (finding["aten_op"], finding["origin"]) == ("sigmoid", "runtime")  # the ATen op in JSON only
 
 
+def test_runtime_only_findings_carry_the_static_rules_fixes_and_those_fixes_work(tmp_path):
+    """Lines the static analysis cannot follow (`eval`): the run finds them, with the fixes the
+    static rule offers for such a line (unsafe: the run cannot tell whether a name shares the tensor)."""
+    script = write(tmp_path, "dynamic.py", """
+        import torch
+        import torch.nn as nn
+
+        x = torch.randn(4, requires_grad=True)
+        y = eval("torch.sigmoid")(x)
+        y.mul_(2)
+        z = eval("torch.exp")(x)
+        z += 1
+        act = nn.Sequential(eval("nn.Sigmoid")(), nn.ReLU(inplace=eval("True")))
+        (y.sum() + z.sum() + act(x).sum()).backward()
+        """)
+    run = verify("--format", "json", str(script))
+    assert run.returncode == 1, run.stderr
+    found = [(f["code"], f["location"]["row"], f["origin"], f["fix"]["message"], f["fix"]["applicability"],
+              [(e["location"]["row"], e["location"]["column"], e["end_location"]["column"], e["content"])
+               for e in f["fix"]["edits"]]) for f in json.loads(run.stdout)]
+    assert found == [
+        ("GG001", 6, "runtime", "Rewrite out of place: `y = y.mul(2)`", "unsafe", [(6, 1, 10, "y = y.mul(2)")]),
+        ("GG001", 8, "runtime", "Rewrite out of place: `z = z + 1`", "unsafe", [(8, 1, 7, "z = z + 1")]),
+        ("GG001", 9, "runtime", "Remove `inplace=True`", "unsafe", [(9, 43, 72, "nn.ReLU()")]),
+    ]
+    lines = script.read_text().splitlines(keepends=True)
+    for _, row, _, _, _, [(_, start, end, content)] in found:
+        lines[row - 1] = lines[row - 1][:start - 1] + content + lines[row - 1][end - 1:]
+    script.write_text("".join(lines))
+    assert subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120).returncode == 0
+    assert verify(str(script)).returncode == 0
+
+
+def test_a_runtime_only_leaf_change_gets_the_no_grad_fix(tmp_path):
+    script = write(tmp_path, "leaf.py", """
+        import torch as T
+
+        w = eval("T.nn.Parameter")(T.ones(3))
+        w.add_(1)
+        """)
+    run = verify("--format", "json", str(script))
+    [finding] = json.loads(run.stdout)
+    assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GG002", 4, "runtime")
+    assert (finding["fix"]["message"], finding["fix"]["applicability"]) == ("Wrap in `with torch.no_grad():`", "safe")
+    [edit] = finding["fix"]["edits"]
+    assert edit["content"] == "with T.no_grad():\n    w.add_(1)"
+    script.write_text(script.read_text().replace("w.add_(1)", edit["content"]))
+    assert subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120).returncode == 0
+    assert verify(str(script)).returncode == 0
+
+
 def test_a_static_finding_on_a_line_the_run_skips_says_so(tmp_path):
     script = write(tmp_path, "branch.py", """
         import torch
@@ -190,6 +243,79 @@ def test_a_class_needing_arguments_says_which_and_what_ran_before_still_counts(t
     assert found == {("GG001", 16, "both"), ("GV002", 1, "runtime")}
     assert ("could not verify block.py: cannot call Block with no arguments (missing a required argument: "
             "'dim'): give `args`/`kwargs` or a `factory` for it in [tool.gradguard.verify.targets]") in run.stderr
+
+
+BLOCK = """
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, x, pad_mask):
+            y = torch.sigmoid(self.proj(x))
+            y += 1
+            return y * pad_mask
+    """
+PASS_INPUTS = ("pass --input SHAPE[:DTYPE] once for each of its inputs (such as --input 2,64 --input 2,64:bool), "
+               "or set `inputs` or a `factory` in [tool.gradguard.verify.targets]")
+
+
+def test_a_forward_needing_more_inputs_than_inferred_is_gv002_never_gv001(tmp_path):
+    write(tmp_path, "block.py", BLOCK)
+    run = verify("--format", "json", "--target", "Block", "block.py", cwd=tmp_path)
+    assert run.returncode == 2
+    problem = f"could not infer inputs for `Block.forward(x, pad_mask)`; {PASS_INPUTS}"
+    assert run.stderr.endswith(f"gradguard: could not verify block.py: {problem}\n")
+    found = [(f["code"], f["location"]["row"], f["origin"], f["message"]) for f in json.loads(run.stdout)]
+    assert ("GV002", 1, "runtime", f"gradguard could not verify this file: {problem}") in found
+    assert not any(code == "GV001" for code, *_ in found) and "Traceback" not in run.stderr
+
+
+def test_inputs_given_with_input_run_the_target(tmp_path):
+    write(tmp_path, "block.py", BLOCK)
+    run = verify("--format", "json", "--target", "Block", "--input", "2,8", "--input", "2,8:bool", "block.py",
+                 cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert [(f["code"], f["location"]["row"], f["origin"]) for f in json.loads(run.stdout)] == [("GG001", 12, "both")]
+    short = verify("--target", "Block", "--input", "2,8", "block.py", cwd=tmp_path)
+    assert short.returncode == 2
+    assert f"could not verify block.py: `Block.forward(x, pad_mask)` cannot take the 1 input given; {PASS_INPUTS}" \
+        in short.stderr
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["--input", "2,8", "block.py"], "gradguard: --input needs --target: the inputs are those of the target's forward\n"),
+    (["--target", "Block", "--input", "2,8:complex", "block.py"], "argument --input: '2,8:complex' is not SHAPE[:DTYPE]"),
+])
+def test_input_usage_errors(tmp_path, args, error):
+    write(tmp_path, "block.py", BLOCK)
+    run = verify(*args, cwd=tmp_path)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert error in run.stderr
+
+
+def test_a_first_layer_that_gives_no_input_is_gv002(tmp_path):
+    write(tmp_path, "norm.py", """
+        import torch.nn as nn
+
+
+        class Norm(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.LayerNorm(8)
+
+            def forward(self, x):
+                return self.norm(x).sigmoid().relu_()
+        """)
+    run = verify("--target", "Norm", "norm.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert (f"could not verify norm.py: could not infer inputs for `Norm.forward(x)` (its first layer is no Linear, "
+            f"Conv or Embedding); {PASS_INPUTS}") in run.stderr
+    assert verify("--target", "Norm", "--input", "2,8", "norm.py", cwd=tmp_path).returncode == 1
 
 
 def test_a_user_exception_is_reported_with_its_traceback(tmp_path):
@@ -327,3 +453,110 @@ async def test_the_editor_command_is_refused_in_an_untrusted_workspace(untrusted
     with pytest.raises(Exception, match="needs a trusted workspace"):
         await untrusted_client.workspace_execute_command_async(
             lsp.ExecuteCommandParams(command="gradguard.verify", arguments=[uri]))
+
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.usefixtures("corpus")
+async def test_the_editor_command_runs_the_projects_interpreter_from_the_settings(trusted_client: LanguageClient,
+                                                                                   tmp_path: Path):
+    """`interpreter` (VS Code: gradguard.interpreter) is the project's Python, as the CLI's --python:
+    one without torch gives the run's problem, a GV002, and no runtime finding."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    python = tmp_path / "bare" / "bin" / "python"
+    uri = await _open(trusted_client, SIGMOID_RELU)
+    trusted_client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"gradguard": {
+        "trusted": True, "verify": {"device": "cpu"}, "interpreter": str(python)}}))
+    result = await trusted_client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="gradguard.verify", arguments=[uri]))
+    assert result["interpreter"] == f"{python} (from gradguard.interpreter)"
+    assert result["problem"] == (f"torch is not installed in {python} (from gradguard.interpreter); install it there, "
+                                 "or name the project's interpreter with --python (the editor: gradguard.interpreter)")
+    assert [(f["code"], f["line"], f["origin"]) for f in result["findings"]] == [("GV002", 1, "runtime"),
+                                                                                ("GG001", 14, "static")]
+
+
+# Which Python runs the code ---------------------------------------------------------------------
+
+def _environment(folder: Path) -> Path:
+    """A folder that looks like a venv: an executable bin/python."""
+    python = folder / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("#!/bin/sh\n")
+    python.chmod(0o755)
+    return python
+
+
+def test_the_projects_interpreter_is_found_in_the_documented_order(tmp_path, monkeypatch):
+    from gradguard.verify import interpreter
+    from gradguard.verify.interpreter import InterpreterError, find_interpreter
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    write(project, "pyproject.toml", "[project]\nname = 'p'\n")
+    script = write(project / "src", "train.py", "import torch\n")
+    named, virtual, local, conda, editor = (_environment(tmp_path / n) for n in ("named", "virtual", "local",
+                                                                                 "conda", "editor"))
+    (project / ".venv").symlink_to(local.parent.parent)
+    bin_ = tmp_path / "path-bin"
+    bin_.mkdir()
+    (bin_ / "python3").symlink_to(named)
+    environ = {"VIRTUAL_ENV": str(virtual.parent.parent), "CONDA_PREFIX": str(conda.parent.parent), "PATH": str(bin_)}
+    monkeypatch.setattr(interpreter, "_torch_here", lambda: False)
+
+    def found(python=None, editor_choice=str(editor), **unset):
+        env = {k: v for k, v in environ.items() if k not in unset}
+        chosen = find_interpreter(script, python, editor_choice, env)
+        return chosen.executable, chosen.source
+
+    assert found(str(named)) == (str(named), "--python")
+    assert found(str(named.parent.parent)) == (str(named), "--python")  # an environment's folder
+    assert found() == (str(virtual), "VIRTUAL_ENV")
+    assert found(VIRTUAL_ENV=1) == (str(project / ".venv" / "bin" / "python"), f".venv of {project}")
+    (project / ".venv").unlink()
+    _environment(tmp_path / ".venv")  # above the project's root: not the project's
+    assert found(VIRTUAL_ENV=1) == (str(conda), "CONDA_PREFIX")
+    assert found(VIRTUAL_ENV=1, CONDA_PREFIX=1) == (str(editor), "the editor's interpreter")
+    assert found(editor_choice=None, VIRTUAL_ENV=1, CONDA_PREFIX=1) == (str(bin_ / "python3"), "python3 on PATH")
+    monkeypatch.setattr(interpreter, "_torch_here", lambda: True)
+    assert found(editor_choice=None, VIRTUAL_ENV=1, CONDA_PREFIX=1) == (
+        sys.executable, "gradguard's own interpreter, which has torch")
+    with pytest.raises(InterpreterError, match=r"^--python /nowhere/python: no such interpreter$"):
+        found("/nowhere/python")
+    with pytest.raises(InterpreterError, match=r"bin/python$"):
+        found(str(tmp_path / "path-bin"))  # a folder without bin/python
+
+
+def test_a_broken_torch_in_the_projects_interpreter_is_gv002(tmp_path):
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True)
+    [site] = (tmp_path / "env" / "lib").glob("python3*/site-packages")
+    (site / "torch").mkdir()
+    write(site / "torch", "__init__.py", "raise ImportError('libtorch_cpu.so: cannot open shared object file')\n")
+    write(tmp_path, "train.py", "import torch\n")
+    python = tmp_path / "env" / "bin" / "python"
+    run = verify("--python", str(python), "train.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.endswith(f"gradguard: could not verify train.py: torch cannot be imported in {python} "
+                               "(from --python): ImportError: libtorch_cpu.so: cannot open shared object file\n")
+
+
+def _old_python() -> str | None:
+    """A Python older than 3.10 on this machine, if there is one."""
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(9, 5, -1)]
+    candidates += sorted(map(str, (Path.home() / ".pyenv" / "versions").glob("3.[6-9].*/bin/python3")), reverse=True)
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info < (3, 10))"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == "True":
+            return candidate
+    return None
+
+
+def test_a_project_interpreter_older_than_3_10_is_gv002(tmp_path):
+    python = _old_python()
+    if python is None:
+        pytest.skip("no Python older than 3.10 on this machine")
+    write(tmp_path, "train.py", "import torch\n")
+    run = verify("--python", python, "train.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert re.search(r"could not verify train\.py: \S+ \(from --python\) is Python 3\.[6-9]; verify needs Python 3\.10 "
+                     r"or newer\n$", run.stderr), run.stderr

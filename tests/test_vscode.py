@@ -187,8 +187,20 @@ def vscode(request: pytest.FixtureRequest) -> Iterator[CodeServer]:
 
 @pytest.fixture
 def vscode_without_gradguard(request: pytest.FixtureRequest) -> Iterator[CodeServer]:
-    """The same, with an interpreter in which gradguard is not installed."""
-    yield from _start(request, {"gradguard.interpreter": _python_without_gradguard()})
+    """The same, with an interpreter in which gradguard is not installed, and no gradguard on PATH."""
+    python = _python_without_gradguard()
+    yield from _start(request, {"gradguard.interpreter": python},
+                      extra_env={"PATH": f"{NODE.parent}{os.pathsep}{Path(python).parent}{os.pathsep}/bin"})
+
+
+@pytest.fixture
+def vscode_split(request: pytest.FixtureRequest) -> Iterator[CodeServer]:
+    """The server and the project's interpreter apart: `gradguard.path` is gradguard installed from its
+    wheel in a venv without torch (as pipx installs it), `gradguard.interpreter` a venv with torch only."""
+    tool, project = ROOT / ".venv-packaging" / "tool", ROOT / ".venv-packaging" / "project"
+    made_by("make packaging", tool / "bin" / "gradguard", project / "bin" / "python")
+    yield from _start(request, {"gradguard.path": [str(tool / "bin" / "gradguard")],
+                                "gradguard.interpreter": str(project / "bin" / "python")})
 
 
 def _python_without_gradguard() -> str:
@@ -276,6 +288,17 @@ def test_verify_current_module_runs_it_and_confirms_the_finding(vscode: CodeServ
                  expect_result=f"GG001 line {line} (confirmed by the run)")
 
 
+def test_verify_with_the_server_and_the_projects_interpreter_apart(vscode_split: CodeServer) -> None:
+    """`gradguard.path` runs the server (no torch there), `gradguard.interpreter` runs the module
+    (torch, no gradguard): Verify Current Module and the class's code lens confirm the GG001."""
+    case, line, column = _copy_case(vscode_split.workspace)
+    vscode_split.drive("verify", case, line=line, col=column, code="GG001",
+                       expect_result=f"GG001 line {line} (confirmed by the run)")
+    log = vscode_split.extension_log()
+    assert f"server: {ROOT / '.venv-packaging' / 'tool' / 'bin' / 'gradguard'} (gradguard.path)" in log
+    assert f"interpreter: {ROOT / '.venv-packaging' / 'project' / 'bin' / 'python'} (gradguard.interpreter)" in log
+
+
 def test_python_extension_interpreter_restart_and_logs(vscode_with_python_extension: CodeServer) -> None:
     """Without `gradguard.interpreter`, the Python extension's active interpreter runs the server;
     then "gradguard: Restart Server" and "gradguard: Show Logs"."""
@@ -289,7 +312,7 @@ def test_untrusted_workspace_ignores_its_interpreter_and_offers_no_verification(
     not offered; once the folder is trusted, the server restarts with that interpreter."""
     case, line, column = _copy_case(vscode_untrusted.workspace)
     vscode_untrusted.drive("untrusted", case, line=line, col=column, code="GG001",
-                           expect_note="applies once you trust the workspace")
+                           expect_note="in the workspace settings apply once you trust the workspace")
 
 
 def test_the_server_imports_nothing_from_the_workspace(vscode: CodeServer) -> None:

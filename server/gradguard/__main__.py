@@ -41,6 +41,15 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _input(value: str) -> dict:
+    from gradguard.verify.settings import input_spec
+
+    try:
+        return input_spec(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's own, sized as shutil.get_terminal_size() would size it, without importing shutil
     and the three compression modules it imports: argparse builds a formatter for every option added."""
@@ -116,6 +125,12 @@ def _verify_arguments(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("--device", choices=["auto", "cpu", "cuda"], help="auto: CUDA when available, else the CPU")
     verify.add_argument("--timeout", type=_seconds, help="seconds of wall time per file (default: 120)")
     verify.add_argument("--format", choices=["text", "json"], default="text")
+    verify.add_argument("--python", metavar="PATH",
+                        help="the project's interpreter, whose torch runs the code (an executable or an environment's "
+                        "folder; default: VIRTUAL_ENV, a .venv of the project, CONDA_PREFIX, then python3)")
+    verify.add_argument("--input", dest="inputs", action="append", type=_input, metavar="SHAPE[:DTYPE]",
+                        help="a random input for the target's forward, once per input in order "
+                        "(such as --input 2,64 --input 2,64:bool)")
 
 
 # Each subcommand: its help, its description, and what adds its arguments.

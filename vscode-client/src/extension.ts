@@ -1,5 +1,6 @@
 // The gradguard extension: runs gradguard's language server and keeps it in step with VS Code's settings.
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -16,6 +17,7 @@ import {
 } from 'vscode-languageclient/node';
 
 const SECTION = 'gradguard';
+const PYTHON_EXTENSION = 'the Python extension';
 const VERIFY_COMMAND = 'gradguard.verify'; // the server's workspace/executeCommand
 // VS Code setting -> the server's key (the CLI's [tool.gradguard] keys)
 const RULE_SETTINGS: ReadonlyArray<[string, string]> = [
@@ -41,7 +43,12 @@ const IMPORT_CHECK = [
   'except Exception: print("")',
 ].join('\n');
 
-type Interpreter = { command: string; source: string };
+// The project's interpreter (whose torch Verify runs the code under) and the server's command are
+// separate: `gradguard.interpreter` names the first, `gradguard.path` the second (a gradguard executable,
+// as pipx or `uv tool` install it). Without `gradguard.path` the project's interpreter runs the server
+// when gradguard is installed there, else `gradguard` on PATH does.
+type Interpreter = { command: string; source: string; explicit: boolean };
+type Server = { command: string; args: string[]; source: string };
 type StatusKind = 'starting' | 'running' | 'disabled' | 'stopped' | 'error' | 'verifying';
 
 /** Whether the user set `name` anywhere (not just the default from package.json). */
@@ -59,7 +66,7 @@ function isSet(cfg: vscode.WorkspaceConfiguration, name: string): boolean {
  * Only the rule settings the user set are sent: the server then replaces the project's
  * [tool.gradguard] table with them; with none set, each file keeps its pyproject.toml's table.
  */
-export function serverSettings(): { gradguard: Record<string, unknown> } {
+export function serverSettings(project?: Interpreter): { gradguard: Record<string, unknown> } {
   const cfg = vscode.workspace.getConfiguration(SECTION);
   const table: Record<string, unknown> = {};
   for (const [name, key] of RULE_SETTINGS) {
@@ -70,6 +77,10 @@ export function serverSettings(): { gradguard: Record<string, unknown> } {
   if (isSet(cfg, 'verify.timeout')) verify.timeout = cfg.get('verify.timeout');
   if (Object.keys(verify).length > 0) table.verify = verify;
   table.trusted = vscode.workspace.isTrusted;
+  // the project's interpreter: named by the user (as the CLI's --python), or the Python extension's choice,
+  // which the server weighs after VIRTUAL_ENV, a .venv of the project and CONDA_PREFIX
+  if (project?.explicit) table.interpreter = project.command;
+  else if (project && project.source === PYTHON_EXTENSION) table.activeInterpreter = project.command;
   return { gradguard: table };
 }
 
@@ -80,6 +91,14 @@ function expandPath(value: string): string {
   // a relative path with a separator (`.venv/bin/python`) is relative to the workspace folder
   if (folder && !path.isAbsolute(expanded) && expanded.includes('/')) expanded = path.join(folder, expanded);
   return expanded;
+}
+
+/** The first of `gradguard.path` that exists, expanded. */
+function configuredPath(): { found?: string; tried: string[] } {
+  const value = vscode.workspace.getConfiguration(SECTION).get<string[] | string>('path', []);
+  const tried = (Array.isArray(value) ? value : [value]).filter((v) => typeof v === 'string' && v.trim())
+    .map((v) => expandPath(v.trim()));
+  return { found: tried.find((p) => fs.existsSync(p)), tried };
 }
 
 function run(command: string, args: string[], timeoutMs: number): Promise<{ code: number | string; stdout: string; stderr: string }> {
@@ -94,6 +113,7 @@ function run(command: string, args: string[], timeoutMs: number): Promise<{ code
 class Gradguard implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private interpreter: Interpreter | undefined;
+  private server: Server | undefined;
   private version = '';
   private stopping = false;
   private queue: Promise<void> = Promise.resolve();
@@ -124,7 +144,8 @@ class Gradguard implements vscode.Disposable {
     };
     this.status.text = `${icons[kind]} gradguard${kind === 'running' ? '' : `: ${words[kind]}`}`;
     const tooltip = new vscode.MarkdownString(`**gradguard** ${this.version} — ${words[kind]}`);
-    if (this.interpreter) tooltip.appendMarkdown(`\n\nInterpreter: \`${this.interpreter.command}\` (${this.interpreter.source})`);
+    if (this.server) tooltip.appendMarkdown(`\n\nServer: \`${[this.server.command, ...this.server.args.filter((a) => a !== '-c' && a !== SERVER)].join(' ')}\` (${this.server.source})`);
+    if (this.interpreter) tooltip.appendMarkdown(`\n\nProject's interpreter: \`${this.interpreter.command}\` (${this.interpreter.source})`);
     if (detail) tooltip.appendMarkdown(`\n\n${detail}`);
     tooltip.appendMarkdown('\n\nClick to show the logs.');
     this.status.tooltip = tooltip;
@@ -164,8 +185,8 @@ class Gradguard implements vscode.Disposable {
 
   private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
     if (!e.affectsConfiguration(SECTION)) return;
-    if (e.affectsConfiguration(`${SECTION}.enable`) || e.affectsConfiguration(`${SECTION}.interpreter`)) {
-      this.log('gradguard.enable or gradguard.interpreter changed: restarting the server');
+    if (['enable', 'interpreter', 'path'].some((name) => e.affectsConfiguration(`${SECTION}.${name}`))) {
+      this.log('gradguard.enable, gradguard.interpreter or gradguard.path changed: restarting the server');
       void this.restart();
       return;
     }
@@ -174,7 +195,7 @@ class Gradguard implements vscode.Disposable {
 
   private async sendSettings(): Promise<void> {
     if (!this.client || this.client.state !== State.Running) return;
-    const settings = serverSettings();
+    const settings = serverSettings(this.interpreter);
     this.log(`settings changed: sending ${JSON.stringify(settings)}`);
     await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings });
   }
@@ -182,7 +203,7 @@ class Gradguard implements vscode.Disposable {
   /** `gradguard.interpreter`, the Python extension's active interpreter, `python3`. */
   private async resolveInterpreter(): Promise<Interpreter> {
     const configured = vscode.workspace.getConfiguration(SECTION).get<string>('interpreter', '').trim();
-    if (configured) return { command: expandPath(configured), source: 'gradguard.interpreter' };
+    if (configured) return { command: expandPath(configured), source: 'gradguard.interpreter', explicit: true };
     if (vscode.extensions.getExtension('ms-python.python')) {
       try {
         if (!this.python) {
@@ -197,36 +218,64 @@ class Gradguard implements vscode.Disposable {
         const active = this.python.environments.getActiveEnvironmentPath(resource);
         const resolved = await this.python.environments.resolveEnvironment(active);
         const executable = resolved?.executable.uri?.fsPath;
-        if (executable) return { command: executable, source: 'the Python extension' };
+        if (executable) return { command: executable, source: PYTHON_EXTENSION, explicit: false };
         this.log(`the Python extension's active environment ${active.path} has no executable; using python3`);
       } catch (error) {
         this.log(`could not ask the Python extension for its interpreter: ${String(error)}`);
       }
     }
-    return { command: 'python3', source: 'the default' };
+    return { command: 'python3', source: 'the default', explicit: false };
   }
 
-  /** Checks `python -c "import gradguard"`; says how to install it if that fails. */
-  private async checkImport(interpreter: Interpreter): Promise<boolean> {
+  /**
+   * The server's command: `gradguard.path`, else the project's interpreter when gradguard is installed
+   * there (`python -c "import gradguard"`), else `gradguard` on PATH. Says how to install it otherwise.
+   */
+  private async findServer(interpreter: Interpreter): Promise<Server | undefined> {
+    const { found, tried } = configuredPath();
+    if (tried.length > 0) {
+      if (found) {
+        const probe = await run(found, ['--version'], 30000);
+        if (probe.code === 0) {
+          this.version = probe.stdout.trim().replace(/^gradguard\s+/, '');
+          return { command: found, args: ['lsp'], source: 'gradguard.path' };
+        }
+        this.log(`${found} --version failed (${String(probe.code)}):\n${probe.stderr.trim()}`);
+      }
+      const reason = found ? `\`${found}\` (from gradguard.path) is not a working gradguard.`
+        : `None of gradguard.path exists: ${tried.map((t) => `\`${t}\``).join(', ')}.`;
+      this.log(reason);
+      this.setStatus('error', reason);
+      void vscode.window.showErrorMessage(`gradguard: ${reason.replace(/`/g, "'")}`, 'Open Settings').then(async (choice) => {
+        if (choice) await vscode.commands.executeCommand('workbench.action.openSettings', 'gradguard.path');
+      });
+      return undefined;
+    }
     const probe = await run(interpreter.command, ['-c', IMPORT_CHECK], 30000);
     if (probe.code === 0) {
       this.version = probe.stdout.trim();
-      return true;
+      return { command: interpreter.command, args: ['-c', SERVER, 'lsp'], source: interpreter.source };
+    }
+    this.log(`gradguard is not importable by ${interpreter.command} (${String(probe.code)}):\n${probe.stderr.trim()}`);
+    const onPath = await run('gradguard', ['--version'], 30000);
+    if (onPath.code === 0) {
+      this.version = onPath.stdout.trim().replace(/^gradguard\s+/, '');
+      return { command: 'gradguard', args: ['lsp'], source: 'gradguard on PATH' };
     }
     const missing = probe.code === 'ENOENT';
     const reason = missing
-      ? `Python interpreter \`${interpreter.command}\` (from ${interpreter.source}) was not found.`
-      : `gradguard is not installed for \`${interpreter.command}\` (from ${interpreter.source}).`;
-    this.log(`${reason}\n${probe.stderr.trim()}`);
+      ? `Python interpreter \`${interpreter.command}\` (from ${interpreter.source}) was not found, and no gradguard is on PATH.`
+      : `gradguard is not installed for \`${interpreter.command}\` (from ${interpreter.source}), nor on PATH.`;
+    this.log(reason);
     this.setStatus('error', reason);
     const install = `"${interpreter.command}" -m pip install gradguard`;
     const actions = missing ? ['Open Settings', 'Show Logs'] : ['Install in Terminal', 'Copy Command', 'Open Settings'];
     // VS Code hides a restricted setting's workspace value (even from inspect()) until the workspace is trusted
     const restricted = !vscode.workspace.isTrusted && interpreter.source !== 'gradguard.interpreter'
-      ? ' (Restricted Mode: a gradguard.interpreter in the workspace settings applies once you trust the workspace.)' : '';
+      ? ' (Restricted Mode: gradguard.interpreter and gradguard.path in the workspace settings apply once you trust the workspace.)' : '';
     const text = missing
-      ? `${reason.replace(/`/g, "'")} Set gradguard.interpreter to a Python with gradguard installed.${restricted}`
-      : `${reason.replace(/`/g, "'")} Install it with: ${install}${restricted}`;
+      ? `${reason.replace(/`/g, "'")} Set gradguard.path to a gradguard executable (pipx install gradguard), or gradguard.interpreter to a Python with gradguard installed.${restricted}`
+      : `${reason.replace(/`/g, "'")} Install it with: ${install} (or pipx install gradguard, then set gradguard.path)${restricted}`;
     void vscode.window.showErrorMessage(text, ...actions).then(async (choice) => {
       if (choice === 'Install in Terminal') {
         const terminal = vscode.window.createTerminal('gradguard install');
@@ -240,7 +289,7 @@ class Gradguard implements vscode.Disposable {
         this.output.show(true);
       }
     });
-    return false;
+    return undefined;
   }
 
   private async startClient(): Promise<void> {
@@ -252,18 +301,20 @@ class Gradguard implements vscode.Disposable {
     this.setStatus('starting');
     this.interpreter = await this.resolveInterpreter();
     this.log(`interpreter: ${this.interpreter.command} (${this.interpreter.source})`);
-    if (!(await this.checkImport(this.interpreter))) return;
+    this.server = await this.findServer(this.interpreter);
+    if (!this.server) return;
+    this.log(`server: ${this.server.command} (${this.server.source})`);
 
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const serverOptions: ServerOptions = {
-      command: this.interpreter.command,
-      args: ['-c', SERVER, 'lsp'], // `gradguard lsp`; the client appends --stdio
+      command: this.server.command,
+      args: this.server.args, // `gradguard lsp`; the client appends --stdio
       transport: TransportKind.stdio,
       options: { cwd: folder, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file', language: 'python' }],
-      initializationOptions: serverSettings(),
+      initializationOptions: serverSettings(this.interpreter),
       synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pyproject.toml') },
       outputChannel: this.output,
       traceOutputChannel: this.output,
@@ -280,12 +331,12 @@ class Gradguard implements vscode.Disposable {
     this.client = client;
     try {
       await client.start();
-      this.log(`gradguard ${this.version} running: ${this.interpreter.command} -c <gradguard lsp>`);
+      this.log(`gradguard ${this.version} running: ${this.server.command} ${this.server.args[0] === '-c' ? '-c <gradguard lsp>' : 'lsp'}`);
       this.setStatus('running');
     } catch (error) {
       this.log(`the server did not start: ${String(error)}`);
       this.setStatus('error', 'The server did not start; see the logs.');
-      void vscode.window.showErrorMessage(`gradguard: the language server did not start (${this.interpreter.command} running gradguard lsp).`,
+      void vscode.window.showErrorMessage(`gradguard: the language server did not start (${this.server.command} running gradguard lsp).`,
         'Show Logs').then((choice) => { if (choice) this.output.show(true); });
     }
   }
@@ -324,7 +375,7 @@ class Gradguard implements vscode.Disposable {
     const commands = client.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
     if (!commands.includes(VERIFY_COMMAND)) {
       void vscode.window.showWarningMessage(
-        `gradguard: this server (gradguard ${this.version}) cannot verify modules; update gradguard in ${this.interpreter?.command}.`);
+        `gradguard: this server (gradguard ${this.version}) cannot verify modules; update gradguard (${this.server?.command}).`);
       return;
     }
     if (document?.isDirty) await document.save(); // the server runs the file on disk

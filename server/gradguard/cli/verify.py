@@ -12,7 +12,9 @@ from gradguard.cli.output import finding_to_json
 from gradguard.cli.text import Style, render_full, use_colour
 from gradguard.config import ConfigError
 from gradguard.source.files import read_source
+from gradguard.verify.interpreter import InterpreterError, find_interpreter
 from gradguard.verify.merge import Verified
+from gradguard.verify.protocol import INCOMPLETE
 from gradguard.verify.settings import load_verify_settings
 from gradguard.verify.pipeline import verify_paths
 
@@ -41,14 +43,21 @@ def run_verify(args: argparse.Namespace) -> int:
     if missing:
         print(f"gradguard: no such file: {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
+    if args.inputs and not args.target:
+        print("gradguard: --input needs --target: the inputs are those of the target's forward", file=sys.stderr)
+        return 2
     try:
         settings = load_verify_settings(args.paths[0])
-    except ConfigError as error:
+        interpreter = find_interpreter(args.paths[0], args.python)
+    except (ConfigError, InterpreterError) as error:
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
     settings = replace(settings, device=args.device or settings.device, timeout=settings.timeout if args.timeout is None else args.timeout)
+    if args.inputs:
+        settings = replace(settings, targets={**settings.targets,
+                                              args.target: {**settings.targets.get(args.target, {}), "inputs": args.inputs}})
     sys.stdout.flush()
-    results = verify_paths(args.paths, args.target, settings, output=sys.stderr.fileno())
+    results = verify_paths(args.paths, args.target, settings, interpreter, output=sys.stderr.fileno())
     verified = [v for result in results for v in result.findings]
     if args.format == "json":
         print(json.dumps([verified_to_json(v) for v in verified], indent=2, ensure_ascii=False))
@@ -56,9 +65,10 @@ def run_verify(args: argparse.Namespace) -> int:
         text = render_full([v.finding for v in verified], _texts([r.path for r in results]), Style(use_colour(sys.stdout)))
         if text:
             print(text)
-        confirmed = sum(v.origin == "both" for v in verified)
-        runtime = sum(v.origin == "runtime" for v in verified)
-        print(f"Found {len(verified)} problem{'s' if len(verified) != 1 else ''} "
+        found = [v for v in verified if v.finding.code != INCOMPLETE]  # a run not done is no finding of the code
+        confirmed = sum(v.origin == "both" for v in found)
+        runtime = sum(v.origin == "runtime" for v in found)
+        print(f"Found {len(found)} problem{'s' if len(found) != 1 else ''} "
               f"({confirmed} confirmed at run time, {runtime} found only at run time).", file=sys.stderr)
     for result in results:
         if result.problem is not None:

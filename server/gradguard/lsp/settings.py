@@ -5,7 +5,9 @@ They come from `initializationOptions`, `workspace/configuration` (section "grad
 `workspace/didChangeConfiguration`, as a table of the CLI's keys, optionally under "gradguard".
 VS Code sends `workspace.isTrusted` as `trusted`; other editors set `"trusted": true`
 themselves; `verify.device` and `verify.timeout` (dotted or nested) override
-`[tool.gradguard.verify]`.
+`[tool.gradguard.verify]`. `interpreter` is the project's interpreter the user named (as the CLI's
+`--python`), `activeInterpreter` the editor's own choice of one (VS Code: the Python extension's
+active interpreter), which comes after the environment's in `verify/interpreter.py`'s order.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ class EditorVerify:
     device: str | None = None
     timeout: float | None = None
     token: str | None = field(default=None, repr=False)
+    interpreter: str | None = None  # the project's interpreter the user named (the CLI's --python)
+    active_interpreter: str | None = None  # the editor's own choice (VS Code: the Python extension's)
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,14 @@ def _verify(table: dict) -> EditorVerify:
     nested = table.get("verify") if isinstance(table.get("verify"), dict) else {}
     device = table.get("verify.device", nested.get("device"))
     timeout = table.get("verify.timeout", nested.get("timeout"))
+    def path(key: str) -> str | None:
+        value = table.get(key)
+        return value if isinstance(value, str) and value.strip() else None
+
     return EditorVerify(
         trusted=table.get("trusted") is True,
+        interpreter=path("interpreter"),
+        active_interpreter=path("activeInterpreter"),
         token=table["token"] if isinstance(table.get("token"), str) else None,
         device=device if device in DEVICES else None,
         timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool)

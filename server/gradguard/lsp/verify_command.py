@@ -31,6 +31,7 @@ from gradguard.engine import project_index
 from gradguard.findings import Finding
 from gradguard.lsp.settings import EditorVerify
 from gradguard.source.files import read_source
+from gradguard.verify.interpreter import InterpreterError, find_interpreter
 from gradguard.verify.settings import load_verify_settings
 from gradguard.verify.pipeline import FileVerification, static_findings, verify
 
@@ -112,19 +113,21 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
     path = Path(document.path)
     try:
         settings = load_verify_settings(path)
+        interpreter = find_interpreter(path, editor.interpreter, editor.active_interpreter,
+                                       named_by="gradguard.interpreter")
         text = read_source(path).text  # the run and the merge use the saved file
-    except (ConfigError, OSError) as error:
+    except (ConfigError, InterpreterError, OSError) as error:
         raise JsonRpcInvalidParams(f"gradguard.verify: {error}") from error
     settings = replace(settings, device=editor.device or settings.device, timeout=editor.timeout or settings.timeout)
     file_settings = host.settings_for(str(path))
 
     def static_then_run() -> FileVerification:  # off the event loop: minutes of user code
         static = static_findings(path, file_settings, project_index(use_jedi=False))
-        return verify([(str(path), static, file_settings)], target, settings)[0]
+        return verify([(str(path), static, file_settings)], target, settings, interpreter)[0]
 
     result = await off_the_loop(static_then_run)
     host.publish_findings(uri, document.version, text, [v.finding for v in result.findings])
-    return {"device": result.device, "problem": result.problem,
+    return {"device": result.device, "problem": result.problem, "interpreter": interpreter.describe(),
             "findings": [{"code": v.finding.code, "line": v.finding.span.start.line, "origin": v.origin,
                           "message": v.finding.message} for v in result.findings]}
 

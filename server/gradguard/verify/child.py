@@ -1,7 +1,11 @@
-"""The child process of a verification, started by `runner.py` with the events pipe EVENTS_FD.
+"""The child process of a verification, started by `runner.py` under the project's interpreter.
+
+It needs only the standard library and torch: `runner.py` loads gradguard's package by its path,
+and the modules it imports here (`protocol`, `tree`, `sites`, `targets`, `tracer`, `knowledge.ops`)
+import nothing else.
 
 It reads the request (JSON) from stdin, limits its memory, then runs each file under the tracer
-and writes one JSON line per event to the file descriptor EVENTS_FD: `start` (a file begins),
+and writes one JSON line per event to the file descriptor `events_fd`: `start` (a file begins),
 `result` (its findings, the lines it reached, or the problem that stopped it) and `fatal`
 (nothing can run). The user's code writes to this process's stdout and stderr, which the parent
 points at its own stderr.
@@ -140,11 +144,11 @@ def choose_device(asked: str) -> str:
     return asked
 
 
-def main() -> int:
+def main(events_fd: int) -> int:
     die_with_parent()  # gradguard killed or gone: so is the run
     if os.getppid() == 1:
         return 0  # it died before that took effect
-    events: IO[str] = os.fdopen(int(sys.argv[1]), "w", buffering=1)
+    events: IO[str] = os.fdopen(events_fd, "w", buffering=1)
     request = json.load(sys.stdin)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -155,8 +159,12 @@ def main() -> int:
 
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")  # torch's, about our own imports
     try:
-        import torch  # fails here when torch is missing
-
+        import torch
+    except ImportError as error:  # missing, or installed but broken (a library it needs)
+        missing = isinstance(error, ModuleNotFoundError) and error.name == "torch"
+        emit({"event": "fatal", "kind": "torch" if missing else "broken-torch", "error": f"{type(error).__name__}: {error}"})
+        return 0
+    try:
         from gradguard.verify.sites import record_constructions
         device = choose_device(request["device"])
     except (ImportError, RuntimeError) as error:
@@ -170,6 +178,3 @@ def main() -> int:
         emit({"event": "result", **verify_file(entry, device)})
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,10 +11,14 @@ from __future__ import annotations
 import linecache
 import os
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from gradguard.config import Settings
 from gradguard.fixes.noqa import suppressed
 from gradguard.findings import Finding, Position, Related, Severity, Span
+from gradguard.source.document import Document
+from gradguard.source.files import read_source
+from gradguard.verify.fixes import runtime_fixes
 from gradguard.verify.protocol import INCOMPLETE, SILENT
 from gradguard.verify.runner import FileRun
 
@@ -63,6 +67,16 @@ def _wanted(finding: Finding, settings: Settings) -> bool:
     return not suppressed(linecache.getline(finding.filename, finding.span.start.line), finding.code)
 
 
+def _with_fixes(finding: Finding) -> Finding:
+    """A runtime-only finding with the fixes the static rule would offer at its line."""
+    try:
+        text = read_source(Path(finding.filename)).text
+    except OSError:  # UnreadableSource too
+        return finding
+    fixes = runtime_fixes(Document.parse(finding.filename, text), finding)
+    return replace(finding, fixes=fixes) if fixes else finding
+
+
 def merge(static: list[Finding], run: FileRun, shown_path: str, settings: Settings) -> list[Verified]:
     """Every finding of one verified file, static and runtime, each with its origin."""
     runtime = {(f.filename, f.span.start.line, f.code): (f, tb) for f, tb in runtime_findings(run, shown_path)
@@ -82,7 +96,7 @@ def merge(static: list[Finding], run: FileRun, shown_path: str, settings: Settin
             note = (f"Not confirmed on this input: the run on {device} reached this line and met no such problem."
                     if finding.span.start.line in run.reached else f"The run on {device} did not reach this line.")
             merged.append(Verified(replace(finding, message=f"{finding.message} {note}"), "static", device))
-    merged += [Verified(f, "runtime", device, tb) for f, tb in runtime.values()]
+    merged += [Verified(_with_fixes(f), "runtime", device, tb) for f, tb in runtime.values()]
     return sorted(merged, key=lambda v: (v.finding.filename != shown_path, v.finding.filename,
                                          v.finding.span.start, v.finding.code))
 

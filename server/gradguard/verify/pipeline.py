@@ -12,6 +12,7 @@ from gradguard.engine import analyse_document, project_index
 from gradguard.findings import Finding
 from gradguard.source.document import Document
 from gradguard.source.files import read_source
+from gradguard.verify.interpreter import Interpreter
 from gradguard.verify.merge import Verified, merge
 from gradguard.verify.runner import Entry, run_files
 from gradguard.verify.settings import VerifySettings
@@ -34,16 +35,17 @@ def static_findings(path: Path, settings: Settings, project: ProjectIndex | None
 
 
 def verify(files: list[tuple[str, list[Finding], Settings]], target: str | None, settings: VerifySettings,
-           output: IO | int | None = None) -> list[FileVerification]:
-    """Run each file (a script, or its `target`) under the tracer and merge with its static findings."""
+           interpreter: Interpreter, output: IO | int | None = None) -> list[FileVerification]:
+    """Run each file (a script, or its `target`) under the tracer, with the project's `interpreter`,
+    and merge with its static findings."""
     entries = [Entry(path, target, tuple(sorted({f.span.start.line for f in static})),
                      settings.targets.get(target, {}) if target else {}) for path, static, _ in files]
-    runs = run_files(entries, settings.device, settings.timeout, settings.memory, output)
+    runs = run_files(entries, interpreter, settings.device, settings.timeout, settings.memory, output)
     return [FileVerification(path, merge(static, run, path, file_settings), run.device, run.problem)
             for (path, static, file_settings), run in zip(files, runs)]
 
 
-def verify_paths(paths: list[Path], target: str | None, settings: VerifySettings,
+def verify_paths(paths: list[Path], target: str | None, settings: VerifySettings, interpreter: Interpreter,
                  output: IO | int | None = None) -> list[FileVerification]:
     """`verify` for files on disk, each statically analysed with its own project's settings."""
     project = project_index()
@@ -51,4 +53,4 @@ def verify_paths(paths: list[Path], target: str | None, settings: VerifySettings
     for path in paths:
         file_settings = load_settings(path)
         files.append((str(path), static_findings(path, file_settings, project), file_settings))
-    return verify(files, target, settings, output)
+    return verify(files, target, settings, interpreter, output)

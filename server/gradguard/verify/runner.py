@@ -24,17 +24,35 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 
+from gradguard.verify.interpreter import Interpreter
 from gradguard.verify.tree import TOKEN, ProcessTree, become_subreaper
 
 STARTUP = 60.0  # seconds a child may take to import torch before its first file
 POLL = 0.2  # seconds between two measures of the run's memory
 MEMORY_MECHANISM = ("RLIMIT_DATA per process, and the process tree's proportional set size, "
                     f"measured every {POLL:g} s")
-# `python -m` would import a `gradguard/` of the working folder (the user's project) instead of this one
-_CHILD = ("import sys; sys.path[:] = [p for p in sys.path if p]\n"  # `-c` puts the working folder first, as ''
-          "from gradguard.verify.child import main\nsys.exit(main())")
+PACKAGE = str(Path(__file__).resolve().parent.parent)  # gradguard's package folder, as the child imports it
+# The child runs under the project's interpreter, where gradguard need not be installed: this package is
+# loaded from its folder by path, and nothing else of gradguard's environment becomes importable (its
+# modules that the child imports need only the standard library and torch). `python -m` would also
+# import a `gradguard/` of the working folder (the user's project): `-c` puts that folder first, as ''.
+_CHILD = """import os, sys
+sys.path[:] = [p for p in sys.path if p]
+if sys.version_info < (3, 10):
+    os.write(int(sys.argv[2]), ('{"event": "fatal", "kind": "python", "version": "%d.%d"}\\n' % sys.version_info[:2]).encode())
+    sys.exit(0)
+import importlib.util
+spec = importlib.util.spec_from_file_location("gradguard", os.path.join(sys.argv[1], "__init__.py"),
+                                              submodule_search_locations=[sys.argv[1]])
+package = importlib.util.module_from_spec(spec)
+sys.modules["gradguard"] = package
+spec.loader.exec_module(package)
+from gradguard.verify.child import main
+sys.exit(main(int(sys.argv[2])))
+"""
 _warned = False  # `_warn_about_torch` said it
 _live: set[ProcessTree] = set()  # the runs under way, for `stop_all`
 _live_lock = threading.Lock()
@@ -97,35 +115,42 @@ def _ended(process: subprocess.Popen) -> str:
     return f"the run ended unexpectedly (exit status {code})"
 
 
-def run_files(entries: list[Entry], device: str = "auto", timeout: float = 120.0, memory: int = 8192,
-              output: IO | int | None = None) -> list[FileRun]:
-    """Run every entry in child processes; one `FileRun` per entry, in order."""
+def run_files(entries: list[Entry], interpreter: Interpreter, device: str = "auto", timeout: float = 120.0,
+              memory: int = 8192, output: IO | int | None = None) -> list[FileRun]:
+    """Run every entry in child processes under `interpreter`; one `FileRun` per entry, in order."""
     results: dict[str, FileRun] = {}
     become_subreaper()
     remaining = list(entries)
     while remaining:
-        runs, remaining = _one_child(remaining, device, timeout, memory, sys.stderr if output is None else output)
+        runs, remaining = _one_child(remaining, interpreter, device, timeout, memory,
+                                     sys.stderr if output is None else output)
         results.update((run.path, run) for run in runs)
     return [results[entry.path] for entry in entries]
 
 
-def _one_child(entries: list[Entry], device: str, timeout: float, memory: int,
+def _one_child(entries: list[Entry], interpreter: Interpreter, device: str, timeout: float, memory: int,
                output: IO | int) -> tuple[list[FileRun], list[Entry]]:
     """Run entries in one child until they are done or one stops it: (their runs, those left)."""
     read_end, write_end = os.pipe()
     request = {"device": device, "memory": memory, "files": [
         {"path": e.path, "target": e.target, "lines": list(e.lines), "settings": e.settings} for e in entries]}
     token = secrets.token_hex(8)
-    process = subprocess.Popen([sys.executable, "-c", _CHILD, str(write_end)],
-                               stdin=subprocess.PIPE, stdout=output, stderr=output, pass_fds=(write_end,),
-                               start_new_session=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1", TOKEN: token})
-    os.close(write_end)
+    try:
+        process = subprocess.Popen([interpreter.executable, "-c", _CHILD, PACKAGE, str(write_end)],
+                                   stdin=subprocess.PIPE, stdout=output, stderr=output, pass_fds=(write_end,),
+                                   start_new_session=True,
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1", TOKEN: token})
+    except OSError as error:
+        os.close(read_end)
+        problem = f"the interpreter {interpreter.describe()} could not be started: {error.strerror or error}"
+        return [FileRun(e.path, problem=problem) for e in entries], []
+    finally:
+        os.close(write_end)
     tree = ProcessTree(process.pid, token)
     with _live_lock:
         _live.add(tree)
     try:
-        return _follow(process, tree, read_end, entries, timeout, memory, json.dumps(request).encode())
+        return _follow(process, tree, read_end, entries, interpreter, timeout, memory, json.dumps(request).encode())
     finally:
         os.close(read_end)
         tree.kill()  # what the run started and left behind, too
@@ -135,8 +160,20 @@ def _one_child(entries: list[Entry], device: str, timeout: float, memory: int,
             _live.discard(tree)
 
 
-def _follow(process: subprocess.Popen, tree: ProcessTree, read_end: int, entries: list[Entry], timeout: float,
-            memory: int, request: bytes) -> tuple[list[FileRun], list[Entry]]:
+def _fatal(event: dict, interpreter: Interpreter) -> str:
+    """Why the child could not run anything, as the user reads it."""
+    if event.get("kind") == "torch":
+        return (f"torch is not installed in {interpreter.describe()}; install it there, or name the "
+                "project's interpreter with --python (the editor: gradguard.interpreter)")
+    if event.get("kind") == "broken-torch":
+        return f"torch cannot be imported in {interpreter.describe()}: {event['error']}"
+    if event.get("kind") == "python":
+        return f"{interpreter.describe()} is Python {event['version']}; verify needs Python 3.10 or newer"
+    return event["message"]
+
+
+def _follow(process: subprocess.Popen, tree: ProcessTree, read_end: int, entries: list[Entry],
+            interpreter: Interpreter, timeout: float, memory: int, request: bytes) -> tuple[list[FileRun], list[Entry]]:
     """Read the child's events until its entries are done or a limit stops it."""
     runs: list[FileRun] = []
     current: Entry | None = None
@@ -179,7 +216,7 @@ def _follow(process: subprocess.Popen, tree: ProcessTree, read_end: int, entries
             event = json.loads(line)
             if event["event"] == "fatal":
                 current = None
-                return stopped(event["message"])
+                return stopped(_fatal(event, interpreter))
             if event["event"] == "torch":
                 _warn_about_torch(event["version"])
             elif event["event"] == "start":

@@ -12,6 +12,10 @@ import torch
 from torch import nn
 
 
+_PASS_INPUTS = ("pass --input SHAPE[:DTYPE] once for each of its inputs (such as --input 2,64 --input 2,64:bool), "
+                "or set `inputs` or a `factory` in [tool.gradguard.verify.targets]")
+
+
 class TargetError(Exception):
     """The target cannot be run as asked (not found, no input can be inferred): no fault of the code."""
 
@@ -52,10 +56,48 @@ def run_target(path: str, name: str, settings: dict, device: torch.device) -> No
     if not isinstance(module, nn.Module):
         return  # a function that ran its own code
     module = module.to(device).train()
-    if inputs is None:
-        shapes = settings.get("inputs")
-        inputs = tuple(torch.randn(*s, device=device) for s in shapes) if shapes else infer_inputs(module, device)
+    if inputs is None and settings.get("inputs"):
+        inputs = tuple(make_input(spec, device) for spec in settings["inputs"])
+        _check_arity(module, inputs, f"{len(inputs)} input{'s' if len(inputs) != 1 else ''} given")
+    elif inputs is None:
+        inputs = infer_inputs(module, device)
+        _check_arity(module, inputs, None)
     module(*(inputs if isinstance(inputs, (tuple, list)) else (inputs,)))
+
+
+def make_input(spec: dict, device: torch.device) -> torch.Tensor:
+    """A random tensor of `spec` ({"shape": [...], "dtype": "float32"}): normal floats, integers 0
+    or 1 (valid indices for any embedding), random booleans."""
+    dtype = getattr(torch, spec.get("dtype", "float32"))
+    shape = tuple(spec["shape"])
+    if dtype.is_floating_point:
+        return torch.randn(shape, dtype=dtype, device=device)
+    return torch.randint(0, 2, shape, device=device).to(dtype)
+
+
+def forward_signature(module: nn.Module) -> str:
+    """`Block.forward(x, pad_mask)`: the parameters as the user named them."""
+    try:
+        parameters = inspect.signature(module.forward).parameters.values()
+    except (TypeError, ValueError):
+        return f"{type(module).__name__}.forward(...)"
+    prefix = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
+    names = ", ".join(prefix.get(p.kind, "") + p.name for p in parameters)
+    return f"{type(module).__name__}.forward({names})"
+
+
+def _check_arity(module: nn.Module, inputs: tuple[torch.Tensor, ...], given: str | None) -> None:
+    """A TargetError when `forward` cannot take `inputs` (given by the user, or inferred: `given` None)."""
+    try:
+        signature = inspect.signature(module.forward)
+    except (TypeError, ValueError):
+        return  # no signature to check: let the call tell
+    try:
+        signature.bind(*inputs)
+    except TypeError:
+        if given is None:
+            raise TargetError(f"could not infer inputs for `{forward_signature(module)}`; {_PASS_INPUTS}") from None
+        raise TargetError(f"`{forward_signature(module)}` cannot take the {given}; {_PASS_INPUTS}") from None
 
 
 def infer_inputs(module: nn.Module, device: torch.device) -> tuple[torch.Tensor, ...]:
@@ -69,5 +111,5 @@ def infer_inputs(module: nn.Module, device: torch.device) -> tuple[torch.Tensor,
             return (torch.randn(2, layer.in_channels, *[64 if dims < 3 else 16] * dims, device=device),)
         if isinstance(layer, nn.Embedding):
             return (torch.randint(layer.num_embeddings, (2, 8), device=device),)
-    raise TargetError(f"cannot infer an input for {type(module).__name__}: its first layer is no Linear, "
-                      "Conv or Embedding; give `inputs` or a `factory` in [tool.gradguard.verify.targets]")
+    raise TargetError(f"could not infer inputs for `{forward_signature(module)}` (its first layer is no Linear, "
+                      f"Conv or Embedding); {_PASS_INPUTS}")

@@ -1,0 +1,125 @@
+"""The project's interpreter: the Python whose torch `verify` runs the user's code under.
+
+gradguard itself may run anywhere (pipx, `uv tool`, a venv of its own, without torch); the
+project's interpreter is found, in this order:
+
+1. `--python PATH` (the editor: `gradguard.interpreter`), an executable or an environment's folder;
+2. `VIRTUAL_ENV`, the activated virtual environment;
+3. a `.venv` in the file's folder or above it, up to the project's root (the folder holding
+   `pyproject.toml` or `.git`);
+4. `CONDA_PREFIX`, the activated conda environment;
+5. the editor's interpreter (VS Code: the Python extension's active one);
+6. the interpreter gradguard runs under, when torch is installed there (`pip install
+   gradguard[verify]` into the project's own environment);
+7. `python3` on `PATH`.
+
+Only an interpreter that exists is taken; whether it has torch is the child's to say.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class InterpreterError(Exception):
+    """No interpreter can be found, or the one named does not exist."""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """An executable and where it was found (`--python`, `VIRTUAL_ENV`, ...), as messages name it."""
+
+    executable: str
+    source: str
+
+    def describe(self) -> str:
+        return f"{self.executable} (from {self.source})"
+
+
+def _in_environment(folder: Path) -> Path | None:
+    """The Python of a virtual or conda environment's folder, if it has one."""
+    for name in ("bin/python", "bin/python3", "Scripts/python.exe"):
+        candidate = folder / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def named_interpreter(path: str, source: str = "--python") -> Interpreter:
+    """The interpreter at `path` (an executable, a name on PATH, or an environment's folder)."""
+    given = Path(os.path.expanduser(path))
+    if given.is_dir():
+        found = _in_environment(given)
+        if found is None:
+            raise InterpreterError(f"{source} {path}: the folder holds no bin/python")
+        return Interpreter(str(found.absolute()), source)
+    if given.is_file():
+        if not os.access(given, os.X_OK):
+            raise InterpreterError(f"{source} {path}: not executable")
+        return Interpreter(str(given.absolute()), source)
+    on_path = shutil.which(path) if os.sep not in path else None
+    if on_path is None:
+        raise InterpreterError(f"{source} {path}: no such interpreter")
+    return Interpreter(on_path, source)
+
+
+def project_root(path: Path) -> Path | None:
+    """The nearest folder at or above `path`'s folder holding `pyproject.toml` or `.git`."""
+    folder = path.absolute().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / "pyproject.toml").is_file() or (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _local_venv(path: Path) -> Path | None:
+    """`.venv/bin/python` in `path`'s folder or a folder above it, up to its project's root."""
+    folder = path.absolute().parent
+    root = project_root(path)
+    for candidate in (folder, *folder.parents):
+        found = _in_environment(candidate / ".venv") if (candidate / ".venv").is_dir() else None
+        if found is not None:
+            return found
+        if candidate == root:
+            return None
+    return None
+
+
+def _torch_here() -> bool:
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def find_interpreter(path: Path, python: str | None = None, editor: str | None = None,
+                     environ: Mapping[str, str] | None = None, named_by: str = "--python") -> Interpreter:
+    """The interpreter that runs `path` (see the module's docstring for the order); `named_by` says
+    where `python` came from (`--python`, the editor's `gradguard.interpreter`)."""
+    environ = os.environ if environ is None else environ
+    if python:
+        return named_interpreter(python, named_by)
+    if environ.get("VIRTUAL_ENV") and (found := _in_environment(Path(environ["VIRTUAL_ENV"]))) is not None:
+        return Interpreter(str(found), "VIRTUAL_ENV")
+    if (found := _local_venv(path)) is not None:
+        return Interpreter(str(found), f".venv of {found.parent.parent.parent}")
+    if environ.get("CONDA_PREFIX") and (found := _in_environment(Path(environ["CONDA_PREFIX"]))) is not None:
+        return Interpreter(str(found), "CONDA_PREFIX")
+    if editor:
+        try:
+            return named_interpreter(editor, "the editor's interpreter")
+        except InterpreterError:
+            pass
+    if sys.executable and _torch_here():
+        return Interpreter(sys.executable, "gradguard's own interpreter, which has torch")
+    on_path = shutil.which("python3", path=environ.get("PATH"))
+    if on_path is None:
+        raise InterpreterError("no Python interpreter found (no --python, VIRTUAL_ENV, .venv, CONDA_PREFIX "
+                               "or python3 on PATH)")
+    return Interpreter(on_path, "python3 on PATH")
