@@ -70,6 +70,8 @@ def main() -> int:
         (work / "pyproject.toml").write_text('[project]\nname = "bench"\n')
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
+            "python: the standard library a cache hit imports": [
+                sys.executable, "-c", "import argparse, dataclasses, hashlib, json, pathlib, tomllib"],
             "gradguard --version": [str(GRADGUARD), "--version"],
             "gradguard check --help": [str(GRADGUARD), "check", "--help"],
             "gradguard rule GG001": [str(GRADGUARD), "rule", "GG001"],
