@@ -86,7 +86,7 @@ def _source_stamp() -> str:
 
 
 def _span(data: dict) -> Span:
-    return Span(Position(**data["start"]), Position(**data["end"]))
+    return Span(Position(**data["start"]), Position(**data["end"]), data.get("cell"))
 
 
 def finding_from_dict(data: dict) -> Finding:

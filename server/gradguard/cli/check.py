@@ -7,17 +7,22 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gradguard.cli import report
 from gradguard.cli.report import CheckRun
 from gradguard.cli.cache import Cache
 from gradguard.cli.files import mentions_torch, python_files
-from gradguard.cli.output import unified_diff
+from gradguard.cli.output import cell_diffs, unified_diff
 from gradguard.cli.scan import scan
 from gradguard.config import ConfigError, Overrides, ProjectSettings, Settings, check_codes, find_pyproject
 from gradguard.findings import Severity
 from gradguard.source.files import SourceFile, read_bytes, read_source, replace_source
 from gradguard.source.lines import lines_of
+from gradguard.source.notebook import Notebook, NotANotebook, is_notebook
+
+if TYPE_CHECKING:
+    from gradguard.analysis.project import ProjectIndex
 
 # The engine (libcst, the rules: 0.3 s) is imported in the functions that analyse or fix: a run
 # the cache answers, or `--help`, never pays for it.
@@ -40,6 +45,7 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     run = CheckRun()
     items: list[tuple[Path, str, Settings]] = []
     sources: dict[Path, SourceFile] = {}
+    notebooks: dict[Path, Notebook] = {}  # their items hold their programs: findings are placed in cells after
 
     def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
         return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
@@ -58,17 +64,22 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
             if not mentions_torch(raw):
                 continue
             source = sources[path] = read_source(path, raw)
-        except OSError as error:
+            if is_notebook(path.name):
+                notebooks[path] = Notebook.parse(source.text)
+        except (OSError, NotANotebook) as error:
             from gradguard.engine import analyse_document
             from gradguard.source.document import Document
 
             run.findings.extend(analyse_document(Document.unreadable(str(path), error), settings))
             continue
-        items.append((path, source.text, settings))
+        items.append((path, notebooks[path].program if path in notebooks else source.text, settings))
         run.sources[str(path)] = source.text
+        if path in notebooks:
+            run.add_cells(str(path), notebooks[path])
     if fix is None:
-        for result in scan(items, cache, jobs):
-            run.findings.extend(result.findings)
+        for (path, _, _), result in zip(items, scan(items, cache, jobs)):
+            notebook = notebooks.get(path)
+            run.findings.extend(result.findings if notebook is None else map(notebook.localised, result.findings))
             if result.failure is not None:
                 run.failures.append(result.failure)
         return run
@@ -77,7 +88,11 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
 
     project = project_index()
     for path, text, settings in items:
+        notebook = notebooks.get(path)
         try:
+            if notebook is not None:
+                _fix_notebook(run, sources[path], notebook, settings, project, fix, unsafe)
+                continue
             fixed = fix_document(str(path), text, settings, project, unsafe)
         except Exception as error:  # one file's failure must not hide the others' fixes
             if os.environ.get("GRADGUARD_DEBUG"):
@@ -100,12 +115,39 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     return run
 
 
+def _fix_notebook(run: CheckRun, source: SourceFile, notebook: Notebook, settings: Settings,
+                  project: ProjectIndex, fix: str, unsafe: bool) -> None:
+    """Fix a notebook's cells (`--fix` writes it, `--diff` prints each changed cell's diff)."""
+    from gradguard.engine import analyse_document, fix_notebook
+    from gradguard.source.document import Document
+
+    filename = str(source.path)
+    fixed_notebook, fixed = fix_notebook(filename, notebook, settings, project, unsafe)
+    if fixed_notebook.text != notebook.text and fix == "write":
+        try:
+            replace_source(source, fixed_notebook.text)
+        except OSError as error:  # the file is as it was: its findings stand unfixed
+            run.unwritten.append(f"{filename}: not fixed: {error.strerror or error}")
+            run.findings.extend(map(notebook.localised, analyse_document(
+                Document.parse(filename, notebook.program), settings, project)))
+            return
+        run.sources[filename] = fixed_notebook.text
+        run.add_cells(filename, fixed_notebook)
+    elif fixed_notebook.text != notebook.text:
+        run.diffs.extend(cell_diffs(filename, notebook, fixed_notebook))
+    run.findings.extend(map(fixed_notebook.localised, fixed.remaining))
+    if fixed.fixed:
+        run.fixed[filename] = fixed.fixed_codes
+
+
 def check_text(filename: str, text: str, settings: Settings, fix: str | None, unsafe: bool) -> CheckRun:
     """`check -`: the findings of `text` (standard input, named `filename`), fixed with `fix`."""
     from gradguard.engine import analyse_document, fix_document, project_index
     from gradguard.source.document import Document
 
     run = CheckRun(sources={filename: text})
+    if is_notebook(filename):
+        return _check_notebook_text(run, filename, text, settings, fix, unsafe)
     if fix is None:
         run.findings = analyse_document(Document.parse(filename, text), settings, project_index())
         return run
@@ -116,6 +158,33 @@ def check_text(filename: str, text: str, settings: Settings, fix: str | None, un
     if fix == "diff" and fixed.text != text:
         run.diffs.append(unified_diff(filename, text, fixed.text))
     run.fixed_text = fixed.text
+    return run
+
+
+def _check_notebook_text(run: CheckRun, filename: str, text: str, settings: Settings, fix: str | None,
+                         unsafe: bool) -> CheckRun:
+    """`check -` of a notebook's JSON text."""
+    from gradguard.engine import analyse_document, fix_notebook, project_index
+    from gradguard.source.document import Document
+
+    try:
+        notebook = Notebook.parse(text)
+    except NotANotebook as error:
+        run.findings = analyse_document(Document.unreadable(filename, error), settings)
+        return run
+    run.add_cells(filename, notebook)
+    if fix is None:
+        run.findings = [notebook.localised(f) for f in analyse_document(
+            Document.parse(filename, notebook.program), settings, project_index())]
+        return run
+    fixed_notebook, fixed = fix_notebook(filename, notebook, settings, project_index(), unsafe)
+    run.findings = [fixed_notebook.localised(f) for f in fixed.remaining]
+    if fixed.fixed:
+        run.fixed[filename] = fixed.fixed_codes
+    if fix == "diff":
+        run.diffs.extend(cell_diffs(filename, notebook, fixed_notebook))
+    run.fixed_text = fixed_notebook.text
+    run.add_cells(filename, fixed_notebook)
     return run
 
 

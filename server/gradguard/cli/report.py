@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from gradguard.cli.output import MACHINE_RENDERERS
-from gradguard.cli.text import Style, has_safe_fix, render_concise, render_full, use_colour
+from gradguard.cli.text import cell_key, Style, has_safe_fix, render_concise, render_full, use_colour
 from gradguard.findings import Finding
+from gradguard.source.notebook import Notebook
 
 
 @dataclass
@@ -28,6 +29,10 @@ class CheckRun:
     diffs: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     fixed_text: str | None = None  # standard input, fixed
+
+    def add_cells(self, filename: str, notebook: Notebook) -> None:
+        """A notebook's cells, for the snippets of its findings."""
+        self.sources.update((cell_key(filename, cell.number), cell.source) for cell in notebook.cells)
 
     @property
     def fixed_count(self) -> int:
