@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
+from functools import cached_property
 from dataclasses import dataclass, replace
 from json.decoder import scanstring
 
@@ -70,7 +71,7 @@ class Cell:
     raw_span: tuple[int, int] | None = None  # where its `source` value lies in the notebook's text
     raw_lines: tuple[tuple[int, int], ...] | None = None  # each element's span, when `source` is a list
 
-    @property
+    @cached_property
     def program_text(self) -> str:
         """The cell as the program holds it: masked lines as `pass`, ending with a newline."""
         lines = split_lines(self.source)
@@ -136,11 +137,11 @@ class Notebook:
         second_line = text.split("\n", 2)[1] if text.count("\n") >= 2 else ""
         return cls(text, tuple(cells), second_line[:len(second_line) - len(second_line.lstrip(" \t"))] or " ")
 
-    @property
+    @cached_property
     def program(self) -> str:
         return "".join(cell.program_text for cell in self.cells if cell.python)
 
-    @property
+    @cached_property
     def _starts(self) -> tuple[list[int], list[Cell]]:
         """The program line each Python cell starts at (1-based), and those cells."""
         starts, cells, line = [], [], 1
