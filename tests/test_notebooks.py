@@ -237,3 +237,18 @@ def test_an_empty_source_gets_lines_in_the_file_s_own_layout():
 def test_nbformat_3_is_refused():
     with pytest.raises(NotANotebook):
         Notebook.parse('{"nbformat": 3, "worksheets": []}')
+
+
+# --- gradguard verify ----------------------------------------------------------------------------
+
+def test_verify_runs_the_cells_in_order_and_reports_by_cell(tmp_path):
+    for name in ("cell_pair_exp.ipynb", "time_magic_sigmoid.ipynb", "other_languages_ok.ipynb"):
+        shutil.copy(NOTEBOOKS / name, tmp_path / name)
+    proc = run("verify", "--format", "json", "cell_pair_exp.ipynb", "time_magic_sigmoid.ipynb",
+               "other_languages_ok.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    found = {(Path(v["filename"]).name, v["cell"], v["location"]["row"], v["code"], v["origin"])
+             for v in json.loads(proc.stdout)}
+    assert found == {("cell_pair_exp.ipynb", 3, 2, "GG001", "both"), ("time_magic_sigmoid.ipynb", 3, 2, "GG001", "both")}
+    clean = run("verify", "other_languages_ok.ipynb", cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
