@@ -39,6 +39,7 @@ class Notebook:
     def __init__(self, client: LanguageClient, path: Path, cells: list[str]) -> None:
         self.client, self.uri, self.version = client, path.as_uri(), 0
         self.serial = 0
+        self.cell_versions: dict[str, int] = {}
         self.cells: list[tuple[str, str]] = []
         for text in cells:
             self.cells.append((self._new_uri(), text))
@@ -60,13 +61,13 @@ class Notebook:
         """Replace cell `number`'s whole text (as VS Code sends a cell edit: a ranged change)."""
         uri, old = self.cells[number - 1]
         lines = old.split("\n")
-        self.version += 1
+        self.cell_versions[uri] = self.cell_versions.get(uri, 1) + 1  # VS Code's notebook version stays as it was
         self.cells[number - 1] = (uri, text)
         self.client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
             notebook_document=lsp.VersionedNotebookDocumentIdentifier(version=self.version, uri=self.uri),
             change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[
                 lsp.NotebookDocumentCellContentChanges(
-                    document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.version + 1),
+                    document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.cell_versions[uri]),
                     changes=[lsp.TextDocumentContentChangePartial(
                         range=lsp.Range(lsp.Position(0, 0), lsp.Position(len(lines) - 1, len(lines[-1]))),
                         text=text)])]))))

@@ -28,7 +28,7 @@ class OpenNotebook:
     """One synced notebook at one version: its cells' documents and the program they form."""
 
     uri: str
-    version: int
+    version: int  # the server's count of the notebook's changes (`GradguardServer.revisions`)
     path: str  # the notebook's file path (settings, `exclude`, the findings' file name)
     cells: list[TextDocument]  # in document order, one per notebook cell (markdown cells included)
     model: Notebook
@@ -48,8 +48,9 @@ class OpenNotebook:
         return self._localised[key]
 
 
-def open_notebook(workspace: Workspace, uri: str) -> OpenNotebook | None:
-    """The synced notebook at `uri` as it is now, or None when it is not open."""
+def open_notebook(workspace: Workspace, uri: str, version: int) -> OpenNotebook | None:
+    """The synced notebook at `uri` as it is now (its `version` as the server counts them), or
+    None when it is not open."""
     notebook = workspace.get_notebook_document(notebook_uri=uri)
     if notebook is None:
         return None
@@ -58,7 +59,7 @@ def open_notebook(workspace: Workspace, uri: str) -> OpenNotebook | None:
                            document.source, (document.language_id or "python").lower())
                   for number, (cell, document) in enumerate(zip(notebook.cells, documents), 1))
     path = TextDocument(notebook.uri).path
-    return OpenNotebook(uri, notebook.version, path, documents, Notebook("", cells))
+    return OpenNotebook(uri, version, path, documents, Notebook("", cells))
 
 
 def notebook_of_cell(workspace: Workspace, cell_uri: str) -> str | None:

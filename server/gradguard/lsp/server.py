@@ -73,6 +73,9 @@ class GradguardServer(LanguageServer):
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
         self.notebooks: dict[str, OpenNotebook] = {}  # per synced notebook: its latest snapshot
+        # per synced notebook: its changes counted. VS Code leaves a notebook's version as it was when
+        # only a cell's text changes, so the server numbers the notebook's versions itself
+        self.revisions: dict[str, int] = {}
         self.scheduler = Scheduler()
         self.token: str | None = None  # what a client must present to run code (set for TCP by `start`)
 
@@ -101,8 +104,9 @@ class GradguardServer(LanguageServer):
             self.notebooks.pop(uri, None)
             return None
         known = self.notebooks.get(uri)
-        if known is None or known.version != synced.version:
-            known = self.notebooks[uri] = notebooks.open_notebook(self.workspace, uri)
+        revision = self.revisions.get(uri, 0)
+        if known is None or known.version != revision:
+            known = self.notebooks[uri] = notebooks.open_notebook(self.workspace, uri, revision)
         return known
 
     def snapshot(self, uri: str) -> tuple[int | None, str, str] | None:
@@ -114,9 +118,8 @@ class GradguardServer(LanguageServer):
 
     def version_of(self, uri: str) -> int | None | bool:
         """The version of what is open at `uri` (False when nothing is): cheap, asked at analysis steps."""
-        synced = self.workspace.get_notebook_document(notebook_uri=uri)
-        if synced is not None:
-            return synced.version
+        if self.workspace.get_notebook_document(notebook_uri=uri) is not None:
+            return self.revisions.get(uri, 0)
         document = self.open_document(uri)
         return False if document is None else document.version
 
@@ -458,12 +461,14 @@ def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> No
 
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
 def did_open_notebook(ls: GradguardServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+    ls.revisions[params.notebook_document.uri] = 1
     ls.schedule(params.notebook_document.uri)
 
 
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
 def did_change_notebook(ls: GradguardServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
     ls.scheduler.active()
+    ls.revisions[params.notebook_document.uri] = ls.revisions.get(params.notebook_document.uri, 0) + 1
     structure = params.change.cells.structure if params.change.cells is not None else None
     for removed in (structure.did_close or []) if structure is not None else []:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=removed.uri, diagnostics=[]))
@@ -474,6 +479,7 @@ def did_change_notebook(ls: GradguardServer, params: lsp.DidChangeNotebookDocume
 def did_close_notebook(ls: GradguardServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
     uri = params.notebook_document.uri
     ls.notebooks.pop(uri, None)
+    ls.revisions.pop(uri, None)
     did_close(ls, lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
     for cell in params.cell_text_documents:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
