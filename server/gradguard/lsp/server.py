@@ -76,6 +76,7 @@ class GradguardServer(LanguageServer):
         # per synced notebook: its changes counted. VS Code leaves a notebook's version as it was when
         # only a cell's text changes, so the server numbers the notebook's versions itself
         self.revisions: dict[str, int] = {}
+        self.cells_shown: dict[str, tuple] = {}  # per notebook cell: its version and findings as last published
         self.scheduler = Scheduler()
         self.token: str | None = None  # what a client must present to run code (set for TCP by `start`)
 
@@ -153,9 +154,16 @@ class GradguardServer(LanguageServer):
                 self.refresh()  # a change in one cell can change the findings of the others
                 return
             for number, cell in enumerate(notebook.cells, 1):
-                if notebook.model.cells[number - 1].kind == "code":
-                    self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-                        uri=cell.uri, version=cell.version, diagnostics=self.cell_diagnostics(notebook, number, analysed)))
+                if notebook.model.cells[number - 1].kind != "code":
+                    continue
+                diagnostics = self.cell_diagnostics(notebook, number, analysed)
+                shown = (cell.version, [(d.range, d.message, d.code, d.severity, d.related_information)
+                                        for d in diagnostics])
+                if self.cells_shown.get(cell.uri) == shown:
+                    continue  # a cell neither edited nor with other findings: a keystroke publishes one or two cells
+                self.cells_shown[cell.uri] = shown
+                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                    uri=cell.uri, version=cell.version, diagnostics=diagnostics))
             return
         document = self.open_document(uri)
         if not self.pull and document is not None:
@@ -471,6 +479,7 @@ def did_change_notebook(ls: GradguardServer, params: lsp.DidChangeNotebookDocume
     ls.revisions[params.notebook_document.uri] = ls.revisions.get(params.notebook_document.uri, 0) + 1
     structure = params.change.cells.structure if params.change.cells is not None else None
     for removed in (structure.did_close or []) if structure is not None else []:
+        ls.cells_shown.pop(removed.uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=removed.uri, diagnostics=[]))
     ls.schedule(params.notebook_document.uri)
 
@@ -482,6 +491,7 @@ def did_close_notebook(ls: GradguardServer, params: lsp.DidCloseNotebookDocument
     ls.revisions.pop(uri, None)
     did_close(ls, lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
     for cell in params.cell_text_documents:
+        ls.cells_shown.pop(cell.uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
 
