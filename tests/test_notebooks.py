@@ -252,3 +252,14 @@ def test_verify_runs_the_cells_in_order_and_reports_by_cell(tmp_path):
     assert found == {("cell_pair_exp.ipynb", 3, 2, "GG001", "both"), ("time_magic_sigmoid.ipynb", 3, 2, "GG001", "both")}
     clean = run("verify", "other_languages_ok.ipynb", cwd=tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def test_add_noqa_writes_in_the_cells_and_silences_them(tmp_path):
+    shutil.copy(NOTEBOOKS / "cell_pair_exp.ipynb", tmp_path / "nb.ipynb")
+    proc = run("check", "--add-noqa", "--no-cache", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 0 and "Added 1 noqa directive." in proc.stderr, proc.stderr
+    before, _ = EXPECTED_REPLACEMENTS["cell_pair_exp.ipynb"]
+    assert (tmp_path / "nb.ipynb").read_bytes() == (NOTEBOOKS / "cell_pair_exp.ipynb").read_bytes().replace(
+        before.encode(), _line("y += 1  # expect: GG001  # noqa: GG001\n").encode())
+    again = run("check", "--no-cache", "nb.ipynb", cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (0, "")

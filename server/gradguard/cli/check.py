@@ -189,13 +189,15 @@ def _check_notebook_text(run: CheckRun, filename: str, text: str, settings: Sett
 
 
 def add_noqa(run: CheckRun) -> int:
-    """Write `# noqa: CODE` on the line of each finding of `run`; how many lines changed."""
+    """Write `# noqa: CODE` on the line of each finding of `run` (in a notebook, on its cell's
+    line); how many lines changed."""
+    from gradguard.engine import edited_cell
     from gradguard.fixes.edits import apply_edits
-    from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 
-    by_file: dict[str, dict[int, list[str]]] = {}
+    by_file: dict[str, dict[tuple[int | None, int], list[str]]] = {}
     for finding in run.findings:
-        by_file.setdefault(finding.filename, {}).setdefault(finding.span.start.line, []).append(finding.code)
+        by_file.setdefault(finding.filename, {}).setdefault(
+            (finding.span.cell, finding.span.start.line), []).append(finding.code)
     changed = 0
     for filename, lines in by_file.items():
         try:
@@ -205,19 +207,40 @@ def add_noqa(run: CheckRun) -> int:
         if source.text != run.sources.get(filename):
             run.unwritten.append(f"{filename}: no noqa written: the file changed since it was checked")
             continue
-        text_lines, in_strings = lines_of(source.text), lines_ending_in_strings(source.text)
-        edits = [edit for line, codes in lines.items() if 0 < line <= len(text_lines)
-                 for edit in [noqa_edit(text_lines[line - 1].rstrip("\r\n"), line, codes, line in in_strings)]
-                 if edit is not None]
-        if not edits:
+        if is_notebook(filename):
+            try:
+                notebook = Notebook.parse(source.text)
+            except NotANotebook:
+                continue  # reported as GG000 already
+            sources, count = {}, 0
+            for cell in notebook.cells:
+                wanted = {line: codes for (number, line), codes in lines.items()
+                          if number == cell.number and line not in cell.masked}
+                if edits := _noqa_edits(cell.source, wanted):
+                    sources[cell.number], count = edited_cell(cell.source, edits), count + len(edits)
+            text = notebook.with_sources(sources).text if sources else source.text
+        else:
+            edits = _noqa_edits(source.text, {line: codes for (_, line), codes in lines.items()})
+            text, count = apply_edits(source.text, edits), len(edits)
+        if not count:
             continue
         try:
-            replace_source(source, apply_edits(source.text, edits))
+            replace_source(source, text)
         except OSError as error:
             run.unwritten.append(f"{filename}: no noqa written: {error.strerror or error}")
             continue
-        changed += len(edits)
+        changed += count
     return changed
+
+
+def _noqa_edits(text: str, lines: dict[int, list[str]]) -> list:
+    """The `# noqa: CODE` edits of `text` for the codes found on each of its `lines`."""
+    from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
+
+    text_lines, in_strings = lines_of(text), lines_ending_in_strings(text)
+    return [edit for line, codes in lines.items() if 0 < line <= len(text_lines)
+            for edit in [noqa_edit(text_lines[line - 1].rstrip("\r\n"), line, codes, line in in_strings)]
+            if edit is not None]
 
 
 def _overrides(args: argparse.Namespace) -> Overrides:
