@@ -93,15 +93,26 @@ class Notebook:
             notebook_document=lsp.NotebookDocumentIdentifier(uri=self.uri),
             cell_text_documents=[lsp.TextDocumentIdentifier(uri=uri) for uri, _ in self.cells]))
 
-    async def diagnostics(self, count: int | None = None) -> dict[int, list[lsp.Diagnostic]]:
+    async def diagnostics(self) -> dict[int, list[lsp.Diagnostic]]:
         """Once every cell has had diagnostics published: by cell number (from 1)."""
-        count = len(self.cells) if count is None else count
-        for _ in range(200):
-            await self.client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-            if all(uri in self.client.diagnostics for uri, _ in self.cells[:count]):
+        for _ in range(600):
+            if all(uri in self.client.diagnostics for uri, _ in self.cells):
                 await asyncio.sleep(0.3)  # the rest of this round of publications
-                return {n: list(self.client.diagnostics[uri]) for n, (uri, _) in enumerate(self.cells, 1)}
-        raise AssertionError("no diagnostics")
+                return self.shown()
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no diagnostics for some cells: {self.shown()}")
+
+    def shown(self) -> dict[int, list[lsp.Diagnostic]]:
+        return {n: list(self.client.diagnostics.get(uri, ())) for n, (uri, _) in enumerate(self.cells, 1)}
+
+    async def until(self, expected: dict[int, list]) -> None:
+        """Waits (30 s at most) until the diagnostics shown per cell are `expected` (a cell whose
+        findings did not change is not published again)."""
+        for _ in range(600):
+            if {n: [d.code for d in found] for n, found in self.shown().items()} == expected:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"diagnostics {self.shown()} are not {expected}")
 
 
 def code_cells() -> list[str]:
@@ -181,9 +192,8 @@ async def test_a_finding_goes_to_its_cell_and_names_the_earlier_cell_that_saved(
         text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0]), position=lsp.Position(1, 0)))
     assert "saved for backward" in hover.contents.value and "(cell 1, line 5)" in hover.contents.value
 
-    client.diagnostics.clear()
     notebook.type_in(2, fixed[1])
-    assert (await notebook.diagnostics()) == {1: [], 2: []}
+    await notebook.until({1: [], 2: []})
 
 
 @pytest.mark.asyncio(loop_scope="function")
@@ -192,13 +202,41 @@ async def test_cell_order_insertions_moves_and_deletions_are_followed(client: La
     notebook = Notebook(client, tmp_path / "nb.ipynb", [train, setup])  # run in this order, nothing is saved
     notebook.open()
     assert (await notebook.diagnostics()) == {1: [], 2: []}
-    client.diagnostics.clear()
     notebook.structure(0, 1, [])  # the training cell is deleted ...
     notebook.structure(1, 0, ["s = '😀'; y += 1\ny.sum().backward()\n"])  # ... and one typed after setup
-    by_cell = await notebook.diagnostics()
-    [diagnostic] = by_cell[2]
+    await notebook.until({1: [], 2: ["GG001"]})
+    [diagnostic] = notebook.shown()[2]
     assert diagnostic.range == lsp.Range(lsp.Position(0, 10), lsp.Position(0, 16))  # UTF-16: the emoji counts 2, not 1
-    client.diagnostics.clear()
     notebook.structure(0, 2, [notebook.cells[1][1], notebook.cells[0][1]])  # moved above the setup cell
-    assert (await notebook.diagnostics()) == {1: [], 2: []}
+    await notebook.until({1: [], 2: []})
     notebook.close()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]))
+async def pulling_client(lsp_client: LanguageClient):
+    """VS Code as it is today: it pulls diagnostics (textDocument/diagnostic), cell by cell."""
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.notebook_document = lsp.NotebookDocumentClientCapabilities(
+        synchronization=lsp.NotebookDocumentSyncClientCapabilities())
+    capabilities.text_document.diagnostic = lsp.DiagnosticClientCapabilities(related_document_support=True)
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=capabilities))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_pulling_client_gets_each_cell_s_own_report(pulling_client: LanguageClient, tmp_path):
+    notebook = Notebook(pulling_client, tmp_path / "nb.ipynb", code_cells())
+    notebook.open()
+
+    async def pull(number: int) -> list[lsp.Diagnostic]:
+        report = await pulling_client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+            text_document=lsp.TextDocumentIdentifier(notebook.cells[number - 1][0])))
+        return list(report.items)
+
+    [diagnostic] = await pull(2)
+    assert (diagnostic.code, diagnostic.range.start) == ("GG001", lsp.Position(1, 0))
+    assert diagnostic.related_information[0].location.uri == notebook.cells[0][0]
+    assert await pull(1) == []
+    notebook.type_in(2, code_cells()[1].replace("y += 1", "y = y + 1"))
+    assert await pull(2) == []
