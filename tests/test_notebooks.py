@@ -263,3 +263,13 @@ def test_add_noqa_writes_in_the_cells_and_silences_them(tmp_path):
         before.encode(), _line("y += 1  # expect: GG001  # noqa: GG001\n").encode())
     again = run("check", "--no-cache", "nb.ipynb", cwd=tmp_path)
     assert (again.returncode, again.stdout) == (0, "")
+
+
+def test_a_notebook_whose_outputs_are_larger_than_a_source_file_may_be_is_read(tmp_path):
+    """Images in the outputs make notebooks large: the size limit of source files (8 MB) is not theirs."""
+    data = json.loads((NOTEBOOKS / "cell_pair_exp.ipynb").read_text(encoding="utf-8"))
+    data["cells"][1]["outputs"] = [{"output_type": "display_data", "metadata": {},
+                                    "data": {"image/png": "A" * 9_000_000, "text/plain": ["<Figure>"]}}]
+    (tmp_path / "nb.ipynb").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+    assert proc.stdout.startswith("nb.ipynb:cell 3:2:1: GG001"), proc.stdout + proc.stderr

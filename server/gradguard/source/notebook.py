@@ -43,7 +43,7 @@ _HELP_SUFFIX = re.compile(r"[^#]*[\w)\]]\?\??[ \t]*$")  # obj?  obj.method??
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _LINE_MENTION = re.compile(r"\bline (\d+)\b")  # how `RuleContext.where` names a line of this file
-_SCALAR = re.compile(r"[^,\]}\s]+")
+_DECODER = json.JSONDecoder()
 
 
 class NotANotebook(ValueError):
@@ -289,25 +289,8 @@ def _skip_whitespace(text: str, index: int) -> int:
 
 
 def _value_end(text: str, index: int) -> int:
-    """Where the JSON value starting at `index` ends."""
-    first = text[index]
-    if first == '"':
-        return scanstring(text, index + 1)[1]
-    if first in "[{":
-        depth = 0
-        while True:
-            char = text[index]
-            if char == '"':
-                index = scanstring(text, index + 1)[1]
-                continue
-            if char in "[{":
-                depth += 1
-            elif char in "]}":
-                depth -= 1
-                if depth == 0:
-                    return index + 1
-            index += 1
-    return _SCALAR.match(text, index).end()
+    """Where the JSON value starting at `index` ends (`json`'s own scanner, in C)."""
+    return _DECODER.raw_decode(text, index)[1]
 
 
 def _items(text: str, index: int) -> list[tuple[str | None, int, int]]:
