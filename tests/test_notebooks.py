@@ -252,6 +252,10 @@ def test_verify_runs_the_cells_in_order_and_reports_by_cell(tmp_path):
     assert found == {("cell_pair_exp.ipynb", 3, 2, "GG001", "both"), ("time_magic_sigmoid.ipynb", 3, 2, "GG001", "both")}
     clean = run("verify", "other_languages_ok.ipynb", cwd=tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
+    shutil.copy(NOTEBOOKS / "leaf_changed_in_later_cell.ipynb", tmp_path / "leaf.ipynb")
+    leaf = run("verify", "leaf.ipynb", cwd=tmp_path)
+    assert leaf.returncode == 1 and leaf.stdout.startswith("leaf.ipynb:cell 3:1:1: GG002")
+    assert 'File "leaf.ipynb", cell 3, line 1, in <module>\n    w.add_(1)' in leaf.stderr, leaf.stderr
 
 
 def test_add_noqa_writes_in_the_cells_and_silences_them(tmp_path):

@@ -222,6 +222,15 @@ class Notebook:
 
         return _LINE_MENTION.sub(named, message)
 
+    def traceback_in_cells(self, text: str, filename: str) -> str:
+        """A Python traceback of the program (compiled as `filename`) naming cells:
+        `File "nb.ipynb", cell 3, line 2`."""
+        def named(match: re.Match[str]) -> str:
+            found = self.cell_at(int(match.group(1)))
+            return match.group(0) if found is None else f"{match.group(0)[:-len(match.group(1)) - 5]}cell {found[0].number}, line {found[1]}"
+
+        return re.sub(rf'File "{re.escape(filename)}", line (\d+)', named, text)
+
     def edits_by_cell(self, edits: list[Edit]) -> dict[int, list[Edit]] | None:
         """`edits` (program lines) by cell number, in cell lines; None if one cannot be placed."""
         by_cell: dict[int, list[Edit]] = {}

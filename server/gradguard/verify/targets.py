@@ -20,6 +20,9 @@ class TargetError(Exception):
     """The target cannot be run as asked (not found, no input can be inferred): no fault of the code."""
 
 
+RUN_NOTEBOOKS: dict[str, Notebook] = {}  # the notebooks run in this child: their tracebacks name cells
+
+
 def run_script(path: str) -> None:
     """Run the file as `python FILE` would: as `__main__`, its folder first on `sys.path`."""
     sys.argv = [path]
@@ -32,7 +35,8 @@ def run_path(path: str, run_name: str) -> dict:
     `source/notebook.py`), in a fresh namespace named `run_name`; the namespace it leaves."""
     if not is_notebook(path):
         return runpy.run_path(path, run_name=run_name)
-    program = Notebook.parse(Path(path).read_text(encoding="utf-8")).program
+    notebook = RUN_NOTEBOOKS[path] = Notebook.parse(Path(path).read_text(encoding="utf-8"))
+    program = notebook.program
     linecache.cache[path] = (len(program), None, program.splitlines(True), path)  # tracebacks show the cells' code
     namespace: dict = {"__name__": run_name, "__builtins__": builtins}
     exec(compile(program, path, "exec"), namespace)
