@@ -209,6 +209,12 @@ def test_ipython_lines_are_masked_keeping_lines_and_columns():
     assert notebook.program == ("pass\npass\nfor f in files:\n    pass\npass\nx = 1  # 100% sure?\ny = 2\n")
 
 
+def test_only_lines_that_start_a_statement_are_ipython_s():
+    source = ('y = (1\n     % 2)\nz = (3\n     != 4)\ns = """\n%d items\n!not a shell line\n"""\n'
+              "w = x \\\n    % 3\n!echo (\nv = 1\n")
+    assert _notebook(("code", source)).program == source.replace("!echo (", "pass")
+
+
 def test_cell_magics_keep_python_only_when_they_run_it_once():
     notebook = _notebook(("code", "%%time\na = 1\n"), ("code", "%%timeit\nb = 2\n"), ("code", "%%bash\nls\n"),
                          ("markdown", "c = 3\n"), ("code", "%%capture out\nd = 4"), ("raw", "e = 5\n"))

@@ -23,8 +23,10 @@ an nbformat 4 notebook is reported as unreadable.
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import tokenize
 from bisect import bisect_right
 from functools import cached_property
 from dataclasses import dataclass, replace
@@ -36,7 +38,7 @@ NOTEBOOK_SUFFIX = ".ipynb"
 PYTHON_CELL_MAGICS = frozenset({"time", "capture"})  # run the cell's code once, in the user's namespace
 
 _MASKED = re.compile(
-    r"[ \t]*(?:[%!?]"  # %magic, !shell, ?help
+    r"[ \t]*(?:%|!(?!=)|\?"  # %magic, !shell (not `!=`), ?help
     r"|[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[%!]"  # x = !ls, out = %timeit f()
     r")")
 _HELP_SUFFIX = re.compile(r"[^#]*[\w)\]]\?\??[ \t]*$")  # obj?  obj.method??
@@ -84,8 +86,50 @@ class Cell:
 
 
 def _masked_lines(source: str) -> frozenset[int]:
-    return frozenset(number for number, line in enumerate(split_lines(source), 1)
-                     if _MASKED.match(line) or _HELP_SUFFIX.match(line.rstrip("\r\n")))
+    """The lines IPython transforms: those that look like it and start a logical line (not a
+    continuation inside brackets, `(a\n % b)`, nor a line of a triple-quoted string)."""
+    lines = split_lines(source)
+    looks = {number for number, line in enumerate(lines, 1)
+             if _MASKED.match(line) or _HELP_SUFFIX.match(line.rstrip("\r\n"))}
+    if not looks:
+        return frozenset()
+    return _StatementStarts(lines, looks).masked()
+
+
+class _StatementStarts:
+    """Python's tokenizer over a cell, fed line by line: a line that looks like IPython's is
+    masked (fed as `pass`) when the tokens before it end a statement, outside any bracket."""
+
+    def __init__(self, lines: list[str], looks: set[int]) -> None:
+        self.lines, self.looks = lines, looks
+        self.fed = 0
+        self.depth, self.at_start = 0, True
+        self.masked_lines: set[int] = set()
+
+    def readline(self) -> str:
+        if self.fed == len(self.lines):
+            return ""
+        self.fed += 1
+        line = self.lines[self.fed - 1]
+        if self.fed in self.looks and self.at_start and self.depth == 0:
+            self.masked_lines.add(self.fed)
+            return "pass" + ("\n" if line.endswith("\n") else "")
+        return line
+
+    def masked(self) -> frozenset[int]:
+        try:
+            for token in tokenize.generate_tokens(self.readline):  # lazily: a line is read once the last is done
+                if token.type == tokenize.NEWLINE or (token.type == tokenize.NL and self.depth == 0):
+                    self.at_start = True
+                elif token.type == tokenize.OP and token.string in "([{":
+                    self.depth, self.at_start = self.depth + 1, False
+                elif token.type == tokenize.OP and token.string in ")]}":
+                    self.depth, self.at_start = max(self.depth - 1, 0), False
+                elif token.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+                    self.at_start = False
+        except (tokenize.TokenError, SyntaxError):  # a cell that does not tokenize: every such line is IPython's
+            return frozenset(self.looks)
+        return frozenset(self.masked_lines)
 
 
 def cell_for(number: int, kind: str, source: str, language: str = "python") -> Cell:
