@@ -17,7 +17,7 @@ from gradguard.cli.output import cell_diffs, unified_diff
 from gradguard.cli.scan import scan
 from gradguard.config import ConfigError, Overrides, ProjectSettings, Settings, check_codes, find_pyproject
 from gradguard.findings import Severity
-from gradguard.source.files import MAX_BYTES, NOTEBOOK_MAX_BYTES, SourceFile, read_bytes, read_source, replace_source
+from gradguard.source.files import NOTEBOOK_MAX_BYTES, SourceFile, read_bytes, read_source, replace_source
 from gradguard.source.lines import lines_of
 from gradguard.source.notebook import Notebook, NotANotebook, is_notebook
 
@@ -60,7 +60,7 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
         if settings.excluded(path):
             continue
         try:
-            raw = read_bytes(path, NOTEBOOK_MAX_BYTES if is_notebook(path.name) else MAX_BYTES)
+            raw = read_bytes(path, NOTEBOOK_MAX_BYTES if is_notebook(path.name) else None)
             if not mentions_torch(raw):
                 continue
             source = sources[path] = read_source(path, raw)

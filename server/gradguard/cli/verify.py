@@ -11,7 +11,7 @@ from pathlib import Path
 from gradguard.cli.output import finding_to_json
 from gradguard.cli.text import Style, cell_key, render_full, use_colour
 from gradguard.config import ConfigError
-from gradguard.source.files import MAX_BYTES, NOTEBOOK_MAX_BYTES, read_source
+from gradguard.source.files import NOTEBOOK_MAX_BYTES, read_source
 from gradguard.source.notebook import Notebook, NotANotebook, is_notebook
 from gradguard.verify.merge import Verified
 from gradguard.verify.settings import load_verify_settings
@@ -31,7 +31,7 @@ def _texts(paths: list[str]) -> tuple[dict[str, str], dict[str, Notebook]]:
     texts, notebooks = {}, {}
     for path in paths:
         try:
-            texts[path] = read_source(Path(path), limit=NOTEBOOK_MAX_BYTES if is_notebook(path) else MAX_BYTES).text
+            texts[path] = read_source(Path(path), limit=NOTEBOOK_MAX_BYTES if is_notebook(path) else None).text
             if is_notebook(path):
                 notebook = notebooks[path] = Notebook.parse(texts[path])
                 texts.update((cell_key(path, cell.number), cell.source) for cell in notebook.cells)

@@ -547,7 +547,7 @@ def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeAc
     localised = notebook.localised(analysed.findings)
     diagnostics = {index: diagnostic for diagnostic in ls.cell_diagnostics(notebook, number, analysed)
                    for index in [diagnostic.data["index"]]}
-    in_this_cell = Analysed(analysed.version, analysed.text,
+    in_this_cell = Analysed(analysed.version, analysed.text,  # wanted_findings reads lines: this cell's only
                             [f if f.span.cell == number else replace(f, span=Span(Position(0, 0), Position(0, 0)))
                              for f in localised])
     versioned = ls.client_supports("workspace", "workspace_edit", "document_changes")

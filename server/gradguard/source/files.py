@@ -50,9 +50,10 @@ class SourceFile:
     raw: bytes
 
 
-def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes:
-    """The bytes of `path`, a regular file of at most `limit` bytes; raises `TooLarge`,
-    `UnreadableSource` or `OSError`."""
+def read_bytes(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of `path`, a regular file of at most `limit` bytes (`MAX_BYTES`); raises
+    `TooLarge`, `UnreadableSource` or `OSError`."""
+    limit = MAX_BYTES if limit is None else limit
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO must not wait for a writer
     with os.fdopen(descriptor, "rb") as handle:
         info = os.fstat(descriptor)
@@ -66,7 +67,7 @@ def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes:
     return raw
 
 
-def read_source(path: Path, raw: bytes | None = None, limit: int = MAX_BYTES) -> SourceFile:
+def read_source(path: Path, raw: bytes | None = None, limit: int | None = None) -> SourceFile:
     """The text of `path` (from its bytes `raw`, when already read); raises `UnreadableSource`
     (or `OSError`) when it cannot be read."""
     raw = read_bytes(path, limit) if raw is None else raw

@@ -12,7 +12,7 @@ from gradguard.config import Settings, load_settings
 from gradguard.engine import analyse_document, project_index
 from gradguard.findings import Finding
 from gradguard.source.document import Document
-from gradguard.source.files import MAX_BYTES, NOTEBOOK_MAX_BYTES, read_source
+from gradguard.source.files import NOTEBOOK_MAX_BYTES, read_source
 from gradguard.source.notebook import Notebook, is_notebook
 from gradguard.verify.merge import Verified, merge
 from gradguard.verify.runner import Entry, run_files
@@ -31,7 +31,7 @@ class FileVerification:
 
 def static_findings(path: Path, settings: Settings, project: ProjectIndex | None = None) -> list[Finding]:
     """What `gradguard check` finds in `path` (in a notebook: in its program's lines)."""
-    text = read_source(path, limit=NOTEBOOK_MAX_BYTES if is_notebook(path.name) else MAX_BYTES).text
+    text = read_source(path, limit=NOTEBOOK_MAX_BYTES if is_notebook(path.name) else None).text
     if is_notebook(path.name):
         text = Notebook.parse(text).program
         linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))  # `# noqa` as the merge reads it
