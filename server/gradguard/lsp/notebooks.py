@@ -44,7 +44,7 @@ class OpenNotebook:
         """`findings` (program lines) in cells, computed once per list."""
         key = id(findings)
         if key not in self._localised:
-            self._localised = {key: [self.model.localised(f) for f in findings]}
+            self._localised = {key: [self.model.localised(f, relative=True) for f in findings]}
         return self._localised[key]
 
 

@@ -624,7 +624,7 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
         text = await ls.scheduler.run(  # with the analysis, not beside it
             opened.describe_tensor, program_line, column, ls.project, tensor_hover)
         if text is not None and cell is not None and (notebook := ls.notebook(analysed_uri)) is not None:
-            text = notebook.model.messages_in_cells(text, cell)
+            text = notebook.model.messages_in_cells(text, cell, relative=True)
     if text is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))

@@ -241,28 +241,34 @@ class Notebook:
             return None
         return Edit(local, edit.content)
 
-    def localised(self, finding: Finding) -> Finding:
+    def localised(self, finding: Finding, relative: bool = False) -> Finding:
         """`finding` (program lines) placed in cells: its span, its related places in this
-        notebook and its fixes' edits; a fix with an edit that crosses cells is dropped."""
+        notebook and its fixes' edits; a fix with an edit that crosses cells is dropped.
+        `relative`: messages name other cells as earlier or later ones, not by number (an
+        editor's client may sync only some cells: their numbers are not the ones the user sees)."""
         fixes = []
         for fix in finding.fixes:
             edits = [self._local_edit(edit) for edit in fix.edits]
             if all(edit is not None for edit in edits):
                 fixes.append(replace(fix, edits=tuple(edits)))
         span = self.local(finding.span)
-        related = tuple(Related(r.filename, self.local(r.span), self.messages_in_cells(r.message, span.cell))
+        related = tuple(Related(r.filename, self.local(r.span), self.messages_in_cells(r.message, span.cell, relative))
                         if r.filename == finding.filename else r for r in finding.related)
-        return replace(finding, span=span, message=self.messages_in_cells(finding.message, span.cell),
+        return replace(finding, span=span, message=self.messages_in_cells(finding.message, span.cell, relative),
                        related=related, fixes=tuple(fixes))
 
-    def messages_in_cells(self, message: str, cell: int | None) -> str:
+    def messages_in_cells(self, message: str, cell: int | None, relative: bool = False) -> str:
         """`message` naming program lines (`line 14`, as rules write them) in cells:
-        `line 3` in `cell`, `cell 2, line 4` in another one."""
+        `line 3` in `cell`, `cell 2, line 4` in another one (`relative`: `an earlier cell, line 4`)."""
         def named(match: re.Match[str]) -> str:
             found = self.cell_at(int(match.group(1)))
             if found is None:
                 return match.group(0)
-            return f"line {found[1]}" if found[0].number == cell else f"cell {found[0].number}, line {found[1]}"
+            if found[0].number == cell:
+                return f"line {found[1]}"
+            if relative and cell is not None:
+                return f"{'an earlier' if found[0].number < cell else 'a later'} cell, line {found[1]}"
+            return f"cell {found[0].number}, line {found[1]}"
 
         return _LINE_MENTION.sub(named, message)
 
