@@ -219,6 +219,7 @@ async def pulling_client(lsp_client: LanguageClient):
     capabilities.notebook_document = lsp.NotebookDocumentClientCapabilities(
         synchronization=lsp.NotebookDocumentSyncClientCapabilities())
     capabilities.text_document.diagnostic = lsp.DiagnosticClientCapabilities(related_document_support=True)
+    capabilities.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
     await lsp_client.initialize_session(lsp.InitializeParams(capabilities=capabilities))
     yield
     await lsp_client.shutdown_session()
@@ -240,3 +241,24 @@ async def test_a_pulling_client_gets_each_cell_s_own_report(pulling_client: Lang
     assert await pull(1) == []
     notebook.type_in(2, code_cells()[1].replace("y += 1", "y = y + 1"))
     assert await pull(2) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_pulling_client_is_told_to_pull_again_when_an_edit_changes_another_cell(pulling_client: LanguageClient,
+                                                                                        tmp_path):
+    setup, train = code_cells()
+    notebook = Notebook(pulling_client, tmp_path / "nb.ipynb", [setup, train])
+    notebook.open()
+    report = await pulling_client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0])))
+    assert [d.code for d in report.items] == ["GG001"]
+    refreshes = pulling_client.diagnostic_refresh_count
+    notebook.type_in(1, setup.replace("y = x.exp()", "y = x * 2"))  # nothing saved any more: cell 2 is clean
+    for _ in range(600):
+        if pulling_client.diagnostic_refresh_count > refreshes:
+            break
+        await asyncio.sleep(0.05)
+    assert pulling_client.diagnostic_refresh_count == refreshes + 1
+    report = await pulling_client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0])))
+    assert list(report.items) == []

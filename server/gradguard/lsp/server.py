@@ -150,20 +150,24 @@ class GradguardServer(LanguageServer):
         self.analysed[uri] = analysed
         notebook = self.notebook(uri)
         if notebook is not None and notebook.version == analysed.version:
-            if self.pull:
-                self.refresh()  # a change in one cell can change the findings of the others
-                return
+            others_changed = False
             for number, cell in enumerate(notebook.cells, 1):
                 if notebook.model.cells[number - 1].kind != "code":
                     continue
                 diagnostics = self.cell_diagnostics(notebook, number, analysed)
                 shown = (cell.version, [(d.range, d.message, d.code, d.severity, d.related_information)
                                         for d in diagnostics])
-                if self.cells_shown.get(cell.uri) == shown:
+                before = self.cells_shown.get(cell.uri)
+                if before == shown:
                     continue  # a cell neither edited nor with other findings: a keystroke publishes one or two cells
                 self.cells_shown[cell.uri] = shown
-                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-                    uri=cell.uri, version=cell.version, diagnostics=diagnostics))
+                if not self.pull:
+                    self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                        uri=cell.uri, version=cell.version, diagnostics=diagnostics))
+                elif before is not None and before[0] == cell.version:
+                    others_changed = True  # an edit elsewhere changed this cell's findings: the client pulls edited cells only
+            if others_changed:
+                self.refresh()
             return
         document = self.open_document(uri)
         if not self.pull and document is not None:
