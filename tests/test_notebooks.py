@@ -162,6 +162,8 @@ def test_a_walk_includes_notebooks_and_exclude_applies_to_them(tmp_path):
     shutil.copy(NOTEBOOKS / "cell_pair_exp.ipynb", tmp_path / "train.ipynb")
     shutil.copy(NOTEBOOKS / "leaf_changed_in_later_cell.ipynb", tmp_path / "scratch.ipynb")
     write(tmp_path / "pyproject.toml", '[tool.gradguard]\nexclude = ["scratch.ipynb"]\n')
+    (tmp_path / ".ipynb_checkpoints").mkdir()  # Jupyter's autosaved copies are not the user's notebooks
+    shutil.copy(NOTEBOOKS / "cell_pair_exp.ipynb", tmp_path / ".ipynb_checkpoints" / "train-checkpoint.ipynb")
     proc = run("check", "--no-cache", "--output-format", "concise", cwd=tmp_path)
     assert [line.split(":")[0:2] for line in proc.stdout.splitlines()] == [["train.ipynb", "cell 3"]]
 

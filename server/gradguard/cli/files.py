@@ -24,6 +24,7 @@ SOURCE_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 SKIPPED_FOLDERS = frozenset({
     ".venv", "venv", ".git", ".hg", ".svn", "build", "dist", "__pycache__", "node_modules", ".tox", ".nox",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", ".cache",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies of the notebooks beside it
 })
 
 
