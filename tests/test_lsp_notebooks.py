@@ -262,3 +262,11 @@ async def test_a_pulling_client_is_told_to_pull_again_when_an_edit_changes_anoth
     report = await pulling_client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
         text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0])))
     assert list(report.items) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_half_written_cell_does_not_hide_the_others(client: LanguageClient, tmp_path):
+    setup, train = code_cells()
+    notebook = Notebook(client, tmp_path / "nb.ipynb", [setup, "def half_written(x:\n    return x\n", train])
+    notebook.open()
+    await notebook.until({1: [], 2: ["GG000"], 3: ["GG001"]})

@@ -285,3 +285,18 @@ def test_a_notebook_whose_outputs_are_larger_than_a_source_file_may_be_is_read(t
     (tmp_path / "nb.ipynb").write_text(json.dumps(data, indent=1), encoding="utf-8")
     proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
     assert proc.stdout.startswith("nb.ipynb:cell 3:2:1: GG001"), proc.stdout + proc.stderr
+
+
+def test_a_cell_that_does_not_parse_is_reported_and_the_others_are_analysed(tmp_path):
+    data = json.loads((NOTEBOOKS / "cell_pair_exp.ipynb").read_text(encoding="utf-8"))
+    data["cells"].insert(2, {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                             "source": ["def half_written(x:\n", "    return x\n"]})
+    (tmp_path / "nb.ipynb").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+    assert [line.split(" [")[0] for line in proc.stdout.splitlines()] == [
+        "nb.ipynb:cell 3:1:17: GG000", "nb.ipynb:cell 4:2:1: GG001"]
+    assert "'(' was never closed: gradguard skips lines 1–2 until they parse" in proc.stdout
+    fixed = run("check", "--fix", "nb.ipynb", cwd=tmp_path)
+    assert "Found 2 problems (1 fixed, 1 remaining)." in fixed.stderr
+    assert json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))["cells"][3]["source"][1] == \
+        "y = y + 1  # expect: GG001\n"

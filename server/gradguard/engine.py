@@ -182,9 +182,22 @@ def fix_notebook(filename: str, notebook: Notebook, settings: Settings, project:
                                               for number, cell_edits in by_cell.items()})
         return current[0].program
 
-    fixed = fix_text(notebook.program, lambda program: analyse_document(Document.parse(filename, program), settings,
-                                                                        project), unsafe, apply)
+    def analyse(program: str) -> list[Finding]:  # the notebook's program as it is now, its broken cells blank
+        return analyse_document(Document.parse(filename, current[0].analysable_program), settings, project)
+
+    fixed = fix_text(notebook.program, analyse, unsafe, apply)
     return current[0], fixed
+
+
+def broken_cells(filename: str, notebook: Notebook, settings: Settings) -> list[Finding]:
+    """GG000 for each of the notebook's cells that does not parse, in the cell's lines (the
+    other cells are analysed: `Notebook.analysable_program`)."""
+    found = []
+    for cell, problem in notebook.broken:
+        text = cell.program_text
+        document = Document(filename, text, syntax_problem=problem, stale_lines=((1, text.count("\n") or 1),))
+        found += [replace(f, span=replace(f.span, cell=cell.number)) for f in _findings(document, settings, None, None)]
+    return found
 
 
 def edited_cell(source: str, edits: list[Edit]) -> str:

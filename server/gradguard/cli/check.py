@@ -16,7 +16,7 @@ from gradguard.cli.files import mentions_torch, python_files
 from gradguard.cli.output import cell_diffs, unified_diff
 from gradguard.cli.scan import scan
 from gradguard.config import ConfigError, Overrides, ProjectSettings, Settings, check_codes, find_pyproject
-from gradguard.findings import Severity
+from gradguard.findings import Finding, Severity
 from gradguard.source.files import NOTEBOOK_MAX_BYTES, SourceFile, read_bytes, read_source, replace_source
 from gradguard.source.lines import lines_of
 from gradguard.source.notebook import Notebook, NotANotebook, is_notebook
@@ -72,14 +72,15 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
 
             run.findings.extend(analyse_document(Document.unreadable(str(path), error), settings))
             continue
-        items.append((path, notebooks[path].program if path in notebooks else source.text, settings))
+        items.append((path, notebooks[path].analysable_program if path in notebooks else source.text, settings))
         run.sources[str(path)] = source.text
         if path in notebooks:
             run.add_cells(str(path), notebooks[path])
     if fix is None:
-        for (path, _, _), result in zip(items, scan(items, cache, jobs)):
+        for (path, _, settings), result in zip(items, scan(items, cache, jobs)):
             notebook = notebooks.get(path)
-            run.findings.extend(result.findings if notebook is None else map(notebook.localised, result.findings))
+            run.findings.extend(result.findings if notebook is None else _in_cells(str(path), notebook, settings,
+                                                                                    result.findings))
             if result.failure is not None:
                 run.failures.append(result.failure)
         return run
@@ -115,6 +116,18 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     return run
 
 
+def _in_cells(filename: str, notebook: Notebook, settings: Settings, findings: list[Finding]) -> list[Finding]:
+    """A notebook's findings (in its program's lines) placed in its cells, with a GG000 for each
+    cell that does not parse (left out of the program)."""
+    localised = [notebook.localised(f) for f in findings]
+    if notebook.broken:
+        from gradguard.engine import broken_cells
+
+        localised = sorted([*broken_cells(filename, notebook, settings), *localised],
+                           key=lambda f: (f.span.cell or 0, f.span.start, f.code))
+    return localised
+
+
 def _fix_notebook(run: CheckRun, source: SourceFile, notebook: Notebook, settings: Settings,
                   project: ProjectIndex, fix: str, unsafe: bool) -> None:
     """Fix a notebook's cells (`--fix` writes it, `--diff` prints each changed cell's diff)."""
@@ -128,14 +141,14 @@ def _fix_notebook(run: CheckRun, source: SourceFile, notebook: Notebook, setting
             replace_source(source, fixed_notebook.text)
         except OSError as error:  # the file is as it was: its findings stand unfixed
             run.unwritten.append(f"{filename}: not fixed: {error.strerror or error}")
-            run.findings.extend(map(notebook.localised, analyse_document(
-                Document.parse(filename, notebook.program), settings, project)))
+            run.findings.extend(_in_cells(filename, notebook, settings, analyse_document(
+                Document.parse(filename, notebook.analysable_program), settings, project)))
             return
         run.sources[filename] = fixed_notebook.text
         run.add_cells(filename, fixed_notebook)
     elif fixed_notebook.text != notebook.text:
         run.diffs.extend(cell_diffs(filename, notebook, fixed_notebook))
-    run.findings.extend(map(fixed_notebook.localised, fixed.remaining))
+    run.findings.extend(_in_cells(filename, fixed_notebook, settings, fixed.remaining))
     if fixed.fixed:
         run.fixed[filename] = fixed.fixed_codes
 
@@ -174,11 +187,11 @@ def _check_notebook_text(run: CheckRun, filename: str, text: str, settings: Sett
         return run
     run.add_cells(filename, notebook)
     if fix is None:
-        run.findings = [notebook.localised(f) for f in analyse_document(
-            Document.parse(filename, notebook.program), settings, project_index())]
+        run.findings = _in_cells(filename, notebook, settings, analyse_document(
+            Document.parse(filename, notebook.analysable_program), settings, project_index()))
         return run
     fixed_notebook, fixed = fix_notebook(filename, notebook, settings, project_index(), unsafe)
-    run.findings = [fixed_notebook.localised(f) for f in fixed.remaining]
+    run.findings = _in_cells(filename, fixed_notebook, settings, fixed.remaining)
     if fixed.fixed:
         run.fixed[filename] = fixed.fixed_codes
     if fix == "diff":

@@ -29,7 +29,7 @@ from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.project import ReadingInterrupted
 from gradguard.config import ConfigError, ProjectSettings, Settings
-from gradguard.engine import OpenDocument, fix_document, project_index
+from gradguard.engine import OpenDocument, broken_cells, fix_document, project_index
 from gradguard.findings import Applicability, Finding, Position, Span
 from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 from gradguard.knowledge import ops
@@ -113,7 +113,11 @@ class GradguardServer(LanguageServer):
     def snapshot(self, uri: str) -> tuple[int | None, str, str] | None:
         """(version, text, path) of the open document or synced notebook (its program) at `uri`."""
         if (notebook := self.notebook(uri)) is not None:
-            return notebook.version, notebook.model.program, notebook.path
+            # until the notebook has parsed once, its cells that do not parse are left out (blank):
+            # from then on, the blocks of its program keep their last good tree while one does not parse
+            opened = self.opened.get(uri)
+            parsed = opened is not None and opened.blocks.module is not None
+            return notebook.version, notebook.model.program if parsed else notebook.model.analysable_program, notebook.path
         document = self.open_document(uri)
         return None if document is None else (document.version, document.source, document.path)
 
@@ -220,6 +224,9 @@ class GradguardServer(LanguageServer):
         if outcome is None:
             return False
         findings, first = outcome
+        notebook = self.notebook(uri)
+        if notebook is not None and notebook.version == version and text != notebook.model.program:
+            findings = [*broken_cells(path, notebook.model, self.settings_for(path)), *findings]
         if first:  # the user is about to read them, and likely to type: background work waits
             self.scheduler.active()
             asyncio.ensure_future(self.settle_in(uri))

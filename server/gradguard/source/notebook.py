@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from json.decoder import scanstring
 
 from gradguard.findings import Edit, Finding, Position, Related, Span
+from gradguard.source.document import SyntaxProblem, python_syntax_problem
 
 NOTEBOOK_SUFFIX = ".ipynb"
 PYTHON_CELL_MAGICS = frozenset({"time", "capture"})  # run the cell's code once, in the user's namespace
@@ -186,6 +187,23 @@ class Notebook:
         return "".join(cell.program_text for cell in self.cells if cell.python)
 
     @cached_property
+    def broken(self) -> tuple[tuple[Cell, SyntaxProblem], ...]:
+        """The Python cells that do not parse on their own, with CPython's error in the cell's
+        lines (looked for only when the program does not parse)."""
+        if python_syntax_problem(self.program) is None:
+            return ()
+        return tuple((cell, problem) for cell in self.cells if cell.python and cell.source
+                     for problem in [python_syntax_problem(cell.program_text)] if problem is not None)
+
+    @cached_property
+    def analysable_program(self) -> str:
+        """The program with its `broken` cells blank (their lines kept): one half-written cell
+        does not hide what the others hold."""
+        broken = {cell.number for cell, _ in self.broken}
+        return "".join("\n" * len(split_lines(cell.program_text)) if cell.number in broken else cell.program_text
+                       for cell in self.cells if cell.python)
+
+    @cached_property
     def _starts(self) -> tuple[list[int], list[Cell]]:
         """The program line each Python cell starts at (1-based), and those cells."""
         starts, cells, line = [], [], 1
@@ -215,8 +233,8 @@ class Notebook:
 
     def local(self, span: Span) -> Span:
         """`span` (program lines) in its cell's lines: the cell of its start; an end in a later
-        cell is cut at the end of the start's cell."""
-        found = self.cell_at(span.start.line)
+        cell is cut at the end of the start's cell. A span in a cell already stays as it is."""
+        found = self.cell_at(span.start.line) if span.cell is None else None
         if found is None:
             return span
         cell, start_line = found

@@ -33,7 +33,7 @@ def static_findings(path: Path, settings: Settings, project: ProjectIndex | None
     """What `gradguard check` finds in `path` (in a notebook: in its program's lines)."""
     text = read_source(path, limit=NOTEBOOK_MAX_BYTES if is_notebook(path.name) else None).text
     if is_notebook(path.name):
-        text = Notebook.parse(text).program
+        text = Notebook.parse(text).analysable_program
         linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))  # `# noqa` as the merge reads it
     return analyse_document(Document.parse(str(path), text), settings, project or project_index())
 
