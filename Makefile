@@ -111,6 +111,12 @@ $(RUFF_VENV)/.stamp:
 bench-lsp: $(STAMP) $(MODELS)/.stamp $(RUFF_VENV)/.stamp
 	$(BIN)/python bench/lsp_latency.py $(ARGS)
 
+# Keystroke latency in a 40-cell notebook (LSP notebook sync), against `ruff server` on the same
+# notebook; appends to bench/results.md.
+.PHONY: bench-notebook
+bench-notebook: $(STAMP) $(RUFF_VENV)/.stamp
+	$(BIN)/python bench/notebook_latency.py $(ARGS)
+
 # The runtime verifier's tracer on a ResNet-18 forward, with and without it (target <= 2x).
 .PHONY: bench-verify
 bench-verify: $(STAMP)

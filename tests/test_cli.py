@@ -70,7 +70,7 @@ def forward(x)
     return torch.sigmoid(x)
 """
 
-JSON_KEYS = {"code", "severity", "message", "filename", "location", "end_location", "related", "fix", "url",
+JSON_KEYS = {"code", "severity", "message", "filename", "cell", "location", "end_location", "related", "fix", "url",
              "aten_op"}
 
 
@@ -217,17 +217,18 @@ def test_json_stdout_is_only_a_list_of_diagnostics_with_the_documented_keys(tmp_
     assert Path(d["filename"]).is_absolute()
     assert d["location"] == {"row": 4, "column": 1}
     assert d["end_location"] == {"row": 4, "column": 10}
-    assert d["related"] == [{"filename": str((tmp_path / "bad.py").resolve()),
+    assert d["cell"] is None
+    assert d["related"] == [{"filename": str((tmp_path / "bad.py").resolve()), "cell": None,
                              "location": {"row": 3, "column": 5},
                              "message": SIGMOID_RELATED_MESSAGE},
-                            {"filename": str((tmp_path / "bad.py").resolve()),
+                            {"filename": str((tmp_path / "bad.py").resolve()), "cell": None,
                              "location": {"row": 5, "column": 1},
                              "message": SIGMOID_RAISES_MESSAGE}]
     assert d["aten_op"] == "sigmoid"
     assert d["fix"] == {
         "message": "Rewrite out of place: `y = y.mul(2)`",
         "applicability": "safe",
-        "edits": [{"content": "y = y.mul(2)", "location": {"row": 4, "column": 1},
+        "edits": [{"content": "y = y.mul(2)", "cell": None, "location": {"row": 4, "column": 1},
                    "end_location": {"row": 4, "column": 10}}],
     }
     assert isinstance(d["url"], str) and d["url"]
@@ -248,10 +249,10 @@ def test_json_every_diagnostic_has_the_same_shape(tmp_path, capsys):
     for d in diagnostics:
         assert set(d) == JSON_KEYS
         assert set(d["location"]) == set(d["end_location"]) == {"row", "column"}
-        assert all(set(r) == {"filename", "location", "message"} for r in d["related"])
+        assert all(set(r) == {"filename", "cell", "location", "message"} for r in d["related"])
         assert d["fix"] is None or set(d["fix"]) == {"message", "applicability", "edits"}
     leaf = diagnostics[1]
-    assert leaf["related"] == [{"filename": str((tmp_path / "two.py").resolve()),
+    assert leaf["related"] == [{"filename": str((tmp_path / "two.py").resolve()), "cell": None,
                                 "location": {"row": 2, "column": 5}, "message": "the leaf was created here"}]
 
 

@@ -327,3 +327,22 @@ def test_the_server_imports_nothing_from_the_workspace(vscode: CodeServer) -> No
     case, line, column = _copy_case(vscode.workspace)
     vscode.drive("finding", case, line=line, col=column, code="GG001")
     assert not marker.exists(), f"the workspace's {marker.read_text()} was imported"
+
+
+def test_notebook_squiggle_in_its_cell_quick_fix_and_save_then_the_notebook_runs(vscode: CodeServer) -> None:
+    """VS Code's own notebook editor (no kernel): the finding of a cell pair shows in the later
+    cell, its quick fix is applied there, and the saved notebook's cells, run in order with torch,
+    no longer raise (tests/run_notebooks.py)."""
+    from test_notebooks import NOTEBOOKS, run_in_order
+
+    path = vscode.workspace / "train.ipynb"
+    shutil.copy(NOTEBOOKS / "cell_pair_exp.ipynb", path)
+    assert run_in_order(path)["train.ipynb"]["cell"] == 3  # the third cell (the second code cell) raises
+    vscode.drive("notebook", path, cell=2, line_text="y += 1", fix_title="gradguard: Rewrite out of place: `y = y + 1`",
+                 fix_text="y = y + 1  # expect: GG001")
+    before = json.loads((NOTEBOOKS / "cell_pair_exp.ipynb").read_text())["cells"]
+    after = json.loads(path.read_text())["cells"]
+    assert ["".join(c["source"]) for c in after] == ["".join(c["source"]) for c in before[:2]] + [
+        "".join(before[2]["source"]).replace("y += 1", "y = y + 1")]
+    assert run_in_order(path)["train.ipynb"]["error"] is None
+    assert _check(path) == []

@@ -14,12 +14,14 @@ from gradguard.analysis.events import ScopeResult, Seen
 from gradguard.analysis.interpreter import interpret, read_top_level
 from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
-from gradguard.findings import Finding, Position, Severity
+from gradguard.findings import Edit, Finding, Position, Severity
 from gradguard.fixes.apply import FixedText, fix_text
+from gradguard.fixes.edits import apply_edits
 from gradguard.fixes.noqa import suppressed
 from gradguard.rules import RULES, RuleContext
 from gradguard.source.blocks import BlockTree
 from gradguard.source.document import Document, SyntaxProblem, too_large
+from gradguard.source.notebook import Notebook
 from gradguard.source.parser import SKIPPED, collector_paused
 
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -164,6 +166,45 @@ def fix_document(filename: str, text: str, settings: Settings, project: ProjectI
     """`text` with the fixes of its findings applied (`fixes/apply.py`), and what is left."""
     return fix_text(text, lambda current: analyse_document(Document.parse(filename, current), settings, project),
                     unsafe)
+
+
+def fix_notebook(filename: str, notebook: Notebook, settings: Settings, project: ProjectIndex | None,
+                 unsafe: bool) -> tuple[Notebook, FixedText]:
+    """`notebook` with the fixes of its findings applied in its cells' sources (its findings and
+    the remaining ones in program lines: `Notebook.localised` places them in cells)."""
+    current = [notebook]
+
+    def apply(program: str, edits: list[Edit]) -> str:
+        by_cell = current[0].edits_by_cell(edits)
+        if by_cell is None:  # an edit the cells cannot hold: none of this pass is applied
+            return program
+        current[0] = current[0].with_sources({number: edited_cell(current[0].cells[number - 1].source, cell_edits)
+                                              for number, cell_edits in by_cell.items()})
+        return current[0].program
+
+    def analyse(program: str) -> list[Finding]:  # the notebook's program as it is now, its broken cells blank
+        return analyse_document(Document.parse(filename, current[0].analysable_program), settings, project)
+
+    fixed = fix_text(notebook.program, analyse, unsafe, apply)
+    return current[0], fixed
+
+
+def broken_cells(filename: str, notebook: Notebook, settings: Settings) -> list[Finding]:
+    """GG000 for each of the notebook's cells that does not parse, in the cell's lines (the
+    other cells are analysed: `Notebook.analysable_program`)."""
+    found = []
+    for cell, problem in notebook.broken:
+        text = cell.program_text
+        document = Document(filename, text, syntax_problem=problem, stale_lines=((1, text.count("\n") or 1),))
+        found += [replace(f, span=replace(f.span, cell=cell.number)) for f in _findings(document, settings, None, None)]
+    return found
+
+
+def edited_cell(source: str, edits: list[Edit]) -> str:
+    """A cell's `source` with `edits` (in its lines) applied; it ends with a newline only if it did."""
+    ended = source.endswith("\n") or not source
+    text = apply_edits(source if ended else source + "\n", edits)
+    return text if ended or not text.endswith("\n") else text[:-1]
 
 
 def analyse_text(filename: str, text: str, settings: Settings) -> list[Finding]:

@@ -28,10 +28,12 @@ class Position:
 
 @dataclass(frozen=True)
 class Span:
-    """A range of text in one file."""
+    """A range of text in one file; in a notebook, in one of its cells: `cell` (1-based, among
+    all its cells), with lines counted from the cell's first."""
 
     start: Position
     end: Position
+    cell: int | None = None
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,13 @@
 // Environment (set by the test):
 //   CS_URL     code-server's URL          WS    the workspace folder     FILE  the .py file (in WS)
 //   OUT        folder for the screenshots
-//   SCENARIO   quickfix | settings | not-installed | untrusted | finding | verify
+//   SCENARIO   quickfix | settings | not-installed | untrusted | finding | verify | notebook
 //   LINE, COL  where the finding is expected (1-based)   CODE  its rule code (GG001)
 //   FIX_TITLE  the quick fix's title      FIX_TEXT  the line's text after the fix   (quickfix)
 //   SETTINGS   the workspace's .vscode/settings.json                                 (settings)
 //   EXPECT_NOTE    what the notification must say                                   (untrusted)
 //   EXPECT_RESULT  what the verification's notification must say                    (verify)
+//   CELL       which code cell holds the finding (1-based, among code cells)   LINE_TEXT  its line's text (notebook)
 //   CHROMIUM   the browser (default /usr/bin/chromium)   STEP_MS  timeout of each step (default 60000)
 // Exit status 0 only if every step of the scenario passed; the last step's name is printed on failure.
 import { chromium } from 'playwright-core';
@@ -393,7 +394,73 @@ async function finding() {
   await shot('logs');
 }
 
-const scenarios = { untrusted, finding, quickfix, settings, 'not-installed': notInstalled, verify: verifyCommand };
+/** A Jupyter notebook in VS Code's own notebook editor (no kernel): the squiggle in the right cell,
+ * the quick fix from that cell, the notebook saved. */
+async function notebook() {
+  step = 'load the workbench';
+  await page.goto(`${env.CS_URL}/?folder=${encodeURIComponent(env.WS)}`);
+  await page.locator('.monaco-workbench').waitFor();
+  await page.locator('.part.statusbar').waitFor();
+  step = `open ${NAME} with Quick Open (Ctrl+P)`;
+  await page.locator('.monaco-workbench').click({ position: { x: 640, y: 380 } }).catch(() => {});
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(NAME);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: NAME }).first().waitFor();
+  await page.keyboard.press('Enter');
+  const codeCells = page.locator('.notebook-editor .code-cell-row');
+  await until(async () => (await codeCells.count()) >= Number(env.CELL), `${NAME}'s code cells in the notebook editor`);
+  log(`${NAME} open in the notebook editor: ${await codeCells.count()} code cells`);
+
+  const CELL = Number(env.CELL);
+  const cellEditor = (n) => codeCells.nth(n - 1).locator('.monaco-editor').first();
+  const cellSquiggles = (n) => cellEditor(n).locator('.squiggly-error, .squiggly-warning');
+  const target = cellEditor(CELL).locator('.view-line', { hasText: env.LINE_TEXT }).first();
+  step = `a squiggle under ${JSON.stringify(env.LINE_TEXT)} in code cell ${CELL}, none in the others`;
+  await until(async () => {
+    const line = await target.boundingBox().catch(() => null);
+    if (!line) return false;
+    for (const s of await cellSquiggles(CELL).all()) {
+      const box = await s.boundingBox();
+      if (box && box.width > 0 && Math.abs(box.y + box.height / 2 - (line.y + line.height / 2)) < line.height / 2) return true;
+    }
+    return false;
+  }, `the squiggle in cell ${CELL}`);
+  const count = await codeCells.count();
+  for (let n = 1; n <= count; n += 1) {
+    if (n !== CELL && (await cellSquiggles(n).count()) > 0) throw new Error(`a squiggle in code cell ${n}`);
+  }
+  log(`squiggle in code cell ${CELL} only`);
+  await shot('notebook-diagnostic');
+
+  step = 'the quick fix menu (Ctrl+.) in that cell';
+  await target.click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Control+.');
+  const action = page.locator('.action-widget .monaco-list-row', { hasText: env.FIX_TITLE }).first();
+  await action.waitFor();
+  const rows = await page.locator('.action-widget .monaco-list-row').allInnerTexts();
+  log(`quick fix menu: ${JSON.stringify(rows.map((r) => r.replace(/\s+/g, ' ').trim()))}`);
+  await shot('notebook-quickfix-menu');
+  step = 'apply the quick fix';
+  await action.click();
+  await until(async () => (await cellEditor(CELL).locator('.view-lines').innerText()).replace(/\u00a0/g, ' ').includes(env.FIX_TEXT),
+    `cell ${CELL} to show ${JSON.stringify(env.FIX_TEXT)}`);
+  await until(async () => (await page.locator('.notebook-editor .squiggly-error, .notebook-editor .squiggly-warning').count()) === 0,
+    'the squiggle to go');
+  log('fixed: no squiggle left in the notebook');
+  await shot('notebook-fixed');
+
+  step = 'save (Ctrl+S) and read the notebook on disk';
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+S');
+  await until(() => fs.readFileSync(FILE, 'utf8').includes(JSON.stringify(env.FIX_TEXT).slice(1, -1)), 'the fix on disk');
+  log('saved');
+}
+
+const scenarios = { untrusted, finding, quickfix, settings, 'not-installed': notInstalled, verify: verifyCommand, notebook };
 let failed = false;
 try {
   await scenarios[SCENARIO]();

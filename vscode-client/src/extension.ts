@@ -313,7 +313,9 @@ class Gradguard implements vscode.Disposable {
       options: { cwd: folder, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file', language: 'python' }],
+      // Python files, and the Python cells of Jupyter notebooks: the server syncs a notebook whole
+      // (LSP notebook sync: its cells are one program) and publishes to each cell
+      documentSelector: [{ scheme: 'file', language: 'python' }, { notebook: 'jupyter-notebook', language: 'python' }],
       initializationOptions: serverSettings(this.interpreter),
       synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pyproject.toml') },
       outputChannel: this.output,

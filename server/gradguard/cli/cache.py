@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gradguard import __version__
 from gradguard.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
-from gradguard.source.files import read_bytes
+from gradguard.source.files import NOTEBOOK_MAX_BYTES, read_bytes
 
 
 def digest(text: str) -> str:
@@ -26,7 +26,7 @@ def digest(text: str) -> str:
 def file_digest(path: str) -> str | None:
     """A stable hash of a file's bytes (None when it cannot be read)."""
     try:
-        return hashlib.sha256(read_bytes(Path(path))).hexdigest()
+        return hashlib.sha256(read_bytes(Path(path), NOTEBOOK_MAX_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -91,7 +91,7 @@ def _source_stamp() -> str:
 
 
 def _span(data: dict) -> Span:
-    return Span(Position(**data["start"]), Position(**data["end"]))
+    return Span(Position(**data["start"]), Position(**data["end"]), data.get("cell"))
 
 
 def finding_from_dict(data: dict) -> Finding:

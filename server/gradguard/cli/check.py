@@ -7,17 +7,22 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gradguard.cli import report
 from gradguard.cli.report import CheckRun
 from gradguard.cli.cache import Cache
 from gradguard.cli.files import mentions_torch, python_files
-from gradguard.cli.output import unified_diff
+from gradguard.cli.output import cell_diffs, unified_diff
 from gradguard.cli.scan import scan
 from gradguard.config import ConfigError, Overrides, ProjectSettings, Settings, check_codes, find_pyproject
-from gradguard.findings import Severity
-from gradguard.source.files import SourceFile, read_bytes, read_source, replace_source
+from gradguard.findings import Finding, Severity
+from gradguard.source.files import NOTEBOOK_MAX_BYTES, SourceFile, read_bytes, read_source, replace_source
 from gradguard.source.lines import lines_of
+from gradguard.source.notebook import Notebook, NotANotebook, is_notebook
+
+if TYPE_CHECKING:
+    from gradguard.analysis.project import ProjectIndex
 
 # The engine (libcst, the rules: 0.3 s) is imported in the functions that analyse or fix: a run
 # the cache answers, or `--help`, never pays for it.
@@ -40,6 +45,7 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     run = CheckRun()
     items: list[tuple[Path, str, Settings]] = []
     sources: dict[Path, SourceFile] = {}
+    notebooks: dict[Path, Notebook] = {}  # their items hold their programs: findings are placed in cells after
 
     def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
         return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
@@ -54,21 +60,27 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
         if settings.excluded(path):
             continue
         try:
-            raw = read_bytes(path)
+            raw = read_bytes(path, NOTEBOOK_MAX_BYTES if is_notebook(path.name) else None)
             if not mentions_torch(raw):
                 continue
             source = sources[path] = read_source(path, raw)
-        except OSError as error:
+            if is_notebook(path.name):
+                notebooks[path] = Notebook.parse(source.text)
+        except (OSError, NotANotebook) as error:
             from gradguard.engine import analyse_document
             from gradguard.source.document import Document
 
             run.findings.extend(analyse_document(Document.unreadable(str(path), error), settings))
             continue
-        items.append((path, source.text, settings))
+        items.append((path, notebooks[path].analysable_program if path in notebooks else source.text, settings))
         run.sources[str(path)] = source.text
+        if path in notebooks:
+            run.add_cells(str(path), notebooks[path])
     if fix is None:
-        for result in scan(items, cache, jobs):
-            run.findings.extend(result.findings)
+        for (path, _, settings), result in zip(items, scan(items, cache, jobs)):
+            notebook = notebooks.get(path)
+            run.findings.extend(result.findings if notebook is None else _in_cells(str(path), notebook, settings,
+                                                                                    result.findings))
             if result.failure is not None:
                 run.failures.append(result.failure)
         return run
@@ -77,7 +89,11 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
 
     project = project_index()
     for path, text, settings in items:
+        notebook = notebooks.get(path)
         try:
+            if notebook is not None:
+                _fix_notebook(run, sources[path], notebook, settings, project, fix, unsafe)
+                continue
             fixed = fix_document(str(path), text, settings, project, unsafe)
         except Exception as error:  # one file's failure must not hide the others' fixes
             if os.environ.get("GRADGUARD_DEBUG"):
@@ -100,12 +116,51 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     return run
 
 
+def _in_cells(filename: str, notebook: Notebook, settings: Settings, findings: list[Finding]) -> list[Finding]:
+    """A notebook's findings (in its program's lines) placed in its cells, with a GG000 for each
+    cell that does not parse (left out of the program)."""
+    localised = [notebook.localised(f) for f in findings]
+    if notebook.broken:
+        from gradguard.engine import broken_cells
+
+        localised = sorted([*broken_cells(filename, notebook, settings), *localised],
+                           key=lambda f: (f.span.cell or 0, f.span.start, f.code))
+    return localised
+
+
+def _fix_notebook(run: CheckRun, source: SourceFile, notebook: Notebook, settings: Settings,
+                  project: ProjectIndex, fix: str, unsafe: bool) -> None:
+    """Fix a notebook's cells (`--fix` writes it, `--diff` prints each changed cell's diff)."""
+    from gradguard.engine import analyse_document, fix_notebook
+    from gradguard.source.document import Document
+
+    filename = str(source.path)
+    fixed_notebook, fixed = fix_notebook(filename, notebook, settings, project, unsafe)
+    if fixed_notebook.text != notebook.text and fix == "write":
+        try:
+            replace_source(source, fixed_notebook.text)
+        except OSError as error:  # the file is as it was: its findings stand unfixed
+            run.unwritten.append(f"{filename}: not fixed: {error.strerror or error}")
+            run.findings.extend(_in_cells(filename, notebook, settings, analyse_document(
+                Document.parse(filename, notebook.analysable_program), settings, project)))
+            return
+        run.sources[filename] = fixed_notebook.text
+        run.add_cells(filename, fixed_notebook)
+    elif fixed_notebook.text != notebook.text:
+        run.diffs.extend(cell_diffs(filename, notebook, fixed_notebook))
+    run.findings.extend(_in_cells(filename, fixed_notebook, settings, fixed.remaining))
+    if fixed.fixed:
+        run.fixed[filename] = fixed.fixed_codes
+
+
 def check_text(filename: str, text: str, settings: Settings, fix: str | None, unsafe: bool) -> CheckRun:
     """`check -`: the findings of `text` (standard input, named `filename`), fixed with `fix`."""
     from gradguard.engine import analyse_document, fix_document, project_index
     from gradguard.source.document import Document
 
     run = CheckRun(sources={filename: text})
+    if is_notebook(filename):
+        return _check_notebook_text(run, filename, text, settings, fix, unsafe)
     if fix is None:
         run.findings = analyse_document(Document.parse(filename, text), settings, project_index())
         return run
@@ -119,14 +174,43 @@ def check_text(filename: str, text: str, settings: Settings, fix: str | None, un
     return run
 
 
-def add_noqa(run: CheckRun) -> int:
-    """Write `# noqa: CODE` on the line of each finding of `run`; how many lines changed."""
-    from gradguard.fixes.edits import apply_edits
-    from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
+def _check_notebook_text(run: CheckRun, filename: str, text: str, settings: Settings, fix: str | None,
+                         unsafe: bool) -> CheckRun:
+    """`check -` of a notebook's JSON text."""
+    from gradguard.engine import analyse_document, fix_notebook, project_index
+    from gradguard.source.document import Document
 
-    by_file: dict[str, dict[int, list[str]]] = {}
+    try:
+        notebook = Notebook.parse(text)
+    except NotANotebook as error:
+        run.findings = analyse_document(Document.unreadable(filename, error), settings)
+        return run
+    run.add_cells(filename, notebook)
+    if fix is None:
+        run.findings = _in_cells(filename, notebook, settings, analyse_document(
+            Document.parse(filename, notebook.analysable_program), settings, project_index()))
+        return run
+    fixed_notebook, fixed = fix_notebook(filename, notebook, settings, project_index(), unsafe)
+    run.findings = _in_cells(filename, fixed_notebook, settings, fixed.remaining)
+    if fixed.fixed:
+        run.fixed[filename] = fixed.fixed_codes
+    if fix == "diff":
+        run.diffs.extend(cell_diffs(filename, notebook, fixed_notebook))
+    run.fixed_text = fixed_notebook.text
+    run.add_cells(filename, fixed_notebook)
+    return run
+
+
+def add_noqa(run: CheckRun) -> int:
+    """Write `# noqa: CODE` on the line of each finding of `run` (in a notebook, on its cell's
+    line); how many lines changed."""
+    from gradguard.engine import edited_cell
+    from gradguard.fixes.edits import apply_edits
+
+    by_file: dict[str, dict[tuple[int | None, int], list[str]]] = {}
     for finding in run.findings:
-        by_file.setdefault(finding.filename, {}).setdefault(finding.span.start.line, []).append(finding.code)
+        by_file.setdefault(finding.filename, {}).setdefault(
+            (finding.span.cell, finding.span.start.line), []).append(finding.code)
     changed = 0
     for filename, lines in by_file.items():
         try:
@@ -136,19 +220,40 @@ def add_noqa(run: CheckRun) -> int:
         if source.text != run.sources.get(filename):
             run.unwritten.append(f"{filename}: no noqa written: the file changed since it was checked")
             continue
-        text_lines, in_strings = lines_of(source.text), lines_ending_in_strings(source.text)
-        edits = [edit for line, codes in lines.items() if 0 < line <= len(text_lines)
-                 for edit in [noqa_edit(text_lines[line - 1].rstrip("\r\n"), line, codes, line in in_strings)]
-                 if edit is not None]
-        if not edits:
+        if is_notebook(filename):
+            try:
+                notebook = Notebook.parse(source.text)
+            except NotANotebook:
+                continue  # reported as GG000 already
+            sources, count = {}, 0
+            for cell in notebook.cells:
+                wanted = {line: codes for (number, line), codes in lines.items()
+                          if number == cell.number and line not in cell.masked}
+                if edits := _noqa_edits(cell.source, wanted):
+                    sources[cell.number], count = edited_cell(cell.source, edits), count + len(edits)
+            text = notebook.with_sources(sources).text if sources else source.text
+        else:
+            edits = _noqa_edits(source.text, {line: codes for (_, line), codes in lines.items()})
+            text, count = apply_edits(source.text, edits), len(edits)
+        if not count:
             continue
         try:
-            replace_source(source, apply_edits(source.text, edits))
+            replace_source(source, text)
         except OSError as error:
             run.unwritten.append(f"{filename}: no noqa written: {error.strerror or error}")
             continue
-        changed += len(edits)
+        changed += count
     return changed
+
+
+def _noqa_edits(text: str, lines: dict[int, list[str]]) -> list:
+    """The `# noqa: CODE` edits of `text` for the codes found on each of its `lines`."""
+    from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
+
+    text_lines, in_strings = lines_of(text), lines_ending_in_strings(text)
+    return [edit for line, codes in lines.items() if 0 < line <= len(text_lines)
+            for edit in [noqa_edit(text_lines[line - 1].rstrip("\r\n"), line, codes, line in in_strings)]
+            if edit is not None]
 
 
 def _overrides(args: argparse.Namespace) -> Overrides:

@@ -1,4 +1,5 @@
-"""Which files `gradguard check` reads: Python files under the given paths that mention torch.
+"""Which files `gradguard check` reads: Python files and Jupyter notebooks (`.ipynb`, as Ruff
+walks them by default) under the given paths that mention torch.
 
 A walk inside a git repository skips what git ignores, as Ruff's does: the patterns of every
 `.gitignore` from the repository's top (the folder holding `.git`) down, and `.git/info/exclude`,
@@ -14,14 +15,17 @@ from pathlib import Path
 from collections.abc import Callable, Iterator
 
 from gradguard.source.files import is_regular_file
+from gradguard.source.notebook import NOTEBOOK_SUFFIX
 
 TYPE_CHECKING = False  # typing is not imported for this: a run the cache answers never needs it
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
+SOURCE_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 SKIPPED_FOLDERS = frozenset({
     ".venv", "venv", ".git", ".hg", ".svn", "build", "dist", "__pycache__", "node_modules", ".tox", ".nox",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", ".cache",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies of the notebooks beside it
 })
 
 
@@ -78,7 +82,7 @@ def _nothing_ignored(path: Path, folder: bool = False) -> bool:
 
 def python_files(paths: list[Path], skip_folder: Callable[[Path], bool] = lambda folder: False,
                  respect_gitignore: bool = True) -> Iterator[Path]:
-    """Python files under `paths`, in a stable order.
+    """Python files and notebooks under `paths`, in a stable order.
 
     Explicit files are always included. Folders are walked, never descending into SKIPPED_FOLDERS,
     into a folder for which `skip_folder` (the configuration's `exclude`) is true, or (with
@@ -100,7 +104,7 @@ def python_files(paths: list[Path], skip_folder: Callable[[Path], bool] = lambda
                                    and not skip_folder(Path(folder) / d) and not walk_ignored(Path(folder) / d, True))
             for name in sorted(files):
                 file = Path(folder) / name
-                if name.endswith((".py", ".pyi")) and (is_regular_file(file) or os.path.islink(file)) \
+                if name.endswith(SOURCE_SUFFIXES) and (is_regular_file(file) or os.path.islink(file)) \
                         and not walk_ignored(file):
                     yield file  # a FIFO or device is no source file; a broken or looping link is reported
 

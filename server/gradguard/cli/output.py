@@ -11,6 +11,7 @@ from gradguard import REPOSITORY, __version__, rule_url
 from gradguard.config import known_codes
 from gradguard.findings import Finding, Position, Span
 from gradguard.source.lines import lines_of
+from gradguard.source.notebook import Notebook
 
 
 def _location(position: Position) -> dict[str, int]:
@@ -25,16 +26,18 @@ def finding_to_json(finding: Finding) -> dict:
         "severity": finding.severity.value,
         "message": finding.message,
         "filename": str(Path(os.path.abspath(finding.filename))),
+        "cell": finding.span.cell,
         "location": _location(finding.span.start),
         "end_location": _location(finding.span.end),
         "related": [
-            {"filename": str(Path(os.path.abspath(r.filename))), "location": _location(r.span.start), "message": r.message}
+            {"filename": str(Path(os.path.abspath(r.filename))), "cell": r.span.cell, "location": _location(r.span.start),
+             "message": r.message}
             for r in finding.related
         ],
         "fix": None if fix is None else {
             "message": fix.message,
             "applicability": fix.applicability.value,
-            "edits": [{"content": e.content, "location": _location(e.span.start),
+            "edits": [{"content": e.content, "cell": e.span.cell, "location": _location(e.span.start),
                        "end_location": _location(e.span.end)} for e in fix.edits],
         },
         "url": rule_url(finding.code) if finding.code in known_codes() else None,
@@ -60,8 +63,12 @@ def _region(span: Span) -> dict[str, int]:
 
 
 def _physical(filename: str, span: Span) -> dict:
-    return {"physicalLocation": {"artifactLocation": {"uri": Path(os.path.abspath(filename)).as_uri()},
-                                 "region": _region(span)}}
+    """A SARIF location; in a notebook, its region is in the cell the `cell` property names."""
+    location: dict = {"physicalLocation": {"artifactLocation": {"uri": Path(os.path.abspath(filename)).as_uri()},
+                                           "region": _region(span)}}
+    if span.cell is not None:
+        location["properties"] = {"cell": span.cell}
+    return location
 
 
 def render_sarif(findings: list[Finding]) -> str:
@@ -112,8 +119,13 @@ def render_github(findings: list[Finding]) -> str:
     return "\n".join(
         f"::{kinds[f.severity.value]} file={_escape_property(f.filename)},line={f.span.start.line},"
         f"col={f.span.start.column + 1},endLine={f.span.end.line},endColumn={f.span.end.column + 1},"
-        f"title={_escape_property(f.code)}::{_escape_data(f'{f.code} {f.message}')}"
+        f"title={_escape_property(f.code)}::{_escape_data(_cell_prefix(f) + f'{f.code} {f.message}')}"
         for f in findings)
+
+
+def _cell_prefix(finding: Finding) -> str:
+    """GitHub places an annotation by file lines: in a notebook, the message names the cell."""
+    return f"cell {finding.span.cell}: " if finding.span.cell is not None else ""
 
 
 MACHINE_RENDERERS = {"json": render_json, "json-lines": render_json_lines, "sarif": render_sarif,
@@ -126,3 +138,9 @@ def unified_diff(filename: str, before: str, after: str) -> str:
 
     return "".join(difflib.unified_diff(lines_of(before), lines_of(after),
                                         fromfile=filename, tofile=filename))
+
+
+def cell_diffs(filename: str, before: Notebook, after: Notebook) -> list[str]:
+    """`--diff` of a notebook: one unified diff per changed cell, named `nb.ipynb:cell 3` (as Ruff's)."""
+    return [unified_diff(f"{filename}:cell {old.number}", old.source, new.source)
+            for old, new in zip(before.cells, after.cells) if old.source != new.source]

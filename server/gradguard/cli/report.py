@@ -12,8 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from gradguard.cli.output import MACHINE_RENDERERS
-from gradguard.cli.text import Style, has_safe_fix, render_concise, render_full, use_colour
+from gradguard.cli.text import cell_key, Style, has_safe_fix, render_concise, render_full, use_colour
 from gradguard.findings import Finding
+from gradguard.source.notebook import Notebook
 
 TYPE_CHECKING = False  # typing is not imported for annotations: a run the cache answers never needs it
 if TYPE_CHECKING:
@@ -31,6 +32,10 @@ class CheckRun:
     diffs: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     fixed_text: str | None = None  # standard input, fixed
+
+    def add_cells(self, filename: str, notebook: Notebook) -> None:
+        """A notebook's cells, for the snippets of its findings."""
+        self.sources.update((cell_key(filename, cell.number), cell.source) for cell in notebook.cells)
 
     @property
     def fixed_count(self) -> int:

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gradguard.findings import Applicability, Finding, Severity
+from gradguard.findings import Applicability, Finding, Related, Severity, Span
 from gradguard.source.lines import lines_of
 
 TYPE_CHECKING = False  # typing is not imported for annotations: a run the cache answers never needs it
@@ -46,10 +46,20 @@ def has_safe_fix(finding: Finding) -> bool:
     return any(f.applicability is Applicability.SAFE for f in finding.fixes)
 
 
+def cell_key(filename: str, cell: int | None) -> str:
+    """The key of a notebook cell's text among a run's sources (a file's own text: its name)."""
+    return filename if cell is None else f"{filename}\0cell {cell}"
+
+
+def place(filename: str, span: Span) -> str:
+    """`path:line:col`, `nb.ipynb:cell 3:line:col` in a notebook (1-based columns)."""
+    cell = f"cell {span.cell}:" if span.cell is not None else ""
+    return f"{filename}:{cell}{span.start.line}:{span.start.column + 1}"
+
+
 def header(finding: Finding, style: Style) -> str:
-    """`path:line:col: CODE [severity] [*] message`."""
-    start = finding.span.start
-    where = style.paint(f"{finding.filename}:{start.line}:{start.column + 1}:", "1")
+    """`path:line:col: CODE [severity] [*] message` (`path:cell N:line:col` in a notebook)."""
+    where = style.paint(place(finding.filename, finding.span) + ":", "1")
     code = style.paint(finding.code, "1", _SEVERITY_COLOURS[finding.severity])
     fixable = f" {style.paint('[*]', '36')}" if has_safe_fix(finding) else ""
     return f"{where} {code} [{finding.severity.value}]{fixable} {finding.message}"
@@ -64,11 +74,11 @@ def render_full(findings: list[Finding], sources: Mapping[str, str], style: Styl
     blocks = []
     for finding in findings:
         lines = [header(finding, style)]
-        text = sources.get(finding.filename)
+        text = sources.get(cell_key(finding.filename, finding.span.cell))
         if text is not None:
             lines += _snippet(finding, lines_of(text), style)
-        lines += [f"  = note: {r.filename}:{r.span.start.line}:{r.span.start.column + 1}: {r.message}"
-                  for r in finding.related if r.filename != finding.filename or text is None]
+        lines += [f"  = note: {place(r.filename, r.span)}: {r.message}"
+                  for r in finding.related if not _same_text(r, finding) or text is None]
         if finding.fixes:
             fix = finding.fixes[0]
             unsafe = " (unsafe: it may change what the code computes; --unsafe-fixes applies it)" \
@@ -78,6 +88,11 @@ def render_full(findings: list[Finding], sources: Mapping[str, str], style: Styl
     return "\n\n".join(blocks)
 
 
+def _same_text(related: Related, finding: Finding) -> bool:
+    """Whether `related` lies in the text `finding`'s snippet shows (its file, its cell)."""
+    return related.filename == finding.filename and related.span.cell == finding.span.cell
+
+
 def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1 for c in text)
 
@@ -85,7 +100,7 @@ def _width(text: str) -> int:
 def _snippet(finding: Finding, lines: list[str], style: Style) -> list[str]:
     """The finding's line (carets) and its related lines in the same file (dashes), in line order."""
     marks = [(finding.span, "^", finding.code, _SEVERITY_COLOURS[finding.severity])]
-    marks += [(r.span, "-", r.message, "34") for r in finding.related if r.filename == finding.filename]
+    marks += [(r.span, "-", r.message, "34") for r in finding.related if _same_text(r, finding)]
     marks = [m for m in marks if 0 < m[0].start.line <= len(lines)]
     if not marks:
         return []

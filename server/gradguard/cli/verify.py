@@ -9,9 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from gradguard.cli.output import finding_to_json
-from gradguard.cli.text import Style, render_full, use_colour
+from gradguard.cli.text import Style, cell_key, render_full, use_colour
 from gradguard.config import ConfigError
-from gradguard.source.files import read_source
+from gradguard.source.files import NOTEBOOK_MAX_BYTES, read_source
+from gradguard.source.notebook import Notebook, NotANotebook, is_notebook
 from gradguard.verify.interpreter import InterpreterError, find_interpreter
 from gradguard.verify.merge import Verified
 from gradguard.verify.protocol import INCOMPLETE
@@ -27,14 +28,24 @@ def verified_to_json(verified: Verified) -> dict:
     return item
 
 
-def _texts(paths: list[str]) -> dict[str, str]:
-    texts = {}
+def _texts(paths: list[str]) -> tuple[dict[str, str], dict[str, Notebook]]:
+    """The files' texts (a notebook's cells under their keys), and the notebooks among them."""
+    texts, notebooks = {}, {}
     for path in paths:
         try:
-            texts[path] = read_source(Path(path)).text
-        except OSError:
+            texts[path] = read_source(Path(path), limit=NOTEBOOK_MAX_BYTES if is_notebook(path) else None).text
+            if is_notebook(path):
+                notebook = notebooks[path] = Notebook.parse(texts[path])
+                texts.update((cell_key(path, cell.number), cell.source) for cell in notebook.cells)
+        except (OSError, NotANotebook):
             pass
-    return texts
+    return texts, notebooks
+
+
+def _in_cells(verified: Verified, notebooks: dict[str, Notebook]) -> Verified:
+    """A notebook's finding (in its program's lines) placed in its cells."""
+    notebook = notebooks.get(verified.finding.filename)
+    return verified if notebook is None else replace(verified, finding=notebook.localised(verified.finding))
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -58,11 +69,12 @@ def run_verify(args: argparse.Namespace) -> int:
                                               args.target: {**settings.targets.get(args.target, {}), "inputs": args.inputs}})
     sys.stdout.flush()
     results = verify_paths(args.paths, args.target, settings, interpreter, output=sys.stderr.fileno())
-    verified = [v for result in results for v in result.findings]
+    texts, notebooks = _texts([r.path for r in results])
+    verified = [_in_cells(v, notebooks) for result in results for v in result.findings]
     if args.format == "json":
         print(json.dumps([verified_to_json(v) for v in verified], indent=2, ensure_ascii=False))
     else:
-        text = render_full([v.finding for v in verified], _texts([r.path for r in results]), Style(use_colour(sys.stdout)))
+        text = render_full([v.finding for v in verified], texts, Style(use_colour(sys.stdout)))
         if text:
             print(text)
         found = [v for v in verified if v.finding.code != INCOMPLETE]  # a run not done is no finding of the code

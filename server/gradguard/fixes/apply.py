@@ -63,10 +63,12 @@ def in_line_endings(edits: list[Edit], newline: str) -> list[Edit]:
     return [replace(e, content=_BARE_NEWLINE.sub(newline, e.content)) for e in edits]
 
 
-def fix_text(text: str, analyse: Callable[[str], list[Finding]], unsafe: bool) -> FixedText:
+def fix_text(text: str, analyse: Callable[[str], list[Finding]], unsafe: bool,
+             apply: Callable[[str, list[Edit]], str] = apply_edits) -> FixedText:
     """Apply the chosen fixes of `analyse(text)`'s findings, pass after pass, until none is
     left to apply (at most `MAX_PASSES`); a pass that removes no finding is dropped, and ends the
-    loop. Inserted lines take the text's line ending."""
+    loop. Inserted lines take the text's line ending. `apply` makes the next text from the edits (a
+    notebook's applies them in its cells)."""
     fixed: Counter[str] = Counter()
     findings = analyse(text)
     newline = newline_of(text)
@@ -74,7 +76,7 @@ def fix_text(text: str, analyse: Callable[[str], list[Finding]], unsafe: bool) -
         edits = non_overlapping([fix for finding in findings if (fix := chosen_fix(finding, unsafe)) is not None])
         if not edits:
             break
-        new_text = apply_edits(text, in_line_endings(edits, newline))
+        new_text = apply(text, in_line_endings(edits, newline))
         new_findings = analyse(new_text)
         removed = Counter(f.code for f in findings) - Counter(f.code for f in new_findings)
         if not removed:  # the edits did not help (a rule offered a fix that is wrong here): keep the text

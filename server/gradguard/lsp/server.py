@@ -6,7 +6,8 @@ are published only if the document is still at that version (the latest change w
 
 When analyses run is `scheduler.py`'s business; what the editor's settings say is
 `settings.py`'s; the `gradguard.verify` command is `verify_command.py`'s, which sees the server
-only as a `VerifyHost`.
+only as a `VerifyHost`. A synced notebook is analysed under its own URI as one program
+(`notebooks.py`); its findings are published, fixed and hovered in its cells.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from urllib.parse import unquote
@@ -28,12 +29,14 @@ from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.project import ReadingInterrupted
 from gradguard.config import ConfigError, ProjectSettings, Settings
-from gradguard.engine import OpenDocument, fix_document, project_index
+from gradguard.engine import OpenDocument, broken_cells, fix_document, project_index
 from gradguard.findings import Applicability, Finding, Position, Span
 from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 from gradguard.knowledge import ops
 from gradguard.lsp import verify_command
+from gradguard.lsp import notebooks
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
+from gradguard.lsp.notebooks import OpenNotebook
 from gradguard.lsp.hover import rule_hover, tensor_hover
 from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio, serve_tcp
 from gradguard.lsp.scheduler import Scheduler
@@ -58,7 +61,8 @@ class GradguardServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("gradguard", __version__, protocol_cls=AnsweringProtocol,
-                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=notebooks.SYNC)
         self.editor = EditorSettings()
         self.pulls_settings = False  # the client sent no initializationOptions: ask it (workspace/configuration)
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic) instead of receiving them
@@ -68,6 +72,11 @@ class GradguardServer(LanguageServer):
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
+        self.notebooks: dict[str, OpenNotebook] = {}  # per synced notebook: its latest snapshot
+        # per synced notebook: its changes counted. VS Code leaves a notebook's version as it was when
+        # only a cell's text changes, so the server numbers the notebook's versions itself
+        self.revisions: dict[str, int] = {}
+        self.cells_shown: dict[str, tuple] = {}  # per notebook cell: its version and findings as last published
         self.scheduler = Scheduler()
         self.token: str | None = None  # what a client must present to run code (set for TCP by `start`)
 
@@ -89,6 +98,36 @@ class GradguardServer(LanguageServer):
         documents under the percent-decoded URI)."""
         return self.workspace.text_documents.get(unquote(uri))
 
+    def notebook(self, uri: str) -> OpenNotebook | None:
+        """The synced notebook at `uri` as it is now (a snapshot per version), None if there is none."""
+        synced = self.workspace.get_notebook_document(notebook_uri=uri)
+        if synced is None:
+            self.notebooks.pop(uri, None)
+            return None
+        known = self.notebooks.get(uri)
+        revision = self.revisions.get(uri, 0)
+        if known is None or known.version != revision:
+            known = self.notebooks[uri] = notebooks.open_notebook(self.workspace, uri, revision)
+        return known
+
+    def snapshot(self, uri: str) -> tuple[int | None, str, str] | None:
+        """(version, text, path) of the open document or synced notebook (its program) at `uri`."""
+        if (notebook := self.notebook(uri)) is not None:
+            # until the notebook has parsed once, its cells that do not parse are left out (blank):
+            # from then on, the blocks of its program keep their last good tree while one does not parse
+            opened = self.opened.get(uri)
+            parsed = opened is not None and opened.blocks.module is not None
+            return notebook.version, notebook.model.program if parsed else notebook.model.analysable_program, notebook.path
+        document = self.open_document(uri)
+        return None if document is None else (document.version, document.source, document.path)
+
+    def version_of(self, uri: str) -> int | None | bool:
+        """The version of what is open at `uri` (False when nothing is): cheap, asked at analysis steps."""
+        if self.workspace.get_notebook_document(notebook_uri=uri) is not None:
+            return self.revisions.get(uri, 0)
+        document = self.open_document(uri)
+        return False if document is None else document.version
+
     def report_server_error(self, error: Exception, source: object) -> None:
         """Malformed notifications and the like go to the log, not to a pop-up in the user's editor."""
         self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, f"gradguard: {error!r}"))
@@ -99,9 +138,41 @@ class GradguardServer(LanguageServer):
             (self.pull and self.client_supports("text_document", "diagnostic", "related_document_support"))
         return [to_diagnostic(document, f, i, related) for i, f in enumerate(findings)]
 
+    def cell_diagnostics(self, notebook: OpenNotebook, number: int, analysed: Analysed) -> list[lsp.Diagnostic]:
+        """The diagnostics of cell `number` of `notebook`, from the notebook's findings."""
+        document = notebook.cell_document(number)
+        if document is None:
+            return []
+        related = self.client_supports("text_document", "publish_diagnostics", "related_information") or \
+            (self.pull and self.client_supports("text_document", "diagnostic", "related_document_support"))
+        place = partial(notebooks.in_cell, notebook=notebook)
+        return [to_diagnostic(document, f, i, related, analysed.version, place)
+                for i, f in enumerate(notebook.localised(analysed.findings)) if f.span.cell == number]
+
     def publish(self, uri: str, analysed: Analysed) -> None:
         """Keep `analysed` as the document's findings; push them, unless the client pulls them."""
         self.analysed[uri] = analysed
+        notebook = self.notebook(uri)
+        if notebook is not None and notebook.version == analysed.version:
+            others_changed = False
+            for number, cell in enumerate(notebook.cells, 1):
+                if notebook.model.cells[number - 1].kind != "code":
+                    continue
+                diagnostics = self.cell_diagnostics(notebook, number, analysed)
+                shown = (cell.version, [(d.range, d.message, d.code, d.severity, d.related_information)
+                                        for d in diagnostics])
+                before = self.cells_shown.get(cell.uri)
+                if before == shown:
+                    continue  # a cell neither edited nor with other findings: a keystroke publishes one or two cells
+                self.cells_shown[cell.uri] = shown
+                if not self.pull:
+                    self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                        uri=cell.uri, version=cell.version, diagnostics=diagnostics))
+                elif before is not None and before[0] == cell.version:
+                    others_changed = True  # an edit elsewhere changed this cell's findings: the client pulls edited cells only
+            if others_changed:
+                self.refresh()
+            return
         document = self.open_document(uri)
         if not self.pull and document is not None:
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
@@ -136,40 +207,41 @@ class GradguardServer(LanguageServer):
             self.tasks[uri] = asyncio.ensure_future(self.keep_up(uri))
 
     async def keep_up(self, uri: str) -> None:
-        while (document := self.open_document(uri)) is not None:
-            version = document.version
+        while (version := self.version_of(uri)) is not False:
             done = await self.analyse_and_publish(uri)
-            latest = self.open_document(uri)
-            if latest is None or (done and latest.version == version):
+            latest = self.version_of(uri)
+            if latest is False or (done and latest == version):
                 return
 
     async def analyse_and_publish(self, uri: str) -> bool:
         """Analyse the document's current version and publish its diagnostics; False when the
         analysis was stopped (see `scheduler.py`) and has to run again."""
-        document = self.open_document(uri)
-        if document is None:
+        snapshot = self.snapshot(uri)
+        if snapshot is None:
             return True
-        version, text, path = document.version, document.source, document.path
+        version, text, path = snapshot
         outcome = await self.scheduler.analyse(uri, self.analyse, uri, path, text, version)
         if outcome is None:
             return False
         findings, first = outcome
+        notebook = self.notebook(uri)
+        if notebook is not None and notebook.version == version and text != notebook.model.program:
+            findings = [*broken_cells(path, notebook.model, self.settings_for(path)), *findings]
         if first:  # the user is about to read them, and likely to type: background work waits
             self.scheduler.active()
             asyncio.ensure_future(self.settle_in(uri))
-        current = self.open_document(uri)
-        if current is None or current.version != version:
-            return True  # outdated: the newer change's analysis publishes
+        if self.version_of(uri) != version:
+            return True  # outdated (or closed): the newer change's analysis publishes
         self.publish(uri, Analysed(version, text, findings))
         return True
 
     def unwanted(self, uri: str, version: int | None, started: float) -> bool:
         """Whether the analysis of `uri` at `version`, running since `started`, should stop now
         (asked by the analysis thread at its steps; see `Scheduler.should_stop`)."""
-        document = self.open_document(uri)
-        if document is None:
+        current = self.version_of(uri)
+        if current is False:
             return True
-        return self.scheduler.should_stop(uri, started, outdated=document.version != version)
+        return self.scheduler.should_stop(uri, started, outdated=current != version)
 
     def settings_for(self, path: str) -> Settings:
         """The editor's settings when it sent some (the CLI's keys), else the file's pyproject.toml."""
@@ -293,18 +365,25 @@ async def pull_diagnostics(ls: GradguardServer, params: lsp.DocumentDiagnosticPa
     """Pull diagnostics: the report of the document's current version (waiting for its analysis)."""
     uri = params.text_document.uri
     document = ls.open_document(uri)
+    notebook_uri = notebooks.notebook_of_cell(ls.workspace, uri)
+    analysed_uri = notebook_uri or uri
     if document is None:
         return lsp.RelatedFullDocumentDiagnosticReport(items=[])
-    analysed = ls.analysed.get(uri)
-    if analysed is None or analysed.version != document.version:
-        ls.schedule(uri)
-        await asyncio.shield(ls.tasks[uri])
-        analysed = ls.analysed.get(uri)
+    analysed = ls.analysed.get(analysed_uri)
+    if analysed is None or analysed.version != ls.version_of(analysed_uri):
+        ls.schedule(analysed_uri)
+        await asyncio.shield(ls.tasks[analysed_uri])
+        analysed = ls.analysed.get(analysed_uri)
     if analysed is None:
         return lsp.RelatedFullDocumentDiagnosticReport(items=[])
     result_id = f"{analysed.version}:{id(analysed)}"
     if params.previous_result_id == result_id:
         return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+    if notebook_uri is not None:
+        notebook = ls.notebook(notebook_uri)
+        number = notebook.number_of(uri) if notebook is not None else None
+        items = ls.cell_diagnostics(notebook, number, analysed) if number is not None else []
+        return lsp.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
     return lsp.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics(document, analysed.findings),
                                                    result_id=result_id)
 
@@ -399,10 +478,40 @@ def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> No
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+def did_open_notebook(ls: GradguardServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+    ls.revisions[params.notebook_document.uri] = 1
+    ls.schedule(params.notebook_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def did_change_notebook(ls: GradguardServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+    ls.scheduler.active()
+    ls.revisions[params.notebook_document.uri] = ls.revisions.get(params.notebook_document.uri, 0) + 1
+    structure = params.change.cells.structure if params.change.cells is not None else None
+    for removed in (structure.did_close or []) if structure is not None else []:
+        ls.cells_shown.pop(removed.uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=removed.uri, diagnostics=[]))
+    ls.schedule(params.notebook_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def did_close_notebook(ls: GradguardServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+    uri = params.notebook_document.uri
+    ls.notebooks.pop(uri, None)
+    ls.revisions.pop(uri, None)
+    did_close(ls, lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+    for cell in params.cell_text_documents:
+        ls.cells_shown.pop(cell.uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+
+
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
     code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]))
 def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
+    if (notebook_uri := notebooks.notebook_of_cell(ls.workspace, uri)) is not None:
+        return cell_code_actions(ls, notebook_uri, params)
     analysed = ls.analysed.get(uri)
     document = ls.open_document(uri)
     if analysed is None or document is None or analysed.version != document.version:
@@ -418,7 +527,7 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
             own = diagnostics[index]
             for position, fix in enumerate(finding.fixes):
                 preferred = position == 0 and fix.applicability is Applicability.SAFE
-                actions.append(to_code_action(document, fix, own, preferred, versioned))
+                actions.append(to_code_action(document, fix, own, preferred, versioned))  # never None in a file
             if (silence := noqa_action(document, finding, own)) is not None:
                 actions.append(silence)
     if any(FIX_ALL.startswith(k) for k in kinds):  # asked for explicitly: it re-analyses the whole file
@@ -431,6 +540,40 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
             actions.append(lsp.CodeAction(title="gradguard: fix all safely fixable problems",
                                           kind=FIX_ALL,
                                           edit=lsp.WorkspaceEdit(changes={uri: [edit]})))
+    return actions
+
+
+def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Quick fixes in a notebook's cell: their edits may reach into the earlier cell that saved
+    the tensor (one workspace edit over both cells)."""
+    analysed, notebook = ls.analysed.get(notebook_uri), ls.notebook(notebook_uri)
+    kinds = [getattr(k, "value", k) for k in params.context.only or ()]
+    if analysed is None or notebook is None or analysed.version != notebook.version or \
+            (kinds and not any(k.startswith("quickfix") for k in kinds)):
+        return []
+    number = notebook.number_of(params.text_document.uri)
+    document = notebook.cell_document(number) if number is not None else None
+    if document is None:
+        return []
+    localised = notebook.localised(analysed.findings)
+    diagnostics = {index: diagnostic for diagnostic in ls.cell_diagnostics(notebook, number, analysed)
+                   for index in [diagnostic.data["index"]]}
+    in_this_cell = Analysed(analysed.version, analysed.text,  # wanted_findings reads lines: this cell's only
+                            [f if f.span.cell == number else replace(f, span=Span(Position(0, 0), Position(0, 0)))
+                             for f in localised])
+    versioned = ls.client_supports("workspace", "workspace_edit", "document_changes")
+    place = partial(notebooks.in_cell, notebook=notebook)
+    actions: list[lsp.CodeAction] = []
+    for index in wanted_findings(in_this_cell, params):
+        if index not in diagnostics:
+            continue
+        finding = localised[index]
+        for position, fix in enumerate(finding.fixes):
+            preferred = position == 0 and fix.applicability is Applicability.SAFE
+            if (action := to_code_action(document, fix, diagnostics[index], preferred, versioned, place)) is not None:
+                actions.append(action)
+        if (silence := noqa_action(document, finding, diagnostics[index])) is not None:
+            actions.append(silence)
     return actions
 
 
@@ -471,16 +614,28 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
         return None
     column = document.position_from_client_units(params.position).character
     text = rule_hover(document.lines[line], column)
+    analysed_uri, program_line, cell = uri, line + 1, None
+    if text is None and (notebook_uri := notebooks.notebook_of_cell(ls.workspace, uri)) is not None:
+        notebook = ls.notebook(notebook_uri)
+        cell = notebook.number_of(uri) if notebook is not None else None
+        program_line = notebook.model.program_line(cell, line + 1) if cell is not None else None
+        if program_line is None:
+            return None  # a markdown cell, or one left out of the program
+        analysed_uri = notebook_uri
     if text is None:
-        analysed = ls.analysed.get(uri)
-        if analysed is None or analysed.version != document.version:
-            ls.schedule(uri)
-            await asyncio.shield(ls.tasks[uri])
-        opened = ls.opened.get(uri)
-        if opened is None or ls.analysed.get(uri) is None or ls.analysed[uri].version != document.version:
+        version = ls.version_of(analysed_uri)
+        analysed = ls.analysed.get(analysed_uri)
+        if analysed is None or analysed.version != version:
+            ls.schedule(analysed_uri)
+            await asyncio.shield(ls.tasks[analysed_uri])
+        opened = ls.opened.get(analysed_uri)
+        if opened is None or ls.analysed.get(analysed_uri) is None or \
+                ls.analysed[analysed_uri].version != ls.version_of(analysed_uri):
             return None  # still being edited: the next hover answers
         text = await ls.scheduler.run(  # with the analysis, not beside it
-            opened.describe_tensor, line + 1, column, ls.project, tensor_hover)
+            opened.describe_tensor, program_line, column, ls.project, tensor_hover)
+        if text is not None and cell is not None and (notebook := ls.notebook(analysed_uri)) is not None:
+            text = notebook.model.messages_in_cells(text, cell, relative=True)
     if text is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))

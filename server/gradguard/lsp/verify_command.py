@@ -165,5 +165,7 @@ def register(server: LanguageServer, host: VerifyHost) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls: LanguageServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+        if ls.workspace.get_notebook_document(cell_uri=params.text_document.uri) is not None:
+            return []  # a notebook's cell is no file to run: `gradguard verify nb.ipynb` runs the notebook
         document = ls.workspace.get_text_document(params.text_document.uri)
         return code_lenses(params.text_document.uri, document.source)

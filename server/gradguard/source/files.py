@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_BYTES = 8_000_000  # 4 bytes a character at most: over the analysis' character limit in any encoding
+NOTEBOOK_MAX_BYTES = 100_000_000  # a notebook's outputs (images) dwarf its code, which alone is analysed
 
 
 class UnreadableSource(OSError):
@@ -49,25 +50,27 @@ class SourceFile:
     raw: bytes
 
 
-def read_bytes(path: Path) -> bytes:
-    """The bytes of `path`, a regular file; raises `TooLarge`, `UnreadableSource` or `OSError`."""
+def read_bytes(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of `path`, a regular file of at most `limit` bytes (`MAX_BYTES`); raises
+    `TooLarge`, `UnreadableSource` or `OSError`."""
+    limit = MAX_BYTES if limit is None else limit
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO must not wait for a writer
     with os.fdopen(descriptor, "rb") as handle:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise UnreadableSource(errno.EINVAL, "not a regular file")
-        if info.st_size > MAX_BYTES:
-            raise TooLarge(errno.EFBIG, f"it has {info.st_size:,} bytes, over the limit of {MAX_BYTES:,}")
-        raw = handle.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:  # it grew while read
-        raise TooLarge(errno.EFBIG, f"it has over {MAX_BYTES:,} bytes, the limit")
+        if info.st_size > limit:
+            raise TooLarge(errno.EFBIG, f"it has {info.st_size:,} bytes, over the limit of {limit:,}")
+        raw = handle.read(limit + 1)
+    if len(raw) > limit:  # it grew while read
+        raise TooLarge(errno.EFBIG, f"it has over {limit:,} bytes, the limit")
     return raw
 
 
-def read_source(path: Path, raw: bytes | None = None) -> SourceFile:
+def read_source(path: Path, raw: bytes | None = None, limit: int | None = None) -> SourceFile:
     """The text of `path` (from its bytes `raw`, when already read); raises `UnreadableSource`
     (or `OSError`) when it cannot be read."""
-    raw = read_bytes(path) if raw is None else raw
+    raw = read_bytes(path, limit) if raw is None else raw
     encoding = source_encoding(raw)
     return SourceFile(path, _decode(raw, encoding), encoding, raw)
 

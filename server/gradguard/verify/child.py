@@ -64,7 +64,12 @@ def _user_traceback(error: BaseException) -> str:
     start = error.__traceback__
     while start is not None and not is_user_file(start.tb_frame.f_code.co_filename):
         start = start.tb_next
-    return "".join(traceback.format_exception(type(error), error, start or error.__traceback__))
+    text = "".join(traceback.format_exception(type(error), error, start or error.__traceback__))
+    from gradguard.verify.targets import RUN_NOTEBOOKS
+
+    for path, notebook in RUN_NOTEBOOKS.items():
+        text = notebook.traceback_in_cells(text, path)
+    return text
 
 
 def _exception_finding(error: BaseException, device: str) -> dict:

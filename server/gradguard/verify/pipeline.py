@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import linecache
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -11,7 +12,8 @@ from gradguard.config import Settings, load_settings
 from gradguard.engine import analyse_document, project_index
 from gradguard.findings import Finding
 from gradguard.source.document import Document
-from gradguard.source.files import read_source
+from gradguard.source.files import NOTEBOOK_MAX_BYTES, read_source
+from gradguard.source.notebook import Notebook, is_notebook
 from gradguard.verify.interpreter import Interpreter
 from gradguard.verify.merge import Verified, merge
 from gradguard.verify.runner import Entry, run_files
@@ -29,9 +31,12 @@ class FileVerification:
 
 
 def static_findings(path: Path, settings: Settings, project: ProjectIndex | None = None) -> list[Finding]:
-    """What `gradguard check` finds in `path`."""
-    return analyse_document(Document.parse(str(path), read_source(path).text), settings,
-                            project or project_index())
+    """What `gradguard check` finds in `path` (in a notebook: in its program's lines)."""
+    text = read_source(path, limit=NOTEBOOK_MAX_BYTES if is_notebook(path.name) else None).text
+    if is_notebook(path.name):
+        text = Notebook.parse(text).analysable_program
+        linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))  # `# noqa` as the merge reads it
+    return analyse_document(Document.parse(str(path), text), settings, project or project_index())
 
 
 def verify(files: list[tuple[str, list[Finding], Settings]], target: str | None, settings: VerifySettings,

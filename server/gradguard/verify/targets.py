@@ -3,13 +3,17 @@ function of a file, the module fed random inputs shaped for its first layer."""
 
 from __future__ import annotations
 
+import builtins
 import inspect
+import linecache
 import runpy
 import sys
 from pathlib import Path
 
 import torch
 from torch import nn
+
+from gradguard.source.notebook import Notebook, is_notebook
 
 
 _PASS_INPUTS = ("pass --input SHAPE[:DTYPE] once for each of its inputs (such as --input 2,64 --input 2,64:bool), "
@@ -20,17 +24,33 @@ class TargetError(Exception):
     """The target cannot be run as asked (not found, no input can be inferred): no fault of the code."""
 
 
+RUN_NOTEBOOKS: dict[str, Notebook] = {}  # the notebooks run in this child: their tracebacks name cells
+
+
 def run_script(path: str) -> None:
     """Run the file as `python FILE` would: as `__main__`, its folder first on `sys.path`."""
     sys.argv = [path]
     sys.path.insert(0, str(Path(path).parent))
-    runpy.run_path(path, run_name="__main__")
+    run_path(path, "__main__")
+
+
+def run_path(path: str, run_name: str) -> dict:
+    """Run a Python file, or a notebook's code cells in order (its program, magics masked:
+    `source/notebook.py`), in a fresh namespace named `run_name`; the namespace it leaves."""
+    if not is_notebook(path):
+        return runpy.run_path(path, run_name=run_name)
+    notebook = RUN_NOTEBOOKS[path] = Notebook.parse(Path(path).read_text(encoding="utf-8"))
+    program = notebook.program
+    linecache.cache[path] = (len(program), None, program.splitlines(True), path)  # tracebacks show the cells' code
+    namespace: dict = {"__name__": run_name, "__builtins__": builtins}
+    exec(compile(program, path, "exec"), namespace)
+    return namespace
 
 
 def run_target(path: str, name: str, settings: dict, device: torch.device) -> None:
     """Run the file as a module, then build and call its module class or function `name`."""
     sys.path.insert(0, str(Path(path).parent))
-    namespace = runpy.run_path(path, run_name="__gradguard_target__")
+    namespace = run_path(path, "__gradguard_target__")
     target = namespace.get(name)
     if target is None:
         raise TargetError(f"{path} defines no class or function named {name!r}")

@@ -1,0 +1,272 @@
+"""Notebooks in `gradguard lsp`: LSP 3.17 notebook sync as VS Code sends it (only the cells the
+server's selector takes: Python code cells, each a `vscode-notebook-cell:` document). The cells
+are one program in document order: a finding goes to its cell's URI in cell-local positions
+(UTF-16), its related location names the earlier cell, its quick fix edits the cells, and the
+notebook it leaves runs cleanly with torch (run_notebooks.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from helpers import ROOT
+from test_notebooks import run_in_order
+
+NOTEBOOK = ROOT / "tests" / "notebooks" / "cell_pair_exp.ipynb"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]))
+async def client(lsp_client: LanguageClient):
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.notebook_document = lsp.NotebookDocumentClientCapabilities(
+        synchronization=lsp.NotebookDocumentSyncClientCapabilities(execution_summary_support=True))
+    result = await lsp_client.initialize_session(lsp.InitializeParams(capabilities=capabilities))
+    lsp_client.server_capabilities = result.capabilities
+    yield
+    await lsp_client.shutdown_session()
+
+
+class Notebook:
+    """The client's side of a synced notebook: its cells' URIs and texts, in order."""
+
+    def __init__(self, client: LanguageClient, path: Path, cells: list[str]) -> None:
+        self.client, self.uri, self.version = client, path.as_uri(), 0
+        self.serial = 0
+        self.cell_versions: dict[str, int] = {}
+        self.cells: list[tuple[str, str]] = []
+        for text in cells:
+            self.cells.append((self._new_uri(), text))
+
+    def _new_uri(self) -> str:
+        self.serial += 1
+        return f"vscode-notebook-cell:{self.uri[len('file://'):]}#W{self.serial}sZmlsZQ%3D%3D"
+
+    def open(self) -> None:
+        self.client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+            notebook_document=lsp.NotebookDocument(
+                uri=self.uri, notebook_type="jupyter-notebook", version=self.version,
+                cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=uri) for uri, _ in self.cells],
+                metadata={"custom": {}}),
+            cell_text_documents=[lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+                                 for uri, text in self.cells]))
+
+    def type_in(self, number: int, text: str) -> None:
+        """Replace cell `number`'s whole text (as VS Code sends a cell edit: a ranged change)."""
+        uri, old = self.cells[number - 1]
+        lines = old.split("\n")
+        self.cell_versions[uri] = self.cell_versions.get(uri, 1) + 1  # VS Code's notebook version stays as it was
+        self.cells[number - 1] = (uri, text)
+        self.client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
+            notebook_document=lsp.VersionedNotebookDocumentIdentifier(version=self.version, uri=self.uri),
+            change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[
+                lsp.NotebookDocumentCellContentChanges(
+                    document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.cell_versions[uri]),
+                    changes=[lsp.TextDocumentContentChangePartial(
+                        range=lsp.Range(lsp.Position(0, 0), lsp.Position(len(lines) - 1, len(lines[-1]))),
+                        text=text)])]))))
+
+    def structure(self, start: int, delete: int, new: list[str]) -> None:
+        """Replace `delete` cells from index `start` by cells holding `new` (a move: delete + insert)."""
+        self.version += 1
+        removed = self.cells[start:start + delete]
+        added = [(self._new_uri(), text) for text in new]
+        self.cells[start:start + delete] = added
+        self.client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
+            notebook_document=lsp.VersionedNotebookDocumentIdentifier(version=self.version, uri=self.uri),
+            change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(
+                structure=lsp.NotebookDocumentCellChangeStructure(
+                    array=lsp.NotebookCellArrayChange(start=start, delete_count=delete, cells=[
+                        lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=uri) for uri, _ in added]),
+                    did_open=[lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+                              for uri, text in added],
+                    did_close=[lsp.TextDocumentIdentifier(uri=uri) for uri, _ in removed])))))
+
+    def close(self) -> None:
+        self.client.notebook_document_did_close(lsp.DidCloseNotebookDocumentParams(
+            notebook_document=lsp.NotebookDocumentIdentifier(uri=self.uri),
+            cell_text_documents=[lsp.TextDocumentIdentifier(uri=uri) for uri, _ in self.cells]))
+
+    async def diagnostics(self) -> dict[int, list[lsp.Diagnostic]]:
+        """Once every cell has had diagnostics published: by cell number (from 1)."""
+        for _ in range(600):
+            if all(uri in self.client.diagnostics for uri, _ in self.cells):
+                await asyncio.sleep(0.3)  # the rest of this round of publications
+                return self.shown()
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no diagnostics for some cells: {self.shown()}")
+
+    def shown(self) -> dict[int, list[lsp.Diagnostic]]:
+        return {n: list(self.client.diagnostics.get(uri, ())) for n, (uri, _) in enumerate(self.cells, 1)}
+
+    async def until(self, expected: dict[int, list]) -> None:
+        """Waits (30 s at most) until the diagnostics shown per cell are `expected` (a cell whose
+        findings did not change is not published again)."""
+        for _ in range(600):
+            if {n: [d.code for d in found] for n, found in self.shown().items()} == expected:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"diagnostics {self.shown()} are not {expected}")
+
+
+def code_cells() -> list[str]:
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    return ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
+
+
+def apply_to_cells(cells: list[tuple[str, str]], edit: lsp.WorkspaceEdit) -> list[str]:
+    """The cells' texts after `edit` (documentChanges or changes; UTF-16 columns)."""
+    by_uri: dict[str, list[lsp.TextEdit]] = dict((edit.changes or {}).items())
+    for change in edit.document_changes or []:
+        by_uri.setdefault(change.text_document.uri, []).extend(change.edits)
+    assert set(by_uri) <= {uri for uri, _ in cells}, by_uri
+    texts = []
+    for uri, text in cells:
+        lines = text.splitlines(keepends=True) or [""]
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line))
+
+        def offset(position: lsp.Position) -> int:
+            if position.line >= len(lines):
+                return len(text)
+            line, units, index = lines[position.line], 0, 0
+            while index < len(line) and units < position.character:
+                units += len(line[index].encode("utf-16-le")) // 2
+                index += 1
+            return starts[position.line] + index
+
+        for item in sorted(by_uri.get(uri, []), key=lambda e: (e.range.start.line, e.range.start.character),
+                           reverse=True):
+            text = text[:offset(item.range.start)] + item.new_text + text[offset(item.range.end):]
+        texts.append(text)
+    return texts
+
+
+def as_ipynb(path: Path, cells: list[str]) -> Path:
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                           "source": text} for text in cells],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_server_advertises_notebook_sync_for_python_cells(client: LanguageClient):
+    sync = client.server_capabilities.notebook_document_sync
+    assert [[cell.language for cell in selector.cells] for selector in sync.notebook_selector] == [["python"]]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_finding_goes_to_its_cell_and_names_the_earlier_cell_that_saved(client: LanguageClient, tmp_path):
+    notebook = Notebook(client, tmp_path / "nb.ipynb", code_cells())
+    assert run_in_order(as_ipynb(tmp_path / "proof.ipynb", code_cells()))["proof.ipynb"]["cell"] == 2
+    notebook.open()
+    by_cell = await notebook.diagnostics()
+    assert by_cell[1] == []
+    [diagnostic] = by_cell[2]
+    assert (diagnostic.code, diagnostic.range) == ("GG001", lsp.Range(lsp.Position(1, 0), lsp.Position(1, 6)))
+    assert "(an earlier cell, line 5)" in diagnostic.message  # VS Code syncs no markdown cell: no numbers
+    saved, raises = diagnostic.related_information
+    assert (saved.location.uri, saved.location.range.start) == (notebook.cells[0][0], lsp.Position(4, 4))
+    assert (raises.location.uri, raises.location.range.start) == (notebook.cells[1][0], lsp.Position(2, 0))
+
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0]), range=diagnostic.range,
+        context=lsp.CodeActionContext(diagnostics=[diagnostic])))
+    [preferred] = [a for a in actions if a.is_preferred]
+    fixed = apply_to_cells(notebook.cells, preferred.edit)
+    assert fixed[1] == "!echo training\ny = y + 1  # expect: GG001\ny.sum().backward()\n"
+    assert run_in_order(as_ipynb(tmp_path / "fixed.ipynb", fixed))["fixed.ipynb"]["error"] is None
+    clone = next(a for a in actions if "Clone" in a.title)  # the other fix edits the earlier cell
+    cloned = apply_to_cells(notebook.cells, clone.edit)
+    assert cloned[1] == notebook.cells[1][1] and cloned[0].endswith("y = x.exp().clone()")
+    assert run_in_order(as_ipynb(tmp_path / "cloned.ipynb", cloned))["cloned.ipynb"]["error"] is None
+
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0]), position=lsp.Position(1, 0)))
+    assert "saved for backward" in hover.contents.value and "(an earlier cell, line 5)" in hover.contents.value
+
+    notebook.type_in(2, fixed[1])
+    await notebook.until({1: [], 2: []})
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_cell_order_insertions_moves_and_deletions_are_followed(client: LanguageClient, tmp_path):
+    setup, train = code_cells()
+    notebook = Notebook(client, tmp_path / "nb.ipynb", [train, setup])  # run in this order, nothing is saved
+    notebook.open()
+    assert (await notebook.diagnostics()) == {1: [], 2: []}
+    notebook.structure(0, 1, [])  # the training cell is deleted ...
+    notebook.structure(1, 0, ["s = '😀'; y += 1\ny.sum().backward()\n"])  # ... and one typed after setup
+    await notebook.until({1: [], 2: ["GG001"]})
+    [diagnostic] = notebook.shown()[2]
+    assert diagnostic.range == lsp.Range(lsp.Position(0, 10), lsp.Position(0, 16))  # UTF-16: the emoji counts 2, not 1
+    notebook.structure(0, 2, [notebook.cells[1][1], notebook.cells[0][1]])  # moved above the setup cell
+    await notebook.until({1: [], 2: []})
+    notebook.close()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]))
+async def pulling_client(lsp_client: LanguageClient):
+    """VS Code as it is today: it pulls diagnostics (textDocument/diagnostic), cell by cell."""
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.notebook_document = lsp.NotebookDocumentClientCapabilities(
+        synchronization=lsp.NotebookDocumentSyncClientCapabilities())
+    capabilities.text_document.diagnostic = lsp.DiagnosticClientCapabilities(related_document_support=True)
+    capabilities.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=capabilities))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_pulling_client_gets_each_cell_s_own_report(pulling_client: LanguageClient, tmp_path):
+    notebook = Notebook(pulling_client, tmp_path / "nb.ipynb", code_cells())
+    notebook.open()
+
+    async def pull(number: int) -> list[lsp.Diagnostic]:
+        report = await pulling_client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+            text_document=lsp.TextDocumentIdentifier(notebook.cells[number - 1][0])))
+        return list(report.items)
+
+    [diagnostic] = await pull(2)
+    assert (diagnostic.code, diagnostic.range.start) == ("GG001", lsp.Position(1, 0))
+    assert diagnostic.related_information[0].location.uri == notebook.cells[0][0]
+    assert await pull(1) == []
+    notebook.type_in(2, code_cells()[1].replace("y += 1", "y = y + 1"))
+    assert await pull(2) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_pulling_client_is_told_to_pull_again_when_an_edit_changes_another_cell(pulling_client: LanguageClient,
+                                                                                        tmp_path):
+    setup, train = code_cells()
+    notebook = Notebook(pulling_client, tmp_path / "nb.ipynb", [setup, train])
+    notebook.open()
+    report = await pulling_client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0])))
+    assert [d.code for d in report.items] == ["GG001"]
+    refreshes = pulling_client.diagnostic_refresh_count
+    notebook.type_in(1, setup.replace("y = x.exp()", "y = x * 2"))  # nothing saved any more: cell 2 is clean
+    for _ in range(600):
+        if pulling_client.diagnostic_refresh_count > refreshes:
+            break
+        await asyncio.sleep(0.05)
+    assert pulling_client.diagnostic_refresh_count == refreshes + 1
+    report = await pulling_client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0])))
+    assert list(report.items) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_half_written_cell_does_not_hide_the_others(client: LanguageClient, tmp_path):
+    setup, train = code_cells()
+    notebook = Notebook(client, tmp_path / "nb.ipynb", [setup, "def half_written(x:\n    return x\n", train])
+    notebook.open()
+    await notebook.until({1: [], 2: ["GG000"], 3: ["GG001"]})
