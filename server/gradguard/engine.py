@@ -20,7 +20,8 @@ from gradguard.fixes.edits import apply_edits
 from gradguard.fixes.noqa import suppressed
 from gradguard.rules import RULES, RuleContext
 from gradguard.source.blocks import BlockTree
-from gradguard.source.document import Document, SyntaxProblem, too_large
+from gradguard.source.document import Document, too_large
+from gradguard.source.syntax import SyntaxProblem
 from gradguard.source.notebook import Notebook
 from gradguard.source.parser import SKIPPED, collector_paused
 

@@ -17,12 +17,20 @@ from gradguard.cli.output import cell_diffs, unified_diff
 from gradguard.cli.scan import scan
 from gradguard.config import ConfigError, Overrides, ProjectSettings, Settings, check_codes, find_pyproject
 from gradguard.findings import Finding, Severity
-from gradguard.source.files import NOTEBOOK_MAX_BYTES, SourceFile, read_bytes, read_source, replace_source
+from gradguard.source.files import (
+    NOTEBOOK_MAX_BYTES,
+    NotANotebook,
+    SourceFile,
+    is_notebook,
+    read_bytes,
+    read_source,
+    replace_source,
+)
 from gradguard.source.lines import lines_of
-from gradguard.source.notebook import Notebook, NotANotebook, is_notebook
 
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
+    from gradguard.source.notebook import Notebook
 
 # The engine (libcst, the rules: 0.3 s) is imported in the functions that analyse or fix: a run
 # the cache answers, or `--help`, never pays for it.
@@ -65,6 +73,8 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
                 continue
             source = sources[path] = read_source(path, raw)
             if is_notebook(path.name):
+                from gradguard.source.notebook import Notebook  # a run without notebooks never imports it
+
                 notebooks[path] = Notebook.parse(source.text)
         except (OSError, NotANotebook) as error:
             from gradguard.engine import analyse_document
@@ -179,6 +189,7 @@ def _check_notebook_text(run: CheckRun, filename: str, text: str, settings: Sett
     """`check -` of a notebook's JSON text."""
     from gradguard.engine import analyse_document, fix_notebook, project_index
     from gradguard.source.document import Document
+    from gradguard.source.notebook import Notebook
 
     try:
         notebook = Notebook.parse(text)
@@ -221,6 +232,8 @@ def add_noqa(run: CheckRun) -> int:
             run.unwritten.append(f"{filename}: no noqa written: the file changed since it was checked")
             continue
         if is_notebook(filename):
+            from gradguard.source.notebook import Notebook
+
             try:
                 notebook = Notebook.parse(source.text)
             except NotANotebook:

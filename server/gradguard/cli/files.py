@@ -14,8 +14,7 @@ import os
 from pathlib import Path
 from collections.abc import Callable, Iterator
 
-from gradguard.source.files import is_regular_file
-from gradguard.source.notebook import NOTEBOOK_SUFFIX
+from gradguard.source.files import NOTEBOOK_SUFFIX, is_regular_file
 
 TYPE_CHECKING = False  # typing is not imported for this: a run the cache answers never needs it
 if TYPE_CHECKING:

@@ -11,7 +11,10 @@ from gradguard import REPOSITORY, __version__, rule_url
 from gradguard.config import known_codes
 from gradguard.findings import Finding, Position, Span
 from gradguard.source.lines import lines_of
-from gradguard.source.notebook import Notebook
+
+TYPE_CHECKING = False  # annotations only: a run the cache answers never reads a notebook
+if TYPE_CHECKING:
+    from gradguard.source.notebook import Notebook
 
 
 def _location(position: Position) -> dict[str, int]:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from gradguard.cli.output import MACHINE_RENDERERS
 from gradguard.cli.text import cell_key, Style, has_safe_fix, render_concise, render_full, use_colour
 from gradguard.findings import Finding
-from gradguard.source.notebook import Notebook
 
 TYPE_CHECKING = False  # typing is not imported for annotations: a run the cache answers never needs it
 if TYPE_CHECKING:
+    from gradguard.source.notebook import Notebook
     from typing import IO
 
 

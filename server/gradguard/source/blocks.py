@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from gradguard.findings import Position, Span
-from gradguard.source.document import Document, SyntaxProblem, python_syntax_problem
+from gradguard.source.document import Document
+from gradguard.source.syntax import SyntaxProblem, python_syntax_problem
 from gradguard.source.parser import parse_module
 from gradguard.source.positions import spans_of
 

@@ -6,9 +6,7 @@ files have nothing, and the position pass costs as much as the parse.
 
 from __future__ import annotations
 
-import ast
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,31 +17,7 @@ from gradguard.source.files import TooLarge
 from gradguard.source.lines import lines_of
 from gradguard.source.parser import TooDeeplyNested, parse_module
 from gradguard.source.positions import WholeModule
-
-
-def python_syntax_problem(text: str) -> SyntaxProblem | None:
-    """Where CPython places the syntax error (libcst points at the token after it); None if it parses."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text)
-    except SyntaxError as error:
-        line = max(error.lineno or 1, 1)
-        return SyntaxProblem(error.msg, Position(line, max((error.offset or 1) - 1, 0)))
-    except (ValueError, RecursionError, MemoryError) as error:
-        return SyntaxProblem(str(error), Position(1, 0))
-    return None
-
-
-@dataclass(frozen=True)
-class SyntaxProblem:
-    """Why a file could not be parsed, and where; `skipped`: gradguard chose not to (its size);
-    `unreadable`: its text could not be read."""
-
-    message: str
-    position: Position
-    skipped: bool = False
-    unreadable: bool = False
+from gradguard.source.syntax import SyntaxProblem, python_syntax_problem
 
 
 MAX_CHARACTERS = 2_000_000  # larger files are not analysed (every adapter)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_BYTES = 8_000_000  # 4 bytes a character at most: over the analysis' character limit in any encoding
+NOTEBOOK_SUFFIX = ".ipynb"
 NOTEBOOK_MAX_BYTES = 100_000_000  # a notebook's outputs (images) dwarf its code, which alone is analysed
 
 
@@ -163,3 +164,12 @@ def _write_beside(target: Path, data: bytes, original: os.stat_result) -> None:
         except OSError:
             pass
         raise
+
+
+class NotANotebook(ValueError):
+    """The text is not an nbformat 4 notebook."""
+
+
+def is_notebook(filename: str) -> bool:
+    """Whether a file's name says it is a Jupyter notebook."""
+    return filename.endswith(NOTEBOOK_SUFFIX)

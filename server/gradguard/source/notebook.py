@@ -23,7 +23,6 @@ an nbformat 4 notebook is reported as unreadable.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import tokenize
@@ -33,9 +32,9 @@ from dataclasses import dataclass, replace
 from json.decoder import scanstring
 
 from gradguard.findings import Edit, Finding, Position, Related, Span
-from gradguard.source.document import SyntaxProblem, python_syntax_problem
+from gradguard.source.files import NotANotebook
+from gradguard.source.syntax import SyntaxProblem, python_syntax_problem
 
-NOTEBOOK_SUFFIX = ".ipynb"
 PYTHON_CELL_MAGICS = frozenset({"time", "capture"})  # run the cell's code once, in the user's namespace
 
 _MASKED = re.compile(
@@ -47,14 +46,6 @@ _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _LINE_MENTION = re.compile(r"\bline (\d+)\b")  # how `RuleContext.where` names a line of this file
 _DECODER = json.JSONDecoder()
-
-
-class NotANotebook(ValueError):
-    """The text is not an nbformat 4 notebook."""
-
-
-def is_notebook(filename: str) -> bool:
-    return filename.endswith(NOTEBOOK_SUFFIX)
 
 
 def split_lines(text: str) -> list[str]:

@@ -12,8 +12,8 @@ from gradguard.config import Settings, load_settings
 from gradguard.engine import analyse_document, project_index
 from gradguard.findings import Finding
 from gradguard.source.document import Document
-from gradguard.source.files import NOTEBOOK_MAX_BYTES, read_source
-from gradguard.source.notebook import Notebook, is_notebook
+from gradguard.source.files import NOTEBOOK_MAX_BYTES, is_notebook, read_source
+from gradguard.source.notebook import Notebook
 from gradguard.verify.interpreter import Interpreter
 from gradguard.verify.merge import Verified, merge
 from gradguard.verify.runner import Entry, run_files

@@ -13,7 +13,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from gradguard.source.notebook import Notebook, is_notebook
+from gradguard.source.files import is_notebook
+from gradguard.source.notebook import Notebook
 
 
 _PASS_INPUTS = ("pass --input SHAPE[:DTYPE] once for each of its inputs (such as --input 2,64 --input 2,64:bool), "

@@ -1,0 +1,35 @@
+"""A syntax problem, and where CPython places it: what a document or a notebook cell says when it
+does not parse. Only `ast`: checking a notebook's cells needs no libcst."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass
+
+from gradguard.findings import Position
+
+
+def python_syntax_problem(text: str) -> SyntaxProblem | None:
+    """Where CPython places the syntax error (libcst points at the token after it); None if it parses."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except SyntaxError as error:
+        line = max(error.lineno or 1, 1)
+        return SyntaxProblem(error.msg, Position(line, max((error.offset or 1) - 1, 0)))
+    except (ValueError, RecursionError, MemoryError) as error:
+        return SyntaxProblem(str(error), Position(1, 0))
+    return None
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    """Why a file could not be parsed, and where; `skipped`: gradguard chose not to (its size);
+    `unreadable`: its text could not be read."""
+
+    message: str
+    position: Position
+    skipped: bool = False
+    unreadable: bool = False
