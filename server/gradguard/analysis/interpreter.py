@@ -24,7 +24,7 @@ from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
 from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
-from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, normalise_torch_name, qualname_of
+from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
 from gradguard.analysis.state import State
 from gradguard.analysis.tensor_ops import TensorOps
@@ -286,7 +286,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             bound = (dotted_name(alias.asname.name) or "") if alias.asname is not None else name
-            state.env[bound] = ImportRef(f"{origin}{name}" if origin.endswith(".") else f"{origin}.{name}")
+            qualname = f"{origin}{name}" if origin.endswith(".") else f"{origin}.{name}"
+            if node.relative and self.project is not None and self.definitions.path is not None:
+                qualname = self.project.absolute(self.definitions.path, qualname)
+            state.env[bound] = ImportRef(qualname)
 
     def _if(self, node: cst.If, state: State) -> None:
         test = self.eval(node.test, state)
@@ -872,7 +875,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return self.copy_object(args[0])
         if name == "collections.OrderedDict":
             return self.call_builtin("dict", args, kwargs, node, state)
-        if name is not None and not name.startswith("torch"):
+        if name is not None and not is_torch_name(name):
             callee, name = self.resolve_import(callee), None
         if name is not None:
             return self.call_qualified(normalise_torch_name(name), args, kwargs, node, state)

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from gradguard.analysis.names import dotted_name, normalise_torch_name, qualname_of
+from gradguard.analysis.names import dotted_name, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
@@ -41,7 +41,7 @@ class ModuleCalls(InterpreterState):
     def class_base(self, base: cst.BaseExpression, state: State) -> Value:
         """A base class as written in a class statement (a class of another project file resolved)."""
         value = self.eval(base, state)
-        if isinstance(value, ImportRef) and not value.qualname.startswith("torch"):
+        if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
             resolved = self.resolve_import(value)
             return resolved if resolved is not UNKNOWN else value
         return value

@@ -1,12 +1,13 @@
 """The project index: what a name imported from another file of the project is.
 
-`from .blocks import Block` or `from timm.layers import Mlp` inside the project is resolved to
+`from .blocks import Block` inside the project, or `from timm.layers import Mlp` from an installed
+library (found on the project interpreter's search path: `libraries.Environment`), is resolved to
 the file that defines it; that file's top level (imports, functions, classes and what each
 class's `__init__` builds) is interpreted once and cached, following re-exports through
-`__init__.py` files. Names this cheap module-path resolution cannot place (installed packages
-found through `sys.path`, star imports, dynamic imports) are asked of jedi, which is slow on its
-first query and so is asked only for those. The files each analysis read are recorded, so a
-cache can be invalidated when any of them changes.
+`__init__.py` files, so a library's code is interpreted like the project's own. Names this cheap
+module-path resolution cannot place (star imports, dynamic imports) are asked of jedi, which is
+slow on its first query and so is asked only for those. The files each analysis read are
+recorded, so a cache can be invalidated when any of them changes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Callable, Iterator
 import libcst as cst
 
 from gradguard.analysis import budget
+from gradguard.analysis.libraries import NEVER_READ, Environment
+from gradguard.analysis.names import is_torch_name
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Span
 from gradguard.source.blocks import BlockTree
@@ -41,8 +44,10 @@ class ReadingInterrupted(Exception):
 class ProjectIndex:
     """Resolves imported names to definitions in other files; caches the files it read."""
 
-    def __init__(self, reader: TopLevelReader, capacity: int = 128, use_jedi: bool = True) -> None:
+    def __init__(self, reader: TopLevelReader, capacity: int = 128, use_jedi: bool = True,
+                 environment: Environment | None = None) -> None:
         self._reader = reader
+        self.environment = environment if environment is not None else Environment()
         self._definitions: OrderedDict[Path, Definitions | None] = OrderedDict()
         self._short: dict[Path, object] = {}  # read short (out of time): kept for the analysis (its budget) that read it
         self._capacity = capacity
@@ -58,6 +63,7 @@ class ProjectIndex:
         self.dependencies: dict[str, set[str]] = {}
         self._not_read: set[Path] | None = None  # while `without_reading`: the files left unread
         self._interrupted: Callable[[], bool] | None = None  # while `interruptible`
+        self._packages: dict[Path, tuple[str, ...]] = {}  # folder -> its dotted package name
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
         """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
@@ -82,7 +88,7 @@ class ProjectIndex:
         if definitions is None:
             return UNKNOWN
         value = definitions.globals.get(attribute, UNKNOWN)
-        if isinstance(value, ImportRef) and not value.qualname.startswith("torch"):
+        if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
             return self.resolve(str(file), value.qualname, depth + 1)
         return value
 
@@ -236,9 +242,9 @@ class ProjectIndex:
         except RecursionError:
             return None
 
-    @staticmethod
-    def _locate(from_path: Path, qualname: str) -> tuple[Path, str] | None:
-        """(file defining it, name in that file) by Python's module-path rules, without importing."""
+    def _locate(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
+        """(file defining it, name in that file) by Python's module-path rules, without importing:
+        the project's files first, then the installed libraries."""
         level = len(qualname) - len(qualname.lstrip("."))
         parts = qualname.lstrip(".").split(".")
         if len(parts) < 1 or not parts[-1]:
@@ -255,14 +261,53 @@ class ProjectIndex:
             candidate = _module_file(root, module_parts)
             if candidate is not None:
                 return candidate, attribute
+        if not level:
+            installed = self.environment.locate(parts[:-1])
+            if installed is not None:
+                return installed, parts[-1]
         return None
+
+    def registered(self, file: str, name: str) -> Value:
+        """The function a library's registry decorator (`@register_model`) registered as `name` in
+        the package that holds `file` (`timm.create_model("resnet18")`), or UNKNOWN."""
+        found = self.environment.registered(Path(file), name)
+        if found is None:
+            return UNKNOWN
+        self.dependencies.setdefault(file, set()).add(str(found[0]))
+        definitions = self.definitions_of(found[0])
+        return UNKNOWN if definitions is None else definitions.globals.get(found[1], UNKNOWN)
+
+    def absolute(self, from_path: str, qualname: str) -> str:
+        """A relative import's name made absolute (`.mlp.Mlp` in `timm/layers/__init__.py` →
+        `timm.layers.mlp.Mlp`), so that it means the same in any file it flows to; unchanged when
+        the file is not in a package deep enough."""
+        level = len(qualname) - len(qualname.lstrip("."))
+        if not level:
+            return qualname
+        folder = Path(os.path.realpath(from_path)).parent
+        if folder not in self._packages:
+            parts: list[str] = []
+            inside = folder
+            while (inside / "__init__.py").is_file() and inside.parent != inside:
+                parts.insert(0, inside.name)
+                inside = inside.parent
+            self._packages[folder] = tuple(parts)
+        package = self._packages[folder]
+        if level - 1 >= len(package):
+            return qualname
+        rest = qualname[level:]
+        return ".".join([*package[:len(package) - (level - 1)], *([rest] if rest else [])])
+
+    def is_library(self, file: str) -> bool:
+        """Whether `file` belongs to an installed package (not to the project)."""
+        return self.environment.package_of(Path(file)) is not None
 
     def _locate_with_jedi(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
         if not self._use_jedi or qualname.startswith(".") or not from_path.is_file():
             return None
         module, _, attribute = qualname.rpartition(".")
         top = module.split(".")[0]
-        if not module or top in _NEVER_PROJECT or top in sys.stdlib_module_names:
+        if not module or top in NEVER_READ or top in sys.stdlib_module_names:
             return None
         import jedi
 
@@ -274,17 +319,12 @@ class ProjectIndex:
             return None
         for name in names:
             path = name.module_path
-            if path is not None and path.suffix == ".py" and not _installed(Path(path)):
+            if path is None or Path(path).suffix != ".py":
+                continue
+            package = self.environment.package_of(Path(path).resolve())
+            if (package is None and not _installed(Path(path))) or (package is not None and package[0] not in NEVER_READ):
                 return Path(path), name.name
         return None
-
-
-#: Installed packages that are never part of the user's project and define no nn modules we follow
-#: (the standard library aside: `sys.stdlib_module_names`).
-_NEVER_PROJECT = frozenset({
-    "torch", "numpy", "einops", "scipy", "PIL", "transformers", "huggingface_hub", "safetensors",
-    "typing_extensions",
-})
 
 
 def _installed(path: Path) -> bool:

@@ -1,0 +1,152 @@
+"""Installed libraries, as the project's interpreter sees them.
+
+Names that leave the project (`import timm`, `from transformers.activations import ACT2FN`) are
+found on the interpreter's module search path: the one jedi reports for the interpreter the
+user named (`--python`, the editor's setting), else the running interpreter's `sys.path`. Their
+files are then read like the project's own (`ProjectIndex`), so a library module's `forward`
+is interpreted by the same interpreter as a project module's.
+
+Model registries filled by a decorator (`@register_model` in timm and torchvision) cannot be
+read from the code that runs at import time; they are indexed by reading the package's source
+for the decorator (a function whose name starts with `register` decorating a `def`), once per
+package version, and kept in the user's cache directory (`$XDG_CACHE_HOME/gradguard`, else
+`~/.cache/gradguard`), shared by every project.
+
+torch itself is never read: the op table and `knowledge/modules.py` describe it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from functools import cached_property
+from pathlib import Path
+
+#: Installed packages that are never read: torch is described by the knowledge, the others define
+#: no layers (the standard library aside: `sys.stdlib_module_names`).
+NEVER_READ = frozenset({
+    "torch", "numpy", "einops", "scipy", "PIL", "huggingface_hub", "safetensors", "typing_extensions",
+    "tokenizers", "packaging", "filelock", "requests", "tqdm", "yaml", "regex", "jinja2", "sympy", "networkx",
+    "fsspec", "triton", "functorch",
+})
+
+_FORMAT = 1  # of the cache's entries
+_DECORATED = re.compile(r"^[ \t]*@(?:[\w.]+\.)?(register\w*)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def[ \t]+(\w+)",
+                        re.MULTILINE)
+
+
+def cache_folder() -> Path:
+    """gradguard's folder in the user's cache directory (shared by projects)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gradguard"
+
+
+class Environment:
+    """The module search path of the project's interpreter, and what its installed packages hold."""
+
+    def __init__(self, python: str | None = None, cache: Path | None = None) -> None:
+        self.python = python
+        self.cache = cache if cache is not None else cache_folder()
+        self._registries: dict[Path, dict[str, tuple[str, str]]] = {}
+
+    @cached_property
+    def search_path(self) -> tuple[Path, ...]:
+        """The folders the interpreter imports from (jedi asks the named interpreter; without one,
+        this interpreter's `sys.path`), the standard library left out."""
+        entries: list[str] = list(sys.path)
+        if self.python is not None:
+            try:
+                import jedi
+
+                entries = jedi.create_environment(self.python, safe=False).get_sys_path()
+            except Exception:  # an interpreter that does not run: only the project's files are read
+                entries = []
+        stdlib = Path(sys.base_prefix).resolve()
+        folders: list[Path] = []
+        for entry in entries:
+            if not entry or not os.path.isdir(entry):
+                continue
+            folder = Path(entry).resolve()
+            if folder.is_relative_to(stdlib) and "-packages" not in folder.name or folder in folders:
+                continue
+            folders.append(folder)
+        return tuple(folders)
+
+    def locate(self, parts: list[str]) -> Path | None:
+        """The file of the installed module `parts` (a package's `__init__.py`), or None."""
+        if not parts or parts[0] in NEVER_READ or parts[0] in sys.stdlib_module_names:
+            return None
+        for root in self.search_path:
+            target = root.joinpath(*parts)
+            if target.with_suffix(".py").is_file():
+                return target.with_suffix(".py")
+            if (target / "__init__.py").is_file():
+                return target / "__init__.py"
+        return None
+
+    def package_of(self, file: Path) -> tuple[str, Path] | None:
+        """(top-level package name, its folder) of an installed file, or None for other files."""
+        for root in self.search_path:
+            if file.is_relative_to(root) and file != root:
+                top = file.relative_to(root).parts[0]
+                return top.removesuffix(".py"), root / top
+        return None
+
+    def registered(self, file: Path, name: str) -> tuple[Path, str] | None:
+        """The function registered as `name` (timm's `"resnet18"`, a tag after a dot ignored) in
+        the package that holds `file`: (its file, its name)."""
+        package = self.package_of(file)
+        if package is None or not package[1].is_dir():
+            return None
+        registry = self._registry(package[0], package[1])
+        found = registry.get(name.split(".", 1)[0])
+        return (package[1] / found[0], found[1]) if found is not None else None
+
+    def _registry(self, name: str, folder: Path) -> dict[str, tuple[str, str]]:
+        if folder in self._registries:
+            return self._registries[folder]
+        key = hashlib.sha256(f"{_FORMAT}:{folder}:{_version(folder)}".encode()).hexdigest()[:24]
+        entry = self.cache / "registries" / f"{name}-{key}.json"
+        try:
+            registry = {k: tuple(v) for k, v in json.loads(entry.read_text(encoding="utf-8")).items()}
+        except (OSError, ValueError, TypeError):
+            registry = _index_registry(folder)
+            try:
+                entry.parent.mkdir(parents=True, exist_ok=True)
+                temporary = entry.with_suffix(f".{os.getpid()}.tmp")
+                temporary.write_text(json.dumps(registry), encoding="utf-8")
+                os.replace(temporary, entry)
+            except OSError:  # a read-only cache: indexed again next time
+                pass
+        self._registries[folder] = registry
+        return registry
+
+
+def _version(folder: Path) -> str:
+    """The installed version of the package in `folder` (its dist-info's name), or its files' stamp."""
+    normalised = folder.name.replace("-", "_").lower()
+    for info in folder.parent.glob("*.dist-info"):
+        project, _, rest = info.name.partition("-")
+        if project.replace("-", "_").lower() == normalised:
+            return rest.removesuffix(".dist-info")
+    stat = (folder / "__init__.py").stat() if (folder / "__init__.py").exists() else folder.stat()
+    return f"mtime-{stat.st_mtime_ns}"
+
+
+def _index_registry(folder: Path) -> dict[str, tuple[str, str]]:
+    """Every function a `@register...` decorator registers in the package: name -> (file, name)."""
+    registry: dict[str, tuple[str, str]] = {}
+    for file in sorted(folder.rglob("*.py")):
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "@" not in text or "register" not in text:
+            continue
+        relative = file.relative_to(folder).as_posix()
+        for match in _DECORATED.finditer(text):
+            registry.setdefault(match.group(2), (relative, match.group(2)))
+    return registry
