@@ -437,7 +437,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     attributes.update({t.value: evaluated for t in targets if evaluated is not UNKNOWN})
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         init = next((m for m in methods if m.name.value == "__init__"), None)
-        if init is not None:
+        if init is not None and not self.library:
             self.analyse_function(init, self_value=template, is_forward=False, enclosing=state)
         for method in methods:
             if method is init:
@@ -876,6 +876,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if name == "collections.OrderedDict":
             return self.call_builtin("dict", args, kwargs, node, state)
         if name is not None and not is_torch_name(name):
+            if self.library and not self.call_stack:
+                return UNKNOWN  # a library's module-level call into another file (`get_logger(__name__)`)
             callee, name = self.resolve_import(callee), None
         if name is not None:
             return self.call_qualified(normalise_torch_name(name), args, kwargs, node, state)
@@ -1050,6 +1052,7 @@ def read_top_level(module: cst.Module, path: str, project: ProjectIndex) -> Defi
     """What a file defines at its top level (imports, functions, classes and what their `__init__`
     builds), for the files that import it; its functions are not analysed."""
     interpreter = Interpreter(module, path, project)
+    interpreter.library = project.is_library(path)
     interpreter.run(functions=False)
     return interpreter.definitions
 
