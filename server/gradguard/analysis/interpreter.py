@@ -423,6 +423,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         bases = tuple(self.class_base(base.value, state) for base in node.bases)
         self.definitions.bases[name] = bases
         is_module, torch_base = self.module_kind(bases)
+        if not is_module and self.library and any(isinstance(b, ImportRef) for b in bases) and any(
+                isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body):
+            is_module = True  # a library class with a `forward`, derived from a class of its other files
         template = ModuleValue(name, None, user_class=name, definitions=self.definitions, is_module=is_module,
                                torch_base=torch_base)
         self.definitions.classes[name] = (node, template)

@@ -42,6 +42,8 @@ class ModuleCalls(InterpreterState):
         """A base class as written in a class statement (a class of another project file resolved)."""
         value = self.eval(base, state)
         if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
+            if self.library and not self.call_stack:
+                return value  # a library's base from another of its files: not read for this (see `module_kind`)
             resolved = self.resolve_import(value)
             return resolved if resolved is not UNKNOWN else value
         return value
