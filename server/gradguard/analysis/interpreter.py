@@ -310,10 +310,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     @staticmethod
     def isinstance_of(subject: Value, classes: Value) -> bool | None:
-        """The outcome of `isinstance(m, nn.Linear)` (or a tuple of classes) for a known torch module."""
+        """The outcome of `isinstance(m, nn.Linear)` (or a tuple of classes) for a known torch module,
+        and of `isinstance(x, tuple)` (`list`, `dict`) for a value whose kind is known."""
+        candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
+        if candidates and all(isinstance(c, BuiltinRef) and c.name in ("tuple", "list", "dict") for c in candidates):
+            return _container_kind(subject) in {c.name for c in candidates} if _container_kind(subject) != "?" else None
         if not isinstance(subject, ModuleValue) or subject.user_class is not None:
             return None
-        candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
         names = []
         for candidate in candidates:
             name = qualname_of(candidate)
@@ -706,6 +709,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _subscript(self, node: cst.Subscript, state: State) -> Value:
         base = self.eval(node.value, state)
+        if isinstance(base, ImportRef) and not is_torch_name(base.qualname):
+            base = self.resolve_import(base)  # `ACT2FN["gelu"]`
         kinds = [self.eval_slice(element, state) for element in node.slice]
         base = self.keyed(base, kinds, state)
         if isinstance(base, (SequenceValue, DictValue)):
@@ -713,6 +718,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 return SequenceValue(repeated=self.join_elements(base.items, state)) if base.repeated is None \
                     else base  # a slice of the list
             return self.subscript_of(base, _single_index(kinds), state)
+        if isinstance(base, ModuleValue) and base.user_class is not None and base.definitions is not None \
+                and len(kinds) == 1 and not isinstance(kinds[0], str) \
+                and (getitem := base.definitions.method(base.user_class, "__getitem__")) is not None:
+            return self.call_user_function(getitem[0], getitem[1], base, [kinds[0]], {}, node, state)
+        if isinstance(base, ModuleValue) and base.mapping is not None and len(kinds) == 1 \
+                and not isinstance(kinds[0], str):
+            return self.subscript_of(base.mapping, kinds[0], state)
         if isinstance(base, ModuleValue):
             index = kinds[0] if len(kinds) == 1 else None
             if base.children is not None and isinstance(index, ConstValue) and isinstance(index.value, int):
@@ -862,7 +874,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     args.append(UNKNOWN)
                     kwargs["*"] = UNKNOWN
             elif arg.star == "**":
-                kwargs["**"] = UNKNOWN
+                if isinstance(value, DictValue) and value.complete and all(isinstance(k, str) for k in value.entries):
+                    kwargs.update(value.entries)  # `cls(**{"min": -10})`
+                else:
+                    kwargs["**"] = UNKNOWN
             elif arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
             else:
@@ -951,6 +966,19 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not isinstance(receiver, TensorValue):
             return UNKNOWN
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
+
+
+def _container_kind(value: Value) -> str | None:
+    """"tuple", "list" or "dict" for a container, None for a value that is none of them, "?" when unknown."""
+    if isinstance(value, SequenceValue):
+        return "list" if value.mutable else "tuple"
+    if isinstance(value, DictValue):
+        return "dict"
+    if isinstance(value, (TensorValue, FunctionRef, ImportRef, BuiltinRef)) or (
+            isinstance(value, ModuleValue) and value.mapping is None) or (
+            isinstance(value, ConstValue) and isinstance(value.value, (int, float, str, bool, type(None)))):
+        return None
+    return "?"
 
 
 def _reason(error: OverBudget | RecursionError) -> str:

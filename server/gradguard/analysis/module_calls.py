@@ -12,6 +12,7 @@ from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
+    BuiltinRef,
     ConstValue,
     DictValue,
     FunctionRef,
@@ -86,6 +87,8 @@ class ModuleCalls(InterpreterState):
         init = cls.definitions.method(cls.name, "__init__")
         if init is None:
             self.init_container(instance, args)
+            if self.derives_from_dict(cls) and len(args) == 1 and isinstance(args[0], DictValue) and not kwargs:
+                instance.mapping = args[0]
             return instance
         if self.call_user_function(init[0], init[1], instance, args, kwargs, node, state) is UNKNOWN:
             copy = self.instance_copy(template)
@@ -93,6 +96,13 @@ class ModuleCalls(InterpreterState):
                 copy.node = node
                 return copy
         return instance
+
+    @staticmethod
+    def derives_from_dict(cls: FunctionRef) -> bool:
+        """Whether a class derives (directly) from `dict` or `collections.OrderedDict`."""
+        bases = cls.definitions.bases.get(cls.name, ())
+        return any((isinstance(b, BuiltinRef) and b.name == "dict") or qualname_of(b) in (
+            "collections.OrderedDict", "typing.OrderedDict") for b in bases)
 
     @staticmethod
     def init_container(instance: ModuleValue, args: list[Value]) -> None:
@@ -123,6 +133,8 @@ class ModuleCalls(InterpreterState):
         if found is not None:
             return self.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
         instance = receiver.instance
+        if method == "__getitem__" and instance.mapping is not None and len(args) == 1:
+            return self.subscript_of(instance.mapping, args[0], state)
         if method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)
         elif method == "forward" and instance.torch_base == "Sequential":
