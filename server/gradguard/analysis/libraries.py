@@ -6,11 +6,13 @@ user named (`--python`, the editor's setting), else the running interpreter's `s
 files are then read like the project's own (`ProjectIndex`), so a library module's `forward`
 is interpreted by the same interpreter as a project module's.
 
-Model registries filled by a decorator (`@register_model` in timm and torchvision) cannot be
-read from the code that runs at import time; they are indexed by reading the package's source
-for the decorator (a function whose name starts with `register` decorating a `def`), once per
-package version, and kept in the user's cache directory (`$XDG_CACHE_HOME/gradguard`, else
-`~/.cache/gradguard`), shared by every project.
+Two things cannot be read from the code that runs at import time, so each package's source is
+indexed for them once per package version, and the index kept in the user's cache directory
+(`$XDG_CACHE_HOME/gradguard`, else `~/.cache/gradguard`), shared by every project: model
+registries filled by a decorator (`@register_model` in timm and torchvision: a function whose name
+starts with `register` decorating a `def`), and where each top-level class and function is
+defined, for names re-exported through star imports and lazy modules (`from transformers import
+GPT2Config`).
 
 torch itself is never read: the op table and `knowledge/modules.py` describe it.
 """
@@ -22,6 +24,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -33,7 +36,8 @@ NEVER_READ = frozenset({
     "fsspec", "triton", "functorch",
 })
 
-_FORMAT = 1  # of the cache's entries
+_FORMAT = 2  # of the cache's entries
+_DEFINED = re.compile(r"^(?:class|def)[ \t]+(\w+)", re.MULTILINE)
 _DECORATED = re.compile(r"^[ \t]*@(?:[\w.]+\.)?(register\w*)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def[ \t]+(\w+)",
                         re.MULTILINE)
 
@@ -50,7 +54,7 @@ class Environment:
     def __init__(self, python: str | None = None, cache: Path | None = None) -> None:
         self.python = python
         self.cache = cache if cache is not None else cache_folder()
-        self._registries: dict[Path, dict[str, tuple[str, str]]] = {}
+        self._indexes: dict[Path, PackageIndex] = {}
 
     @cached_property
     def search_path(self) -> tuple[Path, ...]:
@@ -98,31 +102,57 @@ class Environment:
     def registered(self, file: Path, name: str) -> tuple[Path, str] | None:
         """The function registered as `name` (timm's `"resnet18"`, a tag after a dot ignored) in
         the package that holds `file`: (its file, its name)."""
+        index = self._index_of(file)
+        found = index.registered.get(name.split(".", 1)[0]) if index is not None else None
+        return (index.folder / found, name.split(".", 1)[0]) if found is not None else None
+
+    def defined(self, package_file: Path, name: str) -> Path | None:
+        """The one file below the folder of `package_file` (a package's `__init__.py`) whose top level
+        defines class or function `name`, or None (none, or several)."""
+        index = self._index_of(package_file)
+        if index is None:
+            return None
+        below = package_file.parent.relative_to(index.folder).as_posix()
+        prefix = "" if below == "." else below + "/"
+        files = [f for f in index.defined.get(name, ()) if f.startswith(prefix)]
+        if len(files) > 1:  # transformers' `modular_*.py` sources repeat what `modeling_*.py` define
+            files = [f for f in files if not f.rsplit("/", 1)[-1].startswith("modular_")]
+        return index.folder / files[0] if len(files) == 1 else None
+
+    def _index_of(self, file: Path) -> PackageIndex | None:
         package = self.package_of(file)
         if package is None or not package[1].is_dir():
             return None
-        registry = self._registry(package[0], package[1])
-        found = registry.get(name.split(".", 1)[0])
-        return (package[1] / found[0], found[1]) if found is not None else None
-
-    def _registry(self, name: str, folder: Path) -> dict[str, tuple[str, str]]:
-        if folder in self._registries:
-            return self._registries[folder]
+        name, folder = package
+        if folder in self._indexes:
+            return self._indexes[folder]
         key = hashlib.sha256(f"{_FORMAT}:{folder}:{_version(folder)}".encode()).hexdigest()[:24]
-        entry = self.cache / "registries" / f"{name}-{key}.json"
+        entry = self.cache / "packages" / f"{name}-{key}.json"
         try:
-            registry = {k: tuple(v) for k, v in json.loads(entry.read_text(encoding="utf-8")).items()}
-        except (OSError, ValueError, TypeError):
-            registry = _index_registry(folder)
+            stored = json.loads(entry.read_text(encoding="utf-8"))
+            index = PackageIndex(folder, stored["registered"], stored["defined"])
+        except (OSError, ValueError, TypeError, KeyError):
+            index = _index_package(folder)
             try:
                 entry.parent.mkdir(parents=True, exist_ok=True)
                 temporary = entry.with_suffix(f".{os.getpid()}.tmp")
-                temporary.write_text(json.dumps(registry), encoding="utf-8")
+                temporary.write_text(json.dumps({"registered": index.registered, "defined": index.defined}),
+                                     encoding="utf-8")
                 os.replace(temporary, entry)
             except OSError:  # a read-only cache: indexed again next time
                 pass
-        self._registries[folder] = registry
-        return registry
+        self._indexes[folder] = index
+        return index
+
+
+@dataclass
+class PackageIndex:
+    """What reading an installed package's source found: registered name -> file, and top-level
+    class or function name -> the files defining it (paths relative to the package's folder)."""
+
+    folder: Path
+    registered: dict[str, str]
+    defined: dict[str, list[str]]
 
 
 def _version(folder: Path) -> str:
@@ -136,17 +166,20 @@ def _version(folder: Path) -> str:
     return f"mtime-{stat.st_mtime_ns}"
 
 
-def _index_registry(folder: Path) -> dict[str, tuple[str, str]]:
-    """Every function a `@register...` decorator registers in the package: name -> (file, name)."""
-    registry: dict[str, tuple[str, str]] = {}
+def _index_package(folder: Path) -> PackageIndex:
+    """Reads every file of the package once (text only, no parse)."""
+    index = PackageIndex(folder, {}, {})
     for file in sorted(folder.rglob("*.py")):
         try:
             text = file.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if "@" not in text or "register" not in text:
-            continue
         relative = file.relative_to(folder).as_posix()
-        for match in _DECORATED.finditer(text):
-            registry.setdefault(match.group(2), (relative, match.group(2)))
-    return registry
+        for match in _DEFINED.finditer(text):
+            files = index.defined.setdefault(match.group(1), [])
+            if relative not in files:
+                files.append(relative)
+        if "@" in text and "register" in text:
+            for match in _DECORATED.finditer(text):
+                index.registered.setdefault(match.group(2), relative)
+    return index

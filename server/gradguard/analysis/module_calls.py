@@ -89,6 +89,9 @@ class ModuleCalls(InterpreterState):
             self.init_container(instance, args)
             if self.derives_from_dict(cls) and len(args) == 1 and isinstance(args[0], DictValue) and not kwargs:
                 instance.mapping = args[0]
+            for key, value in kwargs.items():  # a dataclass's fields (`GPT2Config(n_embd=16)`)
+                if cls.definitions.class_attribute(cls.name, key) is not None:
+                    instance.named_children[key] = value
             return instance
         if self.call_user_function(init[0], init[1], instance, args, kwargs, node, state) is UNKNOWN:
             copy = self.instance_copy(template)
@@ -197,6 +200,10 @@ class ModuleCalls(InterpreterState):
             shared = owner.definitions.class_attribute(owner.user_class, attribute)
             if shared is not None:
                 return shared
+            aliases = owner.definitions.class_attribute(owner.user_class, "attribute_map")
+            if isinstance(aliases, DictValue) and isinstance(target := aliases.entries.get(attribute), ConstValue) \
+                    and isinstance(target.value, str) and target.value != attribute:
+                return self.module_attribute(owner, target.value, node)  # a config's `hidden_size` → `n_embd`
         if attribute in owner.parameters:
             return owner.parameters[attribute]
         if attribute in owner.buffers:

@@ -88,6 +88,9 @@ class ProjectIndex:
         if definitions is None:
             return UNKNOWN
         value = definitions.globals.get(attribute, UNKNOWN)
+        if value is UNKNOWN and file.name == "__init__.py" and (
+                defining := self.environment.defined(file, attribute)) is not None:
+            return self.resolve(str(file), _module_name(defining, file, attribute), depth + 1)  # a star import
         if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
             return self.resolve(str(file), value.qualname, depth + 1)
         return value
@@ -331,6 +334,12 @@ def _installed(path: Path) -> bool:
     """Installed packages and the standard library are not the user's project."""
     parts = set(path.parts)
     return bool(parts & {"site-packages", "dist-packages"}) or path.is_relative_to(sys.base_prefix)
+
+
+def _module_name(defining: Path, package_init: Path, attribute: str) -> str:
+    """The absolute name of `attribute` in the file `defining`, found below a package's `__init__.py`."""
+    root = _package_root(package_init)
+    return ".".join([*defining.relative_to(root).with_suffix("").parts, attribute])
 
 
 def _package_root(path: Path) -> Path:
