@@ -366,5 +366,5 @@ def _names_in(target: cst.BaseExpression) -> list[str]:
 
 
 BUILTINS = frozenset({"range", "len", "zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter", "next",
-                      "sum", "dict", "getattr", "setattr", "isinstance"})
+                      "sum", "dict", "getattr", "setattr", "isinstance", "str", "int", "float", "bool"})
 

@@ -313,8 +313,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         """The outcome of `isinstance(m, nn.Linear)` (or a tuple of classes) for a known torch module,
         and of `isinstance(x, tuple)` (`list`, `dict`) for a value whose kind is known."""
         candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
-        if candidates and all(isinstance(c, BuiltinRef) and c.name in ("tuple", "list", "dict") for c in candidates):
-            return _container_kind(subject) in {c.name for c in candidates} if _container_kind(subject) != "?" else None
+        if candidates and all(isinstance(c, BuiltinRef) and c.name in _BUILTIN_TYPES for c in candidates):
+            return _builtin_instance(subject, tuple(_BUILTIN_TYPES[c.name] for c in candidates))
         if not isinstance(subject, ModuleValue) or subject.user_class is not None:
             return None
         names = []
@@ -940,6 +940,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def call_method(self, receiver: Value, method: str, args: list[Value], kwargs: dict[str, Value],
                     node: cst.Call, state: State) -> Value:
+        if isinstance(receiver, ConstValue) and isinstance(receiver.value, str):
+            if method in _STRING_METHODS and not kwargs and all(isinstance(a, ConstValue) for a in args):
+                try:
+                    return ConstValue(getattr(receiver.value, method)(*(a.value for a in args)))
+                except (TypeError, ValueError):
+                    return UNKNOWN
+            return UNKNOWN
         if isinstance(receiver, SuperValue):
             return self.call_super(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
@@ -968,17 +975,23 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
 
 
-def _container_kind(value: Value) -> str | None:
-    """"tuple", "list" or "dict" for a container, None for a value that is none of them, "?" when unknown."""
+_STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
+                             "removeprefix", "removesuffix"})
+_BUILTIN_TYPES = {"tuple": tuple, "list": list, "dict": dict, "str": str, "int": int, "float": float, "bool": bool}
+
+
+def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
+    """`isinstance(value, types)` for builtin types, where the value's kind is known."""
+    if isinstance(value, ConstValue):
+        return isinstance(value.value, types)
     if isinstance(value, SequenceValue):
-        return "list" if value.mutable else "tuple"
+        return (list if value.mutable else tuple) in types
     if isinstance(value, DictValue):
-        return "dict"
+        return dict in types
     if isinstance(value, (TensorValue, FunctionRef, ImportRef, BuiltinRef)) or (
-            isinstance(value, ModuleValue) and value.mapping is None) or (
-            isinstance(value, ConstValue) and isinstance(value.value, (int, float, str, bool, type(None)))):
-        return None
-    return "?"
+            isinstance(value, ModuleValue) and value.mapping is None):
+        return False
+    return None
 
 
 def _reason(error: OverBudget | RecursionError) -> str:

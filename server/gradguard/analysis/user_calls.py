@@ -71,6 +71,13 @@ def _may_build(function: cst.FunctionDef) -> bool:
     return finder.returns and finder.builds
 
 
+def _returns(function: cst.FunctionDef) -> bool:
+    """Whether a function returns a value somewhere (a library's factory: `create_act_layer("relu")`)."""
+    finder = _FactoryFinder()
+    function.body.visit(finder)
+    return finder.returns
+
+
 class _FactoryFinder(cst.CSTVisitor):
     def __init__(self) -> None:
         self.returns = False
@@ -147,6 +154,10 @@ class UserCalls(InterpreterState):
             return DictValue({}, complete=False)
         return ArgumentValue(name)
 
+    def in_library(self, definitions: Definitions) -> bool:
+        """Whether `definitions` are of an installed library's file."""
+        return self.project is not None and definitions.path is not None and self.project.is_library(definitions.path)
+
     def resolve_import(self, ref: Value) -> Value:
         """What an imported name is, when it is defined in another file of the project."""
         if self.project is None or not isinstance(ref, ImportRef) or self.definitions.path is None:
@@ -172,9 +183,10 @@ class UserCalls(InterpreterState):
             return UNKNOWN
         here = definitions is self.definitions
         if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
-                here and self.syntax_fact(function, _may_build)):
+                (here and self.syntax_fact(function, _may_build))
+                or (self.in_library(definitions) and self.syntax_fact(function, _returns))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
-            # ops saved), nothing comes out of it: nothing to follow
+            # ops saved), nothing comes out of it: nothing to follow (a library's factories aside)
             return UNKNOWN
         self.followed += 1
         params = function.params
