@@ -142,6 +142,8 @@ class Containers(InterpreterState):
             if method == "update" and args and isinstance(args[0], DictValue):
                 receiver.entries.update(args[0].entries)
                 receiver.complete = receiver.complete and args[0].complete
+            elif method == "setdefault" and args and isinstance(args[0], ConstValue) and receiver.complete:
+                return receiver.entries.setdefault(args[0].value, args[1] if len(args) > 1 else ConstValue(None))
             elif method in ("update", "setdefault"):
                 receiver.complete = False
             return UNKNOWN

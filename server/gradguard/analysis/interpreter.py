@@ -280,9 +280,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 state.env[top] = ImportRef(top)
 
     def _import_from(self, node: cst.ImportFrom, state: State) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
         origin = "." * len(node.relative) + (dotted_name(node.module) or "" if node.module is not None else "")
+        if isinstance(node.names, cst.ImportStar):
+            if node.relative and self.project is not None and self.definitions.path is not None:
+                origin = self.project.absolute(self.definitions.path, origin)
+            self.definitions.star_imports.append(origin)
+            return
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             bound = (dotted_name(alias.asname.name) or "") if alias.asname is not None else name
@@ -649,6 +652,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return ConstValue({"True": True, "False": False, "None": None}[name])
         if name in BUILTINS:
             return BuiltinRef(name)
+        if self.definitions.star_imports and self.project is not None and self.definitions.path is not None:
+            found = self.project.star_imported(self.definitions.path, self.definitions.star_imports, name)
+            if found is not None:
+                return ImportRef(found)
         return UNKNOWN
 
     def _number(self, node: cst.Integer | cst.Float | cst.Imaginary, state: State) -> Value:

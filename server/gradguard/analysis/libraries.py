@@ -106,12 +106,16 @@ class Environment:
         found = index.registered.get(name.split(".", 1)[0]) if index is not None else None
         return (index.folder / found, name.split(".", 1)[0]) if found is not None else None
 
-    def defined(self, package_file: Path, name: str) -> Path | None:
+    def defined(self, package_file: Path, name: str, *, exact: bool = False) -> Path | None:
         """The one file below the folder of `package_file` (a package's `__init__.py`) whose top level
-        defines class or function `name`, or None (none, or several)."""
+        defines class or function `name`, or None (none, or several). `exact`: `package_file`
+        itself, if it defines `name`."""
         index = self._index_of(package_file)
         if index is None:
             return None
+        if exact:
+            relative = package_file.relative_to(index.folder).as_posix()
+            return package_file if relative in index.defined.get(name, ()) else None
         below = package_file.parent.relative_to(index.folder).as_posix()
         prefix = "" if below == "." else below + "/"
         files = [f for f in index.defined.get(name, ()) if f.startswith(prefix)]

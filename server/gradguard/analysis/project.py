@@ -301,6 +301,17 @@ class ProjectIndex:
         rest = qualname[level:]
         return ".".join([*package[:len(package) - (level - 1)], *([rest] if rest else [])])
 
+    def star_imported(self, from_path: str, modules: list[str], name: str) -> str | None:
+        """The absolute name of `name` when one of `modules` (star-imported by an installed
+        library's file) defines it at its top level (from the package's index), else None."""
+        for module in modules:
+            located = self._locate(Path(from_path), f"{module}.{name}")
+            if located is None or located[0].name == "__init__.py":
+                continue
+            if self.environment.defined(located[0], name, exact=True) is not None:
+                return f"{module}.{name}"
+        return None
+
     def is_library(self, file: str) -> bool:
         """Whether `file` belongs to an installed package (not to the project)."""
         return self.environment.package_of(Path(file)) is not None

@@ -267,6 +267,7 @@ class Definitions:
 
     bases: dict[str, tuple[Value, ...]] = field(default_factory=dict, repr=False)
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict, repr=False)
+    star_imports: list[str] = field(default_factory=list, repr=False)  # `from .activations import *`: the modules
 
     def mro(self, class_name: str, depth: int = 0) -> Iterator[tuple[Definitions, str]]:
         """The class and its bases of the project, in the order Python searches them (depth first)."""
