@@ -88,9 +88,12 @@ class ProjectIndex:
         if definitions is None:
             return UNKNOWN
         value = definitions.globals.get(attribute, UNKNOWN)
+        if value is UNKNOWN and definitions.star_imports and (
+                found := self.star_imported(str(file), definitions.star_imports, attribute)) is not None:
+            return self.resolve(str(file), found, depth + 1)  # `from .resnet import *`
         if value is UNKNOWN and file.name == "__init__.py" and (
                 defining := self.environment.defined(file, attribute)) is not None:
-            return self.resolve(str(file), _module_name(defining, file, attribute), depth + 1)  # a star import
+            return self.resolve(str(file), _module_name(defining, file, attribute), depth + 1)  # a lazy module
         if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
             return self.resolve(str(file), value.qualname, depth + 1)
         return value
