@@ -910,6 +910,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return self.call_module(callee, args, kwargs, node, state, report_node=node)
         if isinstance(callee, FunctionRef) and isinstance(callee.node, cst.ClassDef):
             return self.instantiate(callee, args, kwargs, node, state)
+        elif isinstance(callee, FunctionRef) and self.library and not self.call_stack:
+            return UNKNOWN  # a library's module-level call of its functions (`default_cfgs = generate(...)`)
+        elif isinstance(callee, FunctionRef) and callee.bound_self is None and \
+                (entry := self.registered_entry(callee, args)) is not None:
+            return self.summarised(entry.node, [], kwargs, state, lambda: self.call_user_function(
+                entry.node, entry.definitions, None, [], kwargs, node, state))
         elif isinstance(callee, FunctionRef) and callee.bound_self is None:
             return self.summarised(callee.node, args, kwargs, state, lambda: self.call_user_function(
                 callee.node, callee.definitions, None, args, kwargs, node, state))

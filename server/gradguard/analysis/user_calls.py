@@ -29,6 +29,7 @@ from gradguard.analysis.values import (
 )
 
 _MAX_CALL_DEPTH = 6
+_LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
 MAX_FOLLOWED_CALLS = 150  # calls followed per analysed function (and per module level)
 
 
@@ -158,6 +159,23 @@ class UserCalls(InterpreterState):
         """Whether `definitions` are of an installed library's file."""
         return self.project is not None and definitions.path is not None and self.project.is_library(definitions.path)
 
+    def registered_entry(self, callee: FunctionRef, args: list[Value]) -> FunctionRef | None:
+        """For a library factory called with a constant name first (`timm.create_model("resnet18",
+        ...)`, `torchvision.models.get_model("resnet18")`): the function its package's registry
+        decorator registered under that name, which the factory ends up calling."""
+        if self.project is None or not args or not isinstance(args[0], ConstValue) \
+                or not isinstance(args[0].value, str) or not isinstance(callee.node, cst.FunctionDef) \
+                or not self.in_library(callee.definitions):
+            return None
+        first = [*callee.node.params.posonly_params, *callee.node.params.params][:1]
+        if not first or "name" not in first[0].name.value:  # `create_model(model_name, ...)`, `get_model(name)`
+            return None
+        entry = self.project.registered(callee.definitions.path, args[0].value)
+        if not isinstance(entry, FunctionRef) or not isinstance(entry.node, cst.FunctionDef) \
+                or entry.definitions.path == callee.definitions.path:
+            return None
+        return entry
+
     def resolve_import(self, ref: Value) -> Value:
         """What an imported name is, when it is defined in another file of the project."""
         if self.project is None or not isinstance(ref, ImportRef) or self.definitions.path is None:
@@ -174,7 +192,8 @@ class UserCalls(InterpreterState):
         analysis); "every-change", all of them at the call (a function of another file that
         `model.apply` runs); "inside", at the body's own lines (such a function of this file).
         """
-        if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs \
+        depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) else 0)
+        if function in self.call_stack or len(self.call_stack) >= depth or "*" in kwargs \
                 or function in self.cut_calls:
             return UNKNOWN
         if self.followed >= MAX_FOLLOWED_CALLS:
@@ -205,9 +224,12 @@ class UserCalls(InterpreterState):
             else:
                 value = UNKNOWN
             env[name] = self.argument(param) if value is UNKNOWN else value
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                env[star.name.value] = UNKNOWN
+        if isinstance(params.star_arg, cst.Param):
+            env[params.star_arg.name.value] = UNKNOWN
+        if isinstance(params.star_kwarg, cst.Param):  # the keyword arguments no parameter takes
+            named = {p.name.value for p in [*positional, *params.kwonly_params]}
+            env[params.star_kwarg.name.value] = DictValue(
+                {k: v for k, v in kwargs.items() if k not in named and k != "**"}, complete="**" not in kwargs)
         callee_state = State(env, state.saves, state.grad_enabled, globals=definitions.globals)
         for decorator in function.decorators:
             mode = self.grad_mode_of(decorator.decorator, callee_state)
