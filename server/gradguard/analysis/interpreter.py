@@ -296,7 +296,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _if(self, node: cst.If, state: State) -> None:
         test = self.eval(node.test, state)
-        known = test.value if isinstance(test, ConstValue) and isinstance(test.value, bool) else None
+        known = _truth(test)
         then_state = state.copy()
         if known is not False:
             self.exec_block(node.body.body, then_state)
@@ -318,6 +318,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
         if candidates and all(isinstance(c, BuiltinRef) and c.name in _BUILTIN_TYPES for c in candidates):
             return _builtin_instance(subject, tuple(_BUILTIN_TYPES[c.name] for c in candidates))
+        if candidates and all(qualname_of(c) == "functools.partial" for c in candidates):
+            return False if isinstance(subject, (ConstValue, TensorValue, FunctionRef, ImportRef, BuiltinRef, ModuleValue,
+                                                 SequenceValue, DictValue)) else None  # partial objects are never built
         if not isinstance(subject, ModuleValue) or subject.user_class is not None:
             return None
         names = []
@@ -814,9 +817,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
         left = self.eval(node.left, state)
-        if isinstance(left, ConstValue) and isinstance(left.value, bool) and \
-                left.value is isinstance(node.operator, cst.Or):
-            return left  # `False and ...`, `True or ...`: the right side does not run
+        truth = _truth(left)
+        if truth is not None:  # `x or default`: the operand Python returns; the right side runs only if needed
+            return left if truth is isinstance(node.operator, cst.Or) else self.eval(node.right, state)
         right = self.eval(node.right, state)
         known = [v.value if isinstance(v, ConstValue) and isinstance(v.value, bool) else None for v in (left, right)]
         if isinstance(node.operator, cst.And):
@@ -991,6 +994,19 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
                              "removeprefix", "removesuffix"})
 _BUILTIN_TYPES = {"tuple": tuple, "list": list, "dict": dict, "str": str, "int": int, "float": float, "bool": bool}
+
+
+def _truth(value: Value) -> bool | None:
+    """`bool(value)` where it is known: a constant, a container whose items are known (`if kwargs:`), a class."""
+    if isinstance(value, ConstValue):
+        return bool(value.value) if isinstance(value.value, (bool, int, float, str, type(None))) else None
+    if isinstance(value, DictValue) and value.complete:
+        return bool(value.entries)
+    if isinstance(value, SequenceValue) and value.repeated is None:
+        return bool(value.items)
+    if isinstance(value, (FunctionRef, BuiltinRef)):
+        return True
+    return None
 
 
 def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
