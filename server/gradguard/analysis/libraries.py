@@ -123,6 +123,15 @@ class Environment:
             files = [f for f in files if not f.rsplit("/", 1)[-1].startswith("modular_")]
         return index.folder / files[0] if len(files) == 1 else None
 
+    def indexed(self, file: Path) -> bool:
+        """Whether the index of the package holding `file` is in memory (or `file` is in none)."""
+        package = self.package_of(file)
+        return package is None or package[1] in self._indexes
+
+    def index(self, file: Path) -> None:
+        """Load (or build) the index of the package holding `file`."""
+        self._index_of(file)
+
     def _index_of(self, file: Path) -> PackageIndex | None:
         package = self.package_of(file)
         if package is None or not package[1].is_dir():

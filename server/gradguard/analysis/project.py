@@ -64,6 +64,7 @@ class ProjectIndex:
         self._not_read: set[Path] | None = None  # while `without_reading`: the files left unread
         self._interrupted: Callable[[], bool] | None = None  # while `interruptible`
         self._packages: dict[Path, tuple[str, ...]] = {}  # folder -> its dotted package name
+        self._index_wanted: set[Path] = set()  # files whose reading loads their package's index first
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
         """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
@@ -91,7 +92,7 @@ class ProjectIndex:
         if value is UNKNOWN and definitions.star_imports and (
                 found := self.star_imported(str(file), definitions.star_imports, attribute)) is not None:
             return self.resolve(str(file), found, depth + 1)  # `from .resnet import *`
-        if value is UNKNOWN and file.name == "__init__.py" and (
+        if value is UNKNOWN and file.name == "__init__.py" and self._index_ready(file) and (
                 defining := self.environment.defined(file, attribute)) is not None:
             return self.resolve(str(file), _module_name(defining, file, attribute), depth + 1)  # a lazy module
         if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
@@ -139,6 +140,9 @@ class ProjectIndex:
         unread = len(current.unread) if current is not None else 0
         try:
             with current.reading() if current is not None else nullcontext():
+                if file in self._index_wanted:  # left for this reading by an editor's first answer
+                    self.environment.index(file)
+                    self._index_wanted.discard(file)
                 definitions = self._interpret(file)
                 short = current is not None and (current.out_of_time() or len(current.unread) > unread)
         finally:
@@ -276,6 +280,8 @@ class ProjectIndex:
     def registered(self, file: str, name: str) -> Value:
         """The function a library's registry decorator (`@register_model`) registered as `name` in
         the package that holds `file` (`timm.create_model("resnet18")`), or UNKNOWN."""
+        if not self._index_ready(Path(file)):
+            return UNKNOWN
         found = self.environment.registered(Path(file), name)
         if found is None:
             return UNKNOWN
@@ -309,11 +315,20 @@ class ProjectIndex:
         library's file) defines it at its top level (from the package's index), else None."""
         for module in modules:
             located = self._locate(Path(from_path), f"{module}.{name}")
-            if located is None or located[0].name == "__init__.py":
+            if located is None or located[0].name == "__init__.py" or not self._index_ready(located[0]):
                 continue
             if self.environment.defined(located[0], name, exact=True) is not None:
                 return f"{module}.{name}"
         return None
+
+    def _index_ready(self, file: Path) -> bool:
+        """Whether the package index for `file` may be used now: while reading is off (an editor's
+        first answer), a package not indexed yet is left for the file's reading in the background."""
+        if self._not_read is None or self.environment.indexed(file):
+            return True
+        self._not_read.add(file)
+        self._index_wanted.add(file)
+        return False
 
     def is_library(self, file: str) -> bool:
         """Whether `file` belongs to an installed package (not to the project)."""
