@@ -14,6 +14,10 @@ starts with `register` decorating a `def`), and where each top-level class and f
 defined, for names re-exported through star imports and lazy modules (`from transformers import
 GPT2Config`).
 
+The trees of a library's files are kept there too (keyed by package, version and the file's
+hash), so that a second run, or a second editor session, reads them at once instead of parsing
+them again.
+
 torch itself is never read: the op table and `knowledge/modules.py` describe it.
 """
 
@@ -22,11 +26,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import re
 import sys
 from dataclasses import dataclass
 from functools import cached_property
+from importlib import metadata
 from pathlib import Path
+from typing import Callable
+
+import libcst as cst
+
+from gradguard.source.parser import collector_paused
 
 #: Installed packages that are never read: torch is described by the knowledge, the others define
 #: no layers (the standard library aside: `sys.stdlib_module_names`).
@@ -37,6 +48,7 @@ NEVER_READ = frozenset({
 })
 
 _FORMAT = 2  # of the cache's entries
+_LIBCST = metadata.version("libcst")  # trees are kept per libcst version
 _DEFINED = re.compile(r"^(?:class|def)[ \t]+(\w+)", re.MULTILINE)
 _DECORATED = re.compile(r"^[ \t]*@(?:[\w.]+\.)?(register\w*)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def[ \t]+(\w+)",
                         re.MULTILINE)
@@ -55,11 +67,13 @@ class Environment:
         self.python = python
         self.cache = cache if cache is not None else cache_folder()
         self._indexes: dict[Path, PackageIndex] = {}
+        self._versions: dict[Path, str] = {}
 
     @cached_property
     def search_path(self) -> tuple[Path, ...]:
-        """The folders the interpreter imports from (jedi asks the named interpreter; without one,
-        this interpreter's `sys.path`), the standard library left out."""
+        """The folders of installed packages the interpreter imports from (jedi asks the named
+        interpreter; without one, this interpreter's `sys.path`): `site-packages` and `dist-packages`
+        only, so that the project's own folders (on `PYTHONPATH`, an editable install) stay the project's."""
         entries: list[str] = list(sys.path)
         if self.python is not None:
             try:
@@ -68,13 +82,12 @@ class Environment:
                 entries = jedi.create_environment(self.python, safe=False).get_sys_path()
             except Exception:  # an interpreter that does not run: only the project's files are read
                 entries = []
-        stdlib = Path(sys.base_prefix).resolve()
         folders: list[Path] = []
         for entry in entries:
             if not entry or not os.path.isdir(entry):
                 continue
             folder = Path(entry).resolve()
-            if folder.is_relative_to(stdlib) and "-packages" not in folder.name or folder in folders:
+            if folder.name not in ("site-packages", "dist-packages") or folder in folders:
                 continue
             folders.append(folder)
         return tuple(folders)
@@ -123,6 +136,39 @@ class Environment:
             files = [f for f in files if not f.rsplit("/", 1)[-1].startswith("modular_")]
         return index.folder / files[0] if len(files) == 1 else None
 
+    def tree(self, file: Path, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
+        """`parse(text)` for an installed file, kept in the cache (keyed by package, version and the
+        text's hash): a later run loads it instead of parsing again."""
+        package = self.package_of(file)
+        if package is None:
+            return parse(text)
+        digest = hashlib.sha256(f"{_FORMAT}:{_LIBCST}:{sys.version}:".encode()
+                                + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        entry = self.cache / "trees" / f"{package[0]}-{self._version(package[1])}" / f"{digest}.pickle"
+        try:
+            with collector_paused():
+                module = pickle.loads(entry.read_bytes())
+            if isinstance(module, cst.Module):
+                return module
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, TypeError,
+                ValueError, RecursionError):
+            pass  # not cached yet, or not ours
+        module = parse(text)
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            temporary = entry.with_suffix(f".{os.getpid()}.tmp")
+            with collector_paused():
+                temporary.write_bytes(pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL))
+            os.replace(temporary, entry)
+        except (OSError, pickle.PicklingError, RecursionError):  # a read-only cache: parsed again next time
+            pass
+        return module
+
+    def _version(self, folder: Path) -> str:
+        if folder not in self._versions:
+            self._versions[folder] = _version(folder)
+        return self._versions[folder]
+
     def indexed(self, file: Path) -> bool:
         """Whether the index of the package holding `file` is in memory (or `file` is in none)."""
         package = self.package_of(file)
@@ -139,7 +185,7 @@ class Environment:
         name, folder = package
         if folder in self._indexes:
             return self._indexes[folder]
-        key = hashlib.sha256(f"{_FORMAT}:{folder}:{_version(folder)}".encode()).hexdigest()[:24]
+        key = hashlib.sha256(f"{_FORMAT}:{folder}:{self._version(folder)}".encode()).hexdigest()[:24]
         entry = self.cache / "packages" / f"{name}-{key}.json"
         try:
             stored = json.loads(entry.read_text(encoding="utf-8"))

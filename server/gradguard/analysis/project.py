@@ -242,7 +242,7 @@ class ProjectIndex:
     def _interpret(self, file: Path) -> Definitions | None:
         try:
             text = read_source(file).text
-            module = parse_module(text)
+            module = self.environment.tree(file, text, parse_module)
         except (OSError, cst.ParserSyntaxError, RecursionError, ValueError):
             return None
         self._note_text(file, hash(text))
