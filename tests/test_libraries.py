@@ -12,6 +12,7 @@ into the libraries' own source.
 from __future__ import annotations
 
 import importlib.util
+import os
 import json
 import subprocess
 import sys
@@ -144,3 +145,21 @@ def test_the_server_reads_the_library_after_the_first_diagnostics(tmp_path):
         assert any(uri.endswith("/site-packages/timm/layers/mlp.py") and line == 47 for uri, line in related), related
     finally:
         server.stop()
+
+
+def test_check_reads_the_libraries_of_the_interpreter_it_is_given(tmp_path):
+    """`--python` names the project's interpreter: its libraries are read. One without timm leaves
+    timm's names unknown, which concludes nothing: no finding, and no false alarm."""
+    _require_libraries()
+    program = FOLDER / "timm" / "mlp_token_residual_iadd.py"
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    fates = {}
+    for python in (sys.executable, str(bare / "bin" / "python")):
+        proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", "--no-cache",
+                               "--python", python, str(program)], capture_output=True, text=True, timeout=300,
+                              cwd=ROOT, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")})
+        assert proc.stderr == "" or "internal error" not in proc.stderr, proc.stderr
+        fates[python] = [(d["code"], d["location"]["row"]) for d in json.loads(proc.stdout)]
+    assert fates[sys.executable] == [("GG001", 16)]
+    assert fates[str(bare / "bin" / "python")] == []

@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where results are cached (default: .gradguard_cache at the project's root)")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="processes analysing files in parallel (default: all cores)")
+    check.add_argument("--python", metavar="PATH",
+                       help="the project's interpreter, whose installed libraries are read (default: gradguard's own)")
     rule = commands.add_parser("rule", help="print a rule's documentation", description="Print a rule's documentation.")
     rule.add_argument("code", nargs="?", help="the rule's code, such as GG001")
     rule.add_argument("--all", action="store_true", help="every rule")

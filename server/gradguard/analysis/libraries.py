@@ -33,11 +33,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import libcst as cst
-
-from gradguard.source.parser import collector_paused
+if TYPE_CHECKING:
+    import libcst as cst
 
 #: Installed packages that are never read: torch is described by the knowledge, the others define
 #: no layers (the standard library aside: `sys.stdlib_module_names`).
@@ -48,10 +47,12 @@ NEVER_READ = frozenset({
 })
 
 _FORMAT = 2  # of the cache's entries
-_LIBCST = metadata.version("libcst")  # trees are kept per libcst version
 _DEFINED = re.compile(r"^(?:class|def)[ \t]+(\w+)", re.MULTILINE)
 _DECORATED = re.compile(r"^[ \t]*@(?:[\w.]+\.)?(register\w*)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def[ \t]+(\w+)",
                         re.MULTILINE)
+
+
+PYTHON_VARIABLE = "GRADGUARD_PYTHON"  # the project's interpreter when no one names it (`check --python` sets it)
 
 
 def cache_folder() -> Path:
@@ -64,7 +65,7 @@ class Environment:
     """The module search path of the project's interpreter, and what its installed packages hold."""
 
     def __init__(self, python: str | None = None, cache: Path | None = None) -> None:
-        self.python = python
+        self.python = python or os.environ.get(PYTHON_VARIABLE) or None
         self.cache = cache if cache is not None else cache_folder()
         self._indexes: dict[Path, PackageIndex] = {}
         self._versions: dict[Path, str] = {}
@@ -136,13 +137,17 @@ class Environment:
             files = [f for f in files if not f.rsplit("/", 1)[-1].startswith("modular_")]
         return index.folder / files[0] if len(files) == 1 else None
 
-    def tree(self, file: Path, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
+    def tree(self, file: Path, text: str, parse: Callable[[str], "cst.Module"]) -> "cst.Module":
         """`parse(text)` for an installed file, kept in the cache (keyed by package, version and the
         text's hash): a later run loads it instead of parsing again."""
+        import libcst as cst  # not for the command line's start: `check` reads this module's names
+
+        from gradguard.source.parser import collector_paused
+
         package = self.package_of(file)
         if package is None:
             return parse(text)
-        digest = hashlib.sha256(f"{_FORMAT}:{_LIBCST}:{sys.version}:".encode()
+        digest = hashlib.sha256(f"{_FORMAT}:{metadata.version('libcst')}:{sys.version}:".encode()
                                 + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         entry = self.cache / "trees" / f"{package[0]}-{self._version(package[1])}" / f"{digest}.pickle"
         try:

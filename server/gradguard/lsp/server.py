@@ -320,7 +320,10 @@ def refresh_all(ls: GradguardServer) -> None:
 def apply_settings(ls: GradguardServer, options: object) -> None:
     """`initializationOptions` / `workspace/didChangeConfiguration`: read once into `ls.editor`
     (`lsp/settings.py`); invalid rule settings are shown and the previous ones kept."""
+    python = ls.editor.python
     ls.editor, error = read_editor_settings(options, ls.editor)
+    if ls.editor.python != python:  # another interpreter: other libraries (the documents are analysed again)
+        ls.project = project_index(use_jedi=False, python=ls.editor.python)
     if error is not None:
         ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
 
