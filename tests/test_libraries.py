@@ -143,6 +143,12 @@ def test_the_server_reads_the_library_after_the_first_diagnostics(tmp_path):
         related = [(r["location"]["uri"], r["location"]["range"]["start"]["line"]) for r in settled[0]["relatedInformation"]]
         # `self.fc1` in timm's own file saved the input (line 48)
         assert any(uri.endswith("/site-packages/timm/layers/mlp.py") and line == 47 for uri, line in related), related
+        assert "`self.fc1` (timm/layers/mlp.py:48)" in settled[0]["message"], settled[0]["message"]
+
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
+            "textDocument": {"uri": program.as_uri()}, "position": {"line": 15, "character": 8}}})
+        hover = server.log[server.index(lambda message: message.get("id") == 2)]["result"]["contents"]["value"]
+        assert "saved for backward: its input by `self.fc1` (timm/layers/mlp.py:48)" in hover, hover
     finally:
         server.stop()
 
