@@ -36,8 +36,6 @@ ERRORS = {  # what torch raises for each family (the shared corpus's label.py)
 KNOWN_GAPS: dict[str, str] = {
     "timm/create_model_features_pos_iadd.py": "timm's ResNet builds its stages with `to_ntuple(n)(block)` and "
                                               "f-string stage names (`add_module(f'layer{i}', ...)`): its blocks stay unknown",
-    "torchvision/resnet_backbone_features_pos_iadd.py": "`nn.Sequential(*list(model.children())[:-2])`: the "
-                                                        "children of a library model are not listed in order",
 }
 
 

@@ -723,6 +723,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             base = self.resolve_import(base)  # `ACT2FN["gelu"]`
         kinds = [self.eval_slice(element, state) for element in node.slice]
         base = self.keyed(base, kinds, state)
+        if isinstance(base, SequenceValue) and base.repeated is None and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Slice) \
+                and (bounds := _constant_slice(node.slice[0].slice)) is not None:
+            return SequenceValue(base.items[bounds], mutable=base.mutable)  # `list(model.children())[:-2]`
         if isinstance(base, (SequenceValue, DictValue)):
             if isinstance(base, SequenceValue) and len(kinds) == 1 and kinds[0] == "basic":
                 return SequenceValue(repeated=self.join_elements(base.items, state)) if base.repeated is None \
@@ -994,6 +998,24 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
                              "removeprefix", "removesuffix"})
 _BUILTIN_TYPES = {"tuple": tuple, "list": list, "dict": dict, "str": str, "int": int, "float": float, "bool": bool}
+
+
+def _constant_slice(node: cst.Slice) -> slice | None:
+    """`a[1:-2]`'s slice, when its bounds are integer literals (or absent)."""
+    bounds: list[int | None] = []
+    for part in (node.lower, node.upper, node.step):
+        if part is None:
+            bounds.append(None)
+            continue
+        negative = isinstance(part, cst.UnaryOperation) and isinstance(part.operator, cst.Minus)
+        literal = part.expression if negative else part
+        if not isinstance(literal, cst.Integer):
+            return None
+        value = _literal(literal.value, None)
+        if not isinstance(value, int):
+            return None
+        bounds.append(-value if negative else value)
+    return None if bounds[2] == 0 else slice(*bounds)
 
 
 def _truth(value: Value) -> bool | None:
