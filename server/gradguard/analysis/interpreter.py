@@ -318,6 +318,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
         if candidates and all(isinstance(c, BuiltinRef) and c.name in _BUILTIN_TYPES for c in candidates):
             return _builtin_instance(subject, tuple(_BUILTIN_TYPES[c.name] for c in candidates))
+        if candidates and all(qualname_of(c) in _ITERABLE_TYPES for c in candidates):
+            if isinstance(subject, (FunctionRef, ImportRef, BuiltinRef)):  # `isinstance(block, Iterable)`: a class
+                return False
+            if isinstance(subject, (ConstValue, SequenceValue, DictValue)):
+                return _builtin_instance(subject, (str, tuple, list, dict))
+            return None
         if candidates and all(qualname_of(c) == "functools.partial" for c in candidates):
             return False if isinstance(subject, (ConstValue, TensorValue, FunctionRef, ImportRef, BuiltinRef, ModuleValue,
                                                  SequenceValue, DictValue)) else None  # partial objects are never built
@@ -905,6 +911,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         name = qualname_of(callee)
         if name in ("copy.deepcopy", "copy.copy") and args:
             return self.copy_object(args[0])
+        if name == "itertools.repeat" and len(args) == 2 and isinstance(args[1], ConstValue) \
+                and isinstance(args[1].value, int) and 0 <= args[1].value <= MAX_UNROLLED_ELEMENTS:
+            return SequenceValue((args[0],) * args[1].value)  # `tuple(repeat(block, 4))`
         if name == "collections.OrderedDict":
             return self.call_builtin("dict", args, kwargs, node, state)
         if name is not None and not is_torch_name(name):
@@ -997,6 +1006,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
                              "removeprefix", "removesuffix"})
+_ITERABLE_TYPES = frozenset({"collections.abc.Iterable", "typing.Iterable", "collections.abc.Sequence",
+                             "typing.Sequence"})
 _BUILTIN_TYPES = {"tuple": tuple, "list": list, "dict": dict, "str": str, "int": int, "float": float, "bool": bool}
 
 
