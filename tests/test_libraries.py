@@ -33,10 +33,7 @@ ERRORS = {  # what torch raises for each family (the shared corpus's label.py)
 
 # Programs the analyzer gets wrong today: name -> what it misses. Each is a strict xfail, so the
 # suite flips once the analyzer finds it: then delete the entry.
-KNOWN_GAPS: dict[str, str] = {
-    "timm/create_model_features_pos_iadd.py": "timm's ResNet picks each stage's block with `to_ntuple(n)(block)`, a "
-                                              "closure: its free variable `n` is unknown, so the blocks stay unknown",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _require_libraries() -> None:

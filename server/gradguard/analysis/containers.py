@@ -197,6 +197,10 @@ class Containers(InterpreterState):
         if name == "next" and args:
             return self.iterate(args[0], node, state)
         if name == "sum" and args:
+            items = self.elements(args[0])
+            if items is not None and items and all(isinstance(i, ConstValue) and isinstance(i.value, (int, float))
+                                                   and not isinstance(i.value, bool) for i in items):
+                return ConstValue(sum(i.value for i in items))  # `sum((2, 2, 2, 2))`
             total = self.iterate(args[0], node, state)
             if isinstance(total, TensorValue):
                 return self.fresh_result(total.requires_grad & state.grad_enabled, Origin("a `sum()`", node),
@@ -343,9 +347,19 @@ class Containers(InterpreterState):
         return DictValue(entries, complete)
 
     def int_arithmetic(self, left: Value, right: Value, op: Callable[[int, int], int] | None) -> Value | None:
-        """`i + 1`, `len(x) - 2` ...: an integer (known when both are), or None when not integers."""
+        """`i + 1`, `len(x) - 2` ...: an integer (known when both are), or None when not integers;
+        two number constants give theirs (`drop_path_rate * i / (n - 1)`)."""
+        if op is not None and all(isinstance(v, ConstValue) and isinstance(v.value, (int, float))
+                                  and not isinstance(v.value, bool) for v in (left, right)) \
+                and not (_is_int(left) and _is_int(right)):
+            try:
+                return ConstValue(op(left.value, right.value))  # type: ignore[arg-type, union-attr]
+            except (ArithmeticError, ValueError):
+                return None
         if not (_is_int(left) and _is_int(right)):
             return None
+        if op is not None and op(1, 2) == 0.5 and not (isinstance(left, ConstValue) and isinstance(right, ConstValue)):
+            return None  # `i / 2` of an unknown integer: a float, unknown
         if op is not None and isinstance(left, ConstValue) and isinstance(right, ConstValue):
             try:
                 return ConstValue(op(left.value, right.value))  # type: ignore[arg-type]

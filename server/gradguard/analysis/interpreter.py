@@ -258,6 +258,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         elif isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "AddAssign":
             self.bind(target, SequenceValue(left.items + right.items) if left.repeated is None and right.repeated is None
                       else UNKNOWN, state, node)
+        elif (number := self.int_arithmetic(left, right, _INT_OPERATORS.get(operator.removesuffix("Assign")))) \
+                is not None:
+            self.bind(target, number, state, node)  # `net_block_idx += 1`
         elif not isinstance(left, (TensorValue, ModuleValue)):
             self.bind(target, UNKNOWN, state, node)
 
@@ -429,8 +432,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
-        state.env[name] = FunctionRef(name, node, self.definitions)
-        self.defer(Deferred(node, None, False))
+        definitions = self.call_definitions[-1] if self.call_stack else self.definitions
+        inside = bool(self.call_stack) or self.analysing is not None
+        # a function defined inside another sees its names (a closure: `def parse(x): ... repeat(x, n)`)
+        state.env[name] = FunctionRef(name, node, definitions, closure=state.env if inside else None)
+        if definitions is self.definitions:  # another file's nested functions are that file's to analyse
+            self.defer(Deferred(node, None, False))
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
@@ -932,6 +939,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 (entry := self.registered_entry(callee, args)) is not None:
             return self.summarised(entry.node, [], kwargs, state, lambda: self.call_user_function(
                 entry.node, entry.definitions, None, [], kwargs, node, state))
+        elif isinstance(callee, FunctionRef) and callee.bound_self is None and callee.closure is not None:
+            return self.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state,
+                                           closure=callee.closure)
         elif isinstance(callee, FunctionRef) and callee.bound_self is None:
             return self.summarised(callee.node, args, kwargs, state, lambda: self.call_user_function(
                 callee.node, callee.definitions, None, args, kwargs, node, state))
@@ -1123,12 +1133,21 @@ def _compare(operator: str, left: Value, right: Value) -> bool | None:
         return (left.value == right.value) == (operator == "Equal")
     if operator in ("In", "NotIn") and isinstance(left, ConstValue) and isinstance(right, DictValue) and right.complete:
         return (left.value in right.entries) == (operator == "In")
+    if operator in _ORDERINGS and all(isinstance(v, ConstValue) and isinstance(v.value, (int, float))
+                                      and not isinstance(v.value, bool) for v in (left, right)):
+        return _ORDERINGS[operator](left.value, right.value)  # `if block_dpr > 0.:`
     return None
+
+
+_ORDERINGS: dict[str, Callable[[float, float], bool]] = {
+    "GreaterThan": lambda a, b: a > b, "GreaterThanEqual": lambda a, b: a >= b,
+    "LessThan": lambda a, b: a < b, "LessThanEqual": lambda a, b: a <= b,
+}
 
 
 _INT_OPERATORS: dict[str, Callable[[int, int], int]] = {
     "Add": lambda a, b: a + b, "Subtract": lambda a, b: a - b, "Multiply": lambda a, b: a * b,
-    "FloorDivide": lambda a, b: a // b, "Modulo": lambda a, b: a % b,
+    "FloorDivide": lambda a, b: a // b, "Modulo": lambda a, b: a % b, "Divide": lambda a, b: a / b,
 }
 
 

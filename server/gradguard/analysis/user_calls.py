@@ -184,7 +184,7 @@ class UserCalls(InterpreterState):
 
     def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
                            args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
-                           *, report: str = "caller-saves") -> Value:
+                           *, report: str = "caller-saves", closure: dict[str, Value] | None = None) -> Value:
         """Interpret `function`'s body with the caller's arguments and saves (its summary at this call).
 
         `report` says where the body's changes are reported: "caller-saves", at the call and only
@@ -210,7 +210,7 @@ class UserCalls(InterpreterState):
         self.followed += 1
         params = function.params
         positional = [*params.posonly_params, *params.params]
-        env: dict[str, Value] = {}
+        env: dict[str, Value] = dict(closure) if closure is not None else {}
         values = ([self_value] if self_value is not None else []) + list(args)
         defaults = State({}, globals=definitions.globals)
         for index, param in enumerate([*positional, *params.kwonly_params]):

@@ -254,6 +254,7 @@ class FunctionRef:
     node: cst.FunctionDef | cst.ClassDef = field(repr=False)
     definitions: Definitions = field(repr=False)
     bound_self: ModuleValue | None = field(default=None, repr=False)
+    closure: dict[str, Value] | None = field(default=None, repr=False)  # the enclosing function's names
 
 
 @dataclass(eq=False)
