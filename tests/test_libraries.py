@@ -164,3 +164,61 @@ def test_check_reads_the_libraries_of_the_interpreter_it_is_given(tmp_path):
         fates[python] = [(d["code"], d["location"]["row"]) for d in json.loads(proc.stdout)]
     assert fates[sys.executable] == [("GG001", 16)]
     assert fates[str(bare / "bin" / "python")] == []
+
+
+FAKE_PACKAGE = {
+    "__init__.py": "from ._factory import create_model\nfrom .nets import *\n",
+    "_registry.py": "_entrypoints = {}\n\n\ndef register_model(fn):\n    _entrypoints[fn.__name__] = fn\n    return fn\n",
+    "_factory.py": "from ._registry import _entrypoints\n\n\ndef create_model(model_name, **kwargs):\n"
+                   "    return _entrypoints[model_name](**kwargs)\n",
+    "nets.py": "import torch\nimport torch.nn as nn\n\nfrom ._registry import register_model\n\n\n"
+               "class GateNet(nn.Module):\n    def __init__(self, width=4):\n        super().__init__()\n"
+               "        self.fc = nn.Linear(width, width)\n\n    def forward(self, x):\n"
+               "        return torch.sigmoid(self.fc(x))\n\n\n@register_model\ndef gate_net(**kwargs):\n"
+               "    return GateNet(**kwargs)\n",
+}
+USER_PROGRAM = '''import torch
+import fakezoo
+from fakezoo import GateNet
+
+net = fakezoo.create_model("gate_net", width=4)
+other = GateNet(4)
+x = torch.randn(2, 4)
+y = net(x)
+y += 1  # expect: GG001
+z = other(x)
+z = z + 1
+(y.sum() + z.sum()).backward()
+'''
+
+
+def test_a_registry_and_star_imports_of_an_installed_package_are_read_once_and_cached(tmp_path):
+    """A package found on the interpreter's path (here through PYTHONPATH): `create_model("name")`
+    runs the function its `@register_model` decorator registered (indexed from the package's
+    source, no name table), a star import re-exports its classes; the index and the package's
+    trees land in the user's cache directory, and a second run, which reads them, finds the same."""
+    site = tmp_path / "site-packages"
+    (site / "fakezoo").mkdir(parents=True)
+    for name, text in FAKE_PACKAGE.items():
+        (site / "fakezoo" / name).write_text(text)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text(USER_PROGRAM)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(cache)}
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", "--no-cache",
+                               str(project / "train.py")], capture_output=True, text=True, timeout=300, cwd=project,
+                              env=env)
+        assert "internal error" not in proc.stderr, proc.stderr
+        runs.append([(d["code"], d["location"]["row"], d["related"][0]["filename"] if d.get("related") else None)
+                     for d in json.loads(proc.stdout) if d["severity"] == "error"])
+        if not runs[1:]:
+            assert sorted(p.name.split("-")[0] for p in (cache / "gradguard" / "packages").iterdir()) == ["fakezoo"]
+            assert len(list((cache / "gradguard" / "trees").glob("fakezoo-*/*.pickle"))) >= 3
+    assert runs[0] == [("GG001", 9, str((site / "fakezoo" / "nets.py").resolve()))]  # sigmoid saved it there
+    assert runs[1] == runs[0]
+    fate = subprocess.run([sys.executable, str(project / "train.py")], capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert "modified by an inplace operation" in fate.stderr, fate.stderr[-2000:]  # the label, proven by torch
