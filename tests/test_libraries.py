@@ -222,3 +222,11 @@ def test_a_registry_and_star_imports_of_an_installed_package_are_read_once_and_c
     fate = subprocess.run([sys.executable, str(project / "train.py")], capture_output=True, text=True, timeout=300,
                           env=env)
     assert "modified by an inplace operation" in fate.stderr, fate.stderr[-2000:]  # the label, proven by torch
+
+
+def test_the_editor_names_the_projects_interpreter():
+    from gradguard.lsp.settings import EditorSettings, read_editor_settings
+
+    settings, error = read_editor_settings({"gradguard": {"python": "/opt/project/.venv/bin/python"}}, EditorSettings())
+    assert error is None and settings.python == "/opt/project/.venv/bin/python"
+    assert read_editor_settings({"select": ["GG001"]}, settings)[0].python is None  # a new table without it: this one's
