@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -324,6 +325,8 @@ def apply_settings(ls: GradguardServer, options: object) -> None:
     ls.editor, error = read_editor_settings(options, ls.editor)
     if ls.editor.python != python:  # another interpreter: other libraries (the documents are analysed again)
         ls.project = project_index(use_jedi=False, python=ls.editor.python)
+        environment = ls.project.environment  # its search path (jedi runs the interpreter): never on a keystroke
+        threading.Thread(target=lambda: environment.search_path, name="gradguard-environment", daemon=True).start()
     if error is not None:
         ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
 
