@@ -31,7 +31,6 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -140,6 +139,8 @@ class Environment:
     def tree(self, file: Path, text: str, parse: Callable[[str], "cst.Module"]) -> "cst.Module":
         """`parse(text)` for an installed file, kept in the cache (keyed by package, version and the
         text's hash): a later run loads it instead of parsing again."""
+        from importlib import metadata
+
         import libcst as cst  # not for the command line's start: `check` reads this module's names
 
         from gradguard.source.parser import collector_paused
