@@ -17,6 +17,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -230,3 +231,44 @@ def test_the_editor_names_the_projects_interpreter():
     settings, error = read_editor_settings({"gradguard": {"python": "/opt/project/.venv/bin/python"}}, EditorSettings())
     assert error is None and settings.python == "/opt/project/.venv/bin/python"
     assert read_editor_settings({"select": ["GG001"]}, settings)[0].python is None  # a new table without it: this one's
+
+
+@pytest.mark.xdist_group("heavy")
+def test_the_server_asks_jedi_in_the_background_for_names_only_it_places(tmp_path):
+    """`scripts/train.py` imports `models.gates` from the project's root, which the module-path rules
+    (from the script's folder) do not find: jedi does, in a process of its own, after the first
+    diagnostics; the document is then analysed again with the name placed."""
+    from test_lsp_scheduling import Server
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "gates.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass Gate(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
+        "        return torch.sigmoid(self.fc(x))\n")
+    (tmp_path / "scripts").mkdir()
+    script = tmp_path / "scripts" / "train.py"
+    script.write_text("import torch\nfrom models.gates import Gate\n\ng = Gate()\ny = g(torch.randn(2, 4))\n"
+                      "y += 1\ny.sum().backward()\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})  # as run from the project's root
+    assert "modified by an inplace operation" in proc.stderr, proc.stderr[-2000:]  # the label, proven by torch
+    server = Server()
+    try:
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {"window": {"workDoneProgress": True}}, "initializationOptions": {}}})
+        server.index(lambda message: message.get("id") == 1)
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": script.as_uri(), "languageId": "python", "version": 1, "text": script.read_text()}}})
+
+        def published(found: list) -> Callable[[dict], bool]:
+            return lambda message: (message.get("method") == "textDocument/publishDiagnostics"
+                                    and [(d["code"], d["range"]["start"]["line"])
+                                         for d in message["params"]["diagnostics"]] == found)
+
+        first = server.index(lambda message: message.get("method") == "textDocument/publishDiagnostics")
+        assert server.log[first]["params"]["diagnostics"] == []
+        server.index(published([("GG001", 5)]), first)
+    finally:
+        server.stop()

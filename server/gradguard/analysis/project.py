@@ -17,7 +17,7 @@ import sys
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
@@ -30,6 +30,9 @@ from gradguard.source.blocks import BlockTree
 from gradguard.source.files import read_source
 from gradguard.source.parser import collector_paused, parse_module
 from gradguard.source.positions import WholeModule
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 _MAX_REEXPORT_DEPTH = 6
 
@@ -65,6 +68,9 @@ class ProjectIndex:
         self._interrupted: Callable[[], bool] | None = None  # while `interruptible`
         self._packages: dict[Path, tuple[str, ...]] = {}  # folder -> its dotted package name
         self._index_wanted: set[Path] = set()  # files whose reading loads their package's index first
+        self._on_answer: Callable[[], None] | None = None  # set: jedi is asked in the background
+        self._asked: set[tuple[str, str]] = set()
+        self._jedi_process: ProcessPoolExecutor | None = None
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
         """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
@@ -73,6 +79,9 @@ class ProjectIndex:
         key = (from_path, qualname)
         if key not in self._located:
             located = self._locate(Path(from_path), qualname)
+            if located is None and self._use_jedi and self._on_answer is not None:
+                self._ask_in_background(key)  # an editor: jedi answers in a process of its own, later
+                return UNKNOWN
             if located is None and self._use_jedi:
                 current = budget.active()
                 if current is not None and not current.may_read():
@@ -334,29 +343,84 @@ class ProjectIndex:
         """Whether `file` belongs to an installed package (not to the project)."""
         return self.environment.package_of(Path(file)) is not None
 
+    def answer_in_background(self, on_answer: Callable[[], None]) -> None:
+        """From now on jedi is never asked during an analysis: names only it can place are asked in
+        a process of its own (its first query takes seconds), and `on_answer()` is called, from
+        another thread, when one is found; they are unknown until then."""
+        self._on_answer = on_answer
+
+    def close(self) -> None:
+        """Stop jedi's process, if one was started."""
+        if self._jedi_process is not None:
+            self._jedi_process.shutdown(wait=False, cancel_futures=True)
+            self._jedi_process = None
+
+    def _ask_in_background(self, key: tuple[str, str]) -> None:
+        if key in self._asked:
+            return
+        self._asked.add(key)
+        question = self._jedi_question(Path(key[0]), key[1])
+        if question is None:
+            self._located[key] = None
+            return
+        if self._jedi_process is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._jedi_process = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        try:
+            future = self._jedi_process.submit(jedi_goto, *question, self.environment.python)
+        except RuntimeError:  # shut down
+            return
+        future.add_done_callback(lambda done: self._answered(key, done))
+
+    def _answered(self, key: tuple[str, str], done: Future) -> None:
+        try:
+            names = done.result()
+        except Exception:  # a broken process or environment: the name stays unknown
+            names = []
+        self._located[key] = located = self._placed(names)
+        if located is not None and self._on_answer is not None:
+            self._on_answer()
+
     def _locate_with_jedi(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
-        if not self._use_jedi or qualname.startswith(".") or not from_path.is_file():
+        question = self._jedi_question(from_path, qualname) if self._use_jedi else None
+        return self._placed(jedi_goto(*question, self.environment.python)) if question is not None else None
+
+    @staticmethod
+    def _jedi_question(from_path: Path, qualname: str) -> tuple[str, str] | None:
+        """(source, path) of the jedi query that places `qualname`, or None for names it cannot place."""
+        if qualname.startswith(".") or not from_path.is_file():
             return None
         module, _, attribute = qualname.rpartition(".")
         top = module.split(".")[0]
         if not module or top in NEVER_READ or top in sys.stdlib_module_names:
             return None
-        import jedi
+        return f"from {module} import {attribute}\n", str(from_path)
 
-        source = f"from {module} import {attribute}\n"
-        try:
-            with collector_paused():  # parso enables the collector after loading its cache
-                names = jedi.Script(source, path=str(from_path)).goto(1, len(source) - 2, follow_imports=True)
-        except Exception:  # jedi fails on broken environments; the name then stays unknown
-            return None
-        for name in names:
-            path = name.module_path
-            if path is None or Path(path).suffix != ".py":
+    def _placed(self, names: list[tuple[str, str]]) -> tuple[Path, str] | None:
+        for path, name in names:
+            if Path(path).suffix != ".py":
                 continue
             package = self.environment.package_of(Path(path).resolve())
             if (package is None and not _installed(Path(path))) or (package is not None and package[0] not in NEVER_READ):
-                return Path(path), name.name
+                return Path(path), name
         return None
+
+
+def jedi_goto(source: str, path: str, python: str | None) -> list[tuple[str, str]]:
+    """(file, name) of what jedi says the import in `source` (as if written in `path`) names, in the
+    environment of the interpreter `python` (default: this one)."""
+    import jedi
+
+    try:
+        environment = jedi.create_environment(python, safe=False) if python else None
+        with collector_paused():  # parso enables the collector after loading its cache
+            names = jedi.Script(source, path=path, environment=environment).goto(
+                1, len(source) - 2, follow_imports=True)
+    except Exception:  # jedi fails on broken environments; the name then stays unknown
+        return []
+    return [(str(name.module_path), name.name) for name in names if name.module_path is not None]
 
 
 def _installed(path: Path) -> bool:
