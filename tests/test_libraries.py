@@ -12,8 +12,8 @@ into the libraries' own source.
 from __future__ import annotations
 
 import importlib.util
-import os
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
