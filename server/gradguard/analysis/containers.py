@@ -254,7 +254,9 @@ class Containers(InterpreterState):
         items = known[0]
         if name == "enumerate":
             start = args[1] if len(args) > 1 else kwargs.get("start", ConstValue(0))
-            if items is not None and isinstance(start, ConstValue) and isinstance(start.value, int):
+            exact = not ((isinstance(args[0], SequenceValue) and not args[0].known_length)
+                         or (isinstance(args[0], ModuleValue) and not args[0].children_exact))
+            if items is not None and exact and isinstance(start, ConstValue) and isinstance(start.value, int):
                 return SequenceValue(tuple(SequenceValue((ConstValue(i), v)) for i, v in enumerate(items, start.value)))
             if items is not None:
                 return SequenceValue(tuple(SequenceValue((IntValue(), v)) for v in items))

@@ -802,6 +802,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _binary_operation(self, node: cst.BinaryOperation, left: Value, right: Value, state: State) -> Value:
         aten = surface.BINARY.get(type(node.operator).__name__)
+        listed = _list_arithmetic(type(node.operator).__name__, left, right)
+        if listed is not None:
+            return listed
         integer = self.int_arithmetic(left, right, _INT_OPERATORS.get(type(node.operator).__name__))
         if integer is not None:
             return integer
@@ -1019,6 +1022,21 @@ _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "sta
 _ITERABLE_TYPES = frozenset({"collections.abc.Iterable", "typing.Iterable", "collections.abc.Sequence",
                              "typing.Sequence"})
 _BUILTIN_TYPES = {"tuple": tuple, "list": list, "dict": dict, "str": str, "int": int, "float": float, "bool": bool}
+
+
+def _list_arithmetic(operator: str, left: Value, right: Value) -> SequenceValue | None:
+    """`[h] * (n - 1)` and `[a] + h` for lists and tuples whose items are known."""
+    if operator == "Add" and isinstance(left, SequenceValue) and isinstance(right, SequenceValue) \
+            and left.repeated is None and right.repeated is None:
+        return SequenceValue(left.items + right.items, mutable=left.mutable,
+                             known_length=left.known_length and right.known_length)
+    if operator == "Multiply" and isinstance(right, SequenceValue):
+        left, right = right, left
+    if operator == "Multiply" and isinstance(left, SequenceValue) and left.repeated is None \
+            and isinstance(right, ConstValue) and isinstance(right.value, int) and not isinstance(right.value, bool) \
+            and 0 <= len(left.items) * right.value <= MAX_UNROLLED_ELEMENTS:
+        return SequenceValue(left.items * right.value, mutable=left.mutable, known_length=left.known_length)
+    return None
 
 
 def _constant_slice(node: cst.Slice) -> slice | None:

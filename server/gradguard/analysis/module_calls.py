@@ -113,6 +113,7 @@ class ModuleCalls(InterpreterState):
         items = list(args)
         if instance.torch_base == "ModuleList" and args and isinstance(args[0], SequenceValue):
             items = list(args[0].items) if args[0].repeated is None else [args[0].repeated]
+            instance.children_exact = args[0].repeated is None and args[0].known_length
         instance.children = [c for c in items if isinstance(c, ModuleValue)] if all(
             isinstance(c, ModuleValue) for c in items) else None
 
@@ -228,7 +229,9 @@ class ModuleCalls(InterpreterState):
                 items = list(args[0].entries.values())  # `nn.Sequential(OrderedDict(...))`
             children = [c for c in items if isinstance(c, ModuleValue)]
             complete = len(children) == len(items) and "*" not in kwargs
-            return ModuleValue(class_name, node, children=children if complete else None)
+            exact = not (class_name == "ModuleList" and args and isinstance(args[0], SequenceValue)
+                         and (args[0].repeated is not None or not args[0].known_length))
+            return ModuleValue(class_name, node, children=children if complete else None, children_exact=exact)
         facts = module_facts.module(class_name)
         if facts is None:
             return ModuleValue(class_name, node, children=None if class_name in module_facts.CONTAINERS else [])

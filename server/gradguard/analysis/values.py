@@ -187,6 +187,7 @@ class ModuleValue:
     forward_hooks: list[Value] = field(default_factory=list)  # `register_forward_hook(f)`: f(module, args, output)
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
     mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
+    children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)
 
     def tree(self) -> list[ModuleValue]:
         """This module and every module under it, each once (objects may refer to each other)."""
