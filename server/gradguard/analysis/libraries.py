@@ -68,6 +68,7 @@ class Environment:
         self.cache = cache if cache is not None else cache_folder()
         self._indexes: dict[Path, PackageIndex] = {}
         self._versions: dict[Path, str] = {}
+        self._packages: dict[Path, tuple[str, Path] | None] = {}  # file -> its package (see `package_of`)
 
     @cached_property
     def search_path(self) -> tuple[Path, ...]:
@@ -106,11 +107,11 @@ class Environment:
 
     def package_of(self, file: Path) -> tuple[str, Path] | None:
         """(top-level package name, its folder) of an installed file, or None for other files."""
-        for root in self.search_path:
-            if file.is_relative_to(root) and file != root:
-                top = file.relative_to(root).parts[0]
-                return top.removesuffix(".py"), root / top
-        return None
+        if file not in self._packages:
+            self._packages[file] = next(((top.removesuffix(".py"), root / top) for root in self.search_path
+                                         if file.is_relative_to(root) and file != root
+                                         for top in [file.relative_to(root).parts[0]]), None)
+        return self._packages[file]
 
     def registered(self, file: Path, name: str) -> tuple[Path, str] | None:
         """The function registered as `name` (timm's `"resnet18"`, a tag after a dot ignored) in
@@ -136,7 +137,7 @@ class Environment:
             files = [f for f in files if not f.rsplit("/", 1)[-1].startswith("modular_")]
         return index.folder / files[0] if len(files) == 1 else None
 
-    def tree(self, file: Path, text: str, parse: Callable[[str], "cst.Module"]) -> "cst.Module":
+    def tree(self, file: Path, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
         """`parse(text)` for an installed file, kept in the cache (keyed by package, version and the
         text's hash): a later run loads it instead of parsing again."""
         from importlib import metadata
