@@ -5,8 +5,10 @@ library (found on the project interpreter's search path: `libraries.Environment`
 the file that defines it; that file's top level (imports, functions, classes and what each
 class's `__init__` builds) is interpreted once and cached, following re-exports through
 `__init__.py` files, so a library's code is interpreted like the project's own. Names this cheap
-module-path resolution cannot place (star imports, dynamic imports) are asked of jedi, which is
-slow on its first query and so is asked only for those. The files each analysis read are
+module-path resolution cannot place (a root other than the file's own package, dynamic imports)
+are asked of jedi, which is slow on its first query and so is asked only for those (by an editor,
+in a process of its own: `answer_in_background`); star imports of installed packages are placed
+with the package's index. The files each analysis read are
 recorded, so a cache can be invalidated when any of them changes.
 """
 
