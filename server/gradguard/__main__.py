@@ -109,6 +109,8 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--no-cache", action="store_true", help="analyse every file, ignore the result cache")
     check.add_argument("--cache-dir", type=Path,
                        help="where results are cached (default: .gradguard_cache at the project's root)")
+    check.add_argument("--python", metavar="PATH",
+                       help="the project's interpreter, whose installed libraries are read (default: gradguard's own)")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="processes analysing files in parallel (default: all cores)")
 

@@ -12,6 +12,7 @@ from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.events import ScopeResult, Seen
 from gradguard.analysis.interpreter import interpret, read_top_level
+from gradguard.analysis.libraries import Environment
 from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
 from gradguard.findings import Edit, Finding, Position, Severity
@@ -28,9 +29,10 @@ from gradguard.source.parser import SKIPPED, collector_paused
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
-def project_index(*, use_jedi: bool = True, capacity: int = 128) -> ProjectIndex:
-    """A project index whose files' top levels this engine's interpreter reads."""
-    return ProjectIndex(read_top_level, capacity, use_jedi)
+def project_index(*, use_jedi: bool = True, capacity: int = 128, python: str | None = None) -> ProjectIndex:
+    """A project index whose files' top levels this engine's interpreter reads; installed libraries
+    are those of the interpreter `python` (default: $GRADGUARD_PYTHON, else this one)."""
+    return ProjectIndex(read_top_level, capacity, use_jedi, Environment(python))
 
 
 def analyse_document(document: Document, settings: Settings, project: ProjectIndex | None = None,

@@ -142,6 +142,8 @@ class Containers(InterpreterState):
             if method == "update" and args and isinstance(args[0], DictValue):
                 receiver.entries.update(args[0].entries)
                 receiver.complete = receiver.complete and args[0].complete
+            elif method == "setdefault" and args and isinstance(args[0], ConstValue) and receiver.complete:
+                return receiver.entries.setdefault(args[0].value, args[1] if len(args) > 1 else ConstValue(None))
             elif method in ("update", "setdefault"):
                 receiver.complete = False
             return UNKNOWN
@@ -195,6 +197,10 @@ class Containers(InterpreterState):
         if name == "next" and args:
             return self.iterate(args[0], node, state)
         if name == "sum" and args:
+            items = self.elements(args[0])
+            if items is not None and items and all(isinstance(i, ConstValue) and isinstance(i.value, (int, float))
+                                                   and not isinstance(i.value, bool) for i in items):
+                return ConstValue(sum(i.value for i in items))  # `sum((2, 2, 2, 2))`
             total = self.iterate(args[0], node, state)
             if isinstance(total, TensorValue):
                 return self.fresh_result(total.requires_grad & state.grad_enabled, Origin("a `sum()`", node),
@@ -248,7 +254,9 @@ class Containers(InterpreterState):
         items = known[0]
         if name == "enumerate":
             start = args[1] if len(args) > 1 else kwargs.get("start", ConstValue(0))
-            if items is not None and isinstance(start, ConstValue) and isinstance(start.value, int):
+            exact = not ((isinstance(args[0], SequenceValue) and not args[0].known_length)
+                         or (isinstance(args[0], ModuleValue) and not args[0].children_exact))
+            if items is not None and exact and isinstance(start, ConstValue) and isinstance(start.value, int):
                 return SequenceValue(tuple(SequenceValue((ConstValue(i), v)) for i, v in enumerate(items, start.value)))
             if items is not None:
                 return SequenceValue(tuple(SequenceValue((IntValue(), v)) for v in items))
@@ -341,9 +349,19 @@ class Containers(InterpreterState):
         return DictValue(entries, complete)
 
     def int_arithmetic(self, left: Value, right: Value, op: Callable[[int, int], int] | None) -> Value | None:
-        """`i + 1`, `len(x) - 2` ...: an integer (known when both are), or None when not integers."""
+        """`i + 1`, `len(x) - 2` ...: an integer (known when both are), or None when not integers;
+        two number constants give theirs (`drop_path_rate * i / (n - 1)`)."""
+        if op is not None and all(isinstance(v, ConstValue) and isinstance(v.value, (int, float))
+                                  and not isinstance(v.value, bool) for v in (left, right)) \
+                and not (_is_int(left) and _is_int(right)):
+            try:
+                return ConstValue(op(left.value, right.value))  # type: ignore[arg-type, union-attr]
+            except (ArithmeticError, ValueError):
+                return None
         if not (_is_int(left) and _is_int(right)):
             return None
+        if op is not None and op(1, 2) == 0.5 and not (isinstance(left, ConstValue) and isinstance(right, ConstValue)):
+            return None  # `i / 2` of an unknown integer: a float, unknown
         if op is not None and isinstance(left, ConstValue) and isinstance(right, ConstValue):
             try:
                 return ConstValue(op(left.value, right.value))  # type: ignore[arg-type]
@@ -366,5 +384,5 @@ def _names_in(target: cst.BaseExpression) -> list[str]:
 
 
 BUILTINS = frozenset({"range", "len", "zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter", "next",
-                      "sum", "dict", "getattr", "setattr", "isinstance"})
+                      "sum", "dict", "getattr", "setattr", "isinstance", "str", "int", "float", "bool"})
 

@@ -24,7 +24,7 @@ from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
 from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
-from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, normalise_torch_name, qualname_of
+from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
 from gradguard.analysis.state import State
 from gradguard.analysis.tensor_ops import TensorOps
@@ -259,6 +259,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         elif isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "AddAssign":
             self.bind(target, SequenceValue(left.items + right.items) if left.repeated is None and right.repeated is None
                       else UNKNOWN, state, node)
+        elif (number := self.int_arithmetic(left, right, _INT_OPERATORS.get(operator.removesuffix("Assign")))) \
+                is not None:
+            self.bind(target, number, state, node)  # `net_block_idx += 1`
         elif not isinstance(left, (TensorValue, ModuleValue)):
             self.bind(target, UNKNOWN, state, node)
 
@@ -281,17 +284,23 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 state.env[top] = ImportRef(top)
 
     def _import_from(self, node: cst.ImportFrom, state: State) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
         origin = "." * len(node.relative) + (dotted_name(node.module) or "" if node.module is not None else "")
+        if isinstance(node.names, cst.ImportStar):
+            if node.relative and self.project is not None and self.definitions.path is not None:
+                origin = self.project.absolute(self.definitions.path, origin)
+            self.definitions.star_imports.append(origin)
+            return
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             bound = (dotted_name(alias.asname.name) or "") if alias.asname is not None else name
-            state.env[bound] = ImportRef(f"{origin}{name}" if origin.endswith(".") else f"{origin}.{name}")
+            qualname = f"{origin}{name}" if origin.endswith(".") else f"{origin}.{name}"
+            if node.relative and self.project is not None and self.definitions.path is not None:
+                qualname = self.project.absolute(self.definitions.path, qualname)
+            state.env[bound] = ImportRef(qualname)
 
     def _if(self, node: cst.If, state: State) -> None:
         test = self.eval(node.test, state)
-        known = test.value if isinstance(test, ConstValue) and isinstance(test.value, bool) else None
+        known = _truth(test)
         then_state = state.copy()
         if known is not False:
             self.exec_block(node.body.body, then_state)
@@ -308,10 +317,22 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     @staticmethod
     def isinstance_of(subject: Value, classes: Value) -> bool | None:
-        """The outcome of `isinstance(m, nn.Linear)` (or a tuple of classes) for a known torch module."""
+        """The outcome of `isinstance(m, nn.Linear)` (or a tuple of classes) for a known torch module,
+        and of `isinstance(x, tuple)` (`list`, `dict`) for a value whose kind is known."""
+        candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
+        if candidates and all(isinstance(c, BuiltinRef) and c.name in _BUILTIN_TYPES for c in candidates):
+            return _builtin_instance(subject, tuple(_BUILTIN_TYPES[c.name] for c in candidates))
+        if candidates and all(qualname_of(c) in _ITERABLE_TYPES for c in candidates):
+            if isinstance(subject, (FunctionRef, ImportRef, BuiltinRef)):  # `isinstance(block, Iterable)`: a class
+                return False
+            if isinstance(subject, (ConstValue, SequenceValue, DictValue)):
+                return _builtin_instance(subject, (str, tuple, list, dict))
+            return None
+        if candidates and all(qualname_of(c) == "functools.partial" for c in candidates):
+            return False if isinstance(subject, (ConstValue, TensorValue, FunctionRef, ImportRef, BuiltinRef, ModuleValue,
+                                                 SequenceValue, DictValue)) else None  # partial objects are never built
         if not isinstance(subject, ModuleValue) or subject.user_class is not None:
             return None
-        candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
         names = []
         for candidate in candidates:
             name = qualname_of(candidate)
@@ -412,8 +433,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
-        state.env[name] = FunctionRef(name, node, self.definitions)
-        self.defer(Deferred(node, None, False))
+        definitions = self.call_definitions[-1] if self.call_stack else self.definitions
+        inside = bool(self.call_stack) or self.analysing is not None
+        # a function defined inside another sees its names (a closure: `def parse(x): ... repeat(x, n)`)
+        state.env[name] = FunctionRef(name, node, definitions, closure=state.env if inside else None)
+        if definitions is self.definitions:  # another file's nested functions are that file's to analyse
+            self.defer(Deferred(node, None, False))
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
@@ -421,6 +446,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         bases = tuple(self.class_base(base.value, state) for base in node.bases)
         self.definitions.bases[name] = bases
         is_module, torch_base = self.module_kind(bases)
+        if not is_module and self.library and any(isinstance(b, ImportRef) for b in bases) and any(
+                isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body):
+            is_module = True  # a library class with a `forward`, derived from a class of its other files
         template = ModuleValue(name, None, user_class=name, definitions=self.definitions, is_module=is_module,
                                torch_base=torch_base)
         self.definitions.classes[name] = (node, template)
@@ -435,7 +463,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     attributes.update({t.value: evaluated for t in targets if evaluated is not UNKNOWN})
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         init = next((m for m in methods if m.name.value == "__init__"), None)
-        if init is not None:
+        if init is not None and not self.library:
             self.analyse_function(init, self_value=template, is_forward=False, enclosing=state)
         for method in methods:
             if method is init:
@@ -641,6 +669,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return ConstValue({"True": True, "False": False, "None": None}[name])
         if name in BUILTINS:
             return BuiltinRef(name)
+        if self.definitions.star_imports and self.project is not None and self.definitions.path is not None:
+            found = self.project.star_imported(self.definitions.path, self.definitions.star_imports, name)
+            if found is not None:
+                return ImportRef(found)
         return UNKNOWN
 
     def _number(self, node: cst.Integer | cst.Float | cst.Imaginary, state: State) -> Value:
@@ -703,13 +735,26 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _subscript(self, node: cst.Subscript, state: State) -> Value:
         base = self.eval(node.value, state)
+        if isinstance(base, ImportRef) and not is_torch_name(base.qualname):
+            base = self.resolve_import(base)  # `ACT2FN["gelu"]`
         kinds = [self.eval_slice(element, state) for element in node.slice]
         base = self.keyed(base, kinds, state)
+        if isinstance(base, SequenceValue) and base.repeated is None and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Slice) \
+                and (bounds := _constant_slice(node.slice[0].slice)) is not None:
+            return SequenceValue(base.items[bounds], mutable=base.mutable)  # `list(model.children())[:-2]`
         if isinstance(base, (SequenceValue, DictValue)):
             if isinstance(base, SequenceValue) and len(kinds) == 1 and kinds[0] == "basic":
                 return SequenceValue(repeated=self.join_elements(base.items, state)) if base.repeated is None \
                     else base  # a slice of the list
             return self.subscript_of(base, _single_index(kinds), state)
+        if isinstance(base, ModuleValue) and base.user_class is not None and base.definitions is not None \
+                and len(kinds) == 1 and not isinstance(kinds[0], str) \
+                and (getitem := base.definitions.method(base.user_class, "__getitem__")) is not None:
+            return self.call_user_function(getitem[0], getitem[1], base, [kinds[0]], {}, node, state)
+        if isinstance(base, ModuleValue) and base.mapping is not None and len(kinds) == 1 \
+                and not isinstance(kinds[0], str):
+            return self.subscript_of(base.mapping, kinds[0], state)
         if isinstance(base, ModuleValue):
             index = kinds[0] if len(kinds) == 1 else None
             if base.children is not None and isinstance(index, ConstValue) and isinstance(index.value, int):
@@ -760,6 +805,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _binary_operation(self, node: cst.BinaryOperation, left: Value, right: Value, state: State) -> Value:
         aten = surface.BINARY.get(type(node.operator).__name__)
+        listed = _list_arithmetic(type(node.operator).__name__, left, right)
+        if listed is not None:
+            return listed
         integer = self.int_arithmetic(left, right, _INT_OPERATORS.get(type(node.operator).__name__))
         if integer is not None:
             return integer
@@ -795,9 +843,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
         left = self.eval(node.left, state)
-        if isinstance(left, ConstValue) and isinstance(left.value, bool) and \
-                left.value is isinstance(node.operator, cst.Or):
-            return left  # `False and ...`, `True or ...`: the right side does not run
+        truth = _truth(left)
+        if truth is not None:  # `x or default`: the operand Python returns; the right side runs only if needed
+            return left if truth is isinstance(node.operator, cst.Or) else self.eval(node.right, state)
         right = self.eval(node.right, state)
         known = [v.value if isinstance(v, ConstValue) and isinstance(v.value, bool) else None for v in (left, right)]
         if isinstance(node.operator, cst.And):
@@ -862,7 +910,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     args.append(UNKNOWN)
                     kwargs["*"] = UNKNOWN
             elif arg.star == "**":
-                kwargs["**"] = UNKNOWN
+                if isinstance(value, DictValue) and value.complete and all(isinstance(k, str) for k in value.entries):
+                    kwargs.update(value.entries)  # `cls(**{"min": -10})`
+                else:
+                    kwargs["**"] = UNKNOWN
             elif arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
             else:
@@ -876,9 +927,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         name = qualname_of(callee)
         if name in ("copy.deepcopy", "copy.copy") and args:
             return self.copy_object(args[0])
+        if name == "itertools.repeat" and len(args) == 2 and isinstance(args[1], ConstValue) \
+                and isinstance(args[1].value, int) and 0 <= args[1].value <= MAX_UNROLLED_ELEMENTS:
+            return SequenceValue((args[0],) * args[1].value)  # `tuple(repeat(block, 4))`
         if name == "collections.OrderedDict":
             return self.call_builtin("dict", args, kwargs, node, state)
-        if name is not None and not name.startswith("torch"):
+        if name is not None and not is_torch_name(name):
+            if self.library and not self.call_stack:
+                return UNKNOWN  # a library's module-level call into another file (`get_logger(__name__)`)
             callee, name = self.resolve_import(callee), None
         if name is not None:
             return self.call_qualified(normalise_torch_name(name), args, kwargs, node, state)
@@ -886,6 +942,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return self.call_module(callee, args, kwargs, node, state, report_node=node)
         if isinstance(callee, FunctionRef) and isinstance(callee.node, cst.ClassDef):
             return self.instantiate(callee, args, kwargs, node, state)
+        elif isinstance(callee, FunctionRef) and self.library and not self.call_stack:
+            return UNKNOWN  # a library's module-level call of its functions (`default_cfgs = generate(...)`)
+        elif isinstance(callee, FunctionRef) and callee.bound_self is None and \
+                (entry := self.registered_entry(callee, args)) is not None:
+            return self.summarised(entry.node, [], kwargs, state, lambda: self.call_user_function(
+                entry.node, entry.definitions, None, [], kwargs, node, state))
+        elif isinstance(callee, FunctionRef) and callee.bound_self is None and callee.closure is not None:
+            return self.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state,
+                                           closure=callee.closure)
         elif isinstance(callee, FunctionRef) and callee.bound_self is None:
             return self.summarised(callee.node, args, kwargs, state, lambda: self.call_user_function(
                 callee.node, callee.definitions, None, args, kwargs, node, state))
@@ -923,6 +988,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def call_method(self, receiver: Value, method: str, args: list[Value], kwargs: dict[str, Value],
                     node: cst.Call, state: State) -> Value:
+        if isinstance(receiver, ConstValue) and isinstance(receiver.value, str):
+            if method in _STRING_METHODS and not kwargs and all(isinstance(a, ConstValue) for a in args):
+                try:
+                    return ConstValue(getattr(receiver.value, method)(*(a.value for a in args)))
+                except (TypeError, ValueError):
+                    return UNKNOWN
+            return UNKNOWN
         if isinstance(receiver, SuperValue):
             return self.call_super(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
@@ -951,6 +1023,73 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not isinstance(receiver, TensorValue):
             return UNKNOWN
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
+
+
+_STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
+                             "removeprefix", "removesuffix"})
+_ITERABLE_TYPES = frozenset({"collections.abc.Iterable", "typing.Iterable", "collections.abc.Sequence",
+                             "typing.Sequence"})
+_BUILTIN_TYPES = {"tuple": tuple, "list": list, "dict": dict, "str": str, "int": int, "float": float, "bool": bool}
+
+
+def _list_arithmetic(operator: str, left: Value, right: Value) -> SequenceValue | None:
+    """`[h] * (n - 1)` and `[a] + h` for lists and tuples whose items are known."""
+    if operator == "Add" and isinstance(left, SequenceValue) and isinstance(right, SequenceValue) \
+            and left.repeated is None and right.repeated is None:
+        return SequenceValue(left.items + right.items, mutable=left.mutable,
+                             known_length=left.known_length and right.known_length)
+    if operator == "Multiply" and isinstance(right, SequenceValue):
+        left, right = right, left
+    if operator == "Multiply" and isinstance(left, SequenceValue) and left.repeated is None \
+            and isinstance(right, ConstValue) and isinstance(right.value, int) and not isinstance(right.value, bool) \
+            and 0 <= len(left.items) * right.value <= MAX_UNROLLED_ELEMENTS:
+        return SequenceValue(left.items * right.value, mutable=left.mutable, known_length=left.known_length)
+    return None
+
+
+def _constant_slice(node: cst.Slice) -> slice | None:
+    """`a[1:-2]`'s slice, when its bounds are integer literals (or absent)."""
+    bounds: list[int | None] = []
+    for part in (node.lower, node.upper, node.step):
+        if part is None:
+            bounds.append(None)
+            continue
+        negative = isinstance(part, cst.UnaryOperation) and isinstance(part.operator, cst.Minus)
+        literal = part.expression if negative else part
+        if not isinstance(literal, cst.Integer):
+            return None
+        value = _literal(literal.value, None)
+        if not isinstance(value, int):
+            return None
+        bounds.append(-value if negative else value)
+    return None if bounds[2] == 0 else slice(*bounds)
+
+
+def _truth(value: Value) -> bool | None:
+    """`bool(value)` where it is known: a constant, a container whose items are known (`if kwargs:`), a class."""
+    if isinstance(value, ConstValue):
+        return bool(value.value) if isinstance(value.value, (bool, int, float, str, type(None))) else None
+    if isinstance(value, DictValue) and value.complete:
+        return bool(value.entries)
+    if isinstance(value, SequenceValue) and value.repeated is None:
+        return bool(value.items)
+    if isinstance(value, (FunctionRef, BuiltinRef)):
+        return True
+    return None
+
+
+def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
+    """`isinstance(value, types)` for builtin types, where the value's kind is known."""
+    if isinstance(value, ConstValue):
+        return isinstance(value.value, types)
+    if isinstance(value, SequenceValue):
+        return (list if value.mutable else tuple) in types
+    if isinstance(value, DictValue):
+        return dict in types
+    if isinstance(value, (TensorValue, FunctionRef, ImportRef, BuiltinRef)) or (
+            isinstance(value, ModuleValue) and value.mapping is None):
+        return False
+    return None
 
 
 def _reason(error: OverBudget | RecursionError) -> str:
@@ -1024,12 +1163,21 @@ def _compare(operator: str, left: Value, right: Value) -> bool | None:
         return (left.value == right.value) == (operator == "Equal")
     if operator in ("In", "NotIn") and isinstance(left, ConstValue) and isinstance(right, DictValue) and right.complete:
         return (left.value in right.entries) == (operator == "In")
+    if operator in _ORDERINGS and all(isinstance(v, ConstValue) and isinstance(v.value, (int, float))
+                                      and not isinstance(v.value, bool) for v in (left, right)):
+        return _ORDERINGS[operator](left.value, right.value)  # `if block_dpr > 0.:`
     return None
+
+
+_ORDERINGS: dict[str, Callable[[float, float], bool]] = {
+    "GreaterThan": lambda a, b: a > b, "GreaterThanEqual": lambda a, b: a >= b,
+    "LessThan": lambda a, b: a < b, "LessThanEqual": lambda a, b: a <= b,
+}
 
 
 _INT_OPERATORS: dict[str, Callable[[int, int], int]] = {
     "Add": lambda a, b: a + b, "Subtract": lambda a, b: a - b, "Multiply": lambda a, b: a * b,
-    "FloorDivide": lambda a, b: a // b, "Modulo": lambda a, b: a % b,
+    "FloorDivide": lambda a, b: a // b, "Modulo": lambda a, b: a % b, "Divide": lambda a, b: a / b,
 }
 
 
@@ -1059,6 +1207,7 @@ def read_top_level(module: cst.Module, path: str, project: ProjectIndex) -> Defi
     """What a file defines at its top level (imports, functions, classes and what their `__init__`
     builds), for the files that import it; its functions are not analysed."""
     interpreter = Interpreter(module, path, project)
+    interpreter.library = project.is_library(path)
     interpreter.run(functions=False)
     return interpreter.definitions
 

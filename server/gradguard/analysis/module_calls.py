@@ -6,12 +6,13 @@ from dataclasses import replace
 
 import libcst as cst
 
-from gradguard.analysis.names import dotted_name, normalise_torch_name, qualname_of
+from gradguard.analysis.names import dotted_name, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
+    BuiltinRef,
     ConstValue,
     DictValue,
     FunctionRef,
@@ -41,7 +42,9 @@ class ModuleCalls(InterpreterState):
     def class_base(self, base: cst.BaseExpression, state: State) -> Value:
         """A base class as written in a class statement (a class of another project file resolved)."""
         value = self.eval(base, state)
-        if isinstance(value, ImportRef) and not value.qualname.startswith("torch"):
+        if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
+            if self.library and not self.call_stack:
+                return value  # a library's base from another of its files: not read for this (see `module_kind`)
             resolved = self.resolve_import(value)
             return resolved if resolved is not UNKNOWN else value
         return value
@@ -84,6 +87,11 @@ class ModuleCalls(InterpreterState):
         init = cls.definitions.method(cls.name, "__init__")
         if init is None:
             self.init_container(instance, args)
+            if self.derives_from_dict(cls) and len(args) == 1 and isinstance(args[0], DictValue) and not kwargs:
+                instance.mapping = args[0]
+            for key, value in kwargs.items():  # a dataclass's fields (`GPT2Config(n_embd=16)`)
+                if cls.definitions.class_attribute(cls.name, key) is not None:
+                    instance.named_children[key] = value
             return instance
         if self.call_user_function(init[0], init[1], instance, args, kwargs, node, state) is UNKNOWN:
             copy = self.instance_copy(template)
@@ -93,11 +101,19 @@ class ModuleCalls(InterpreterState):
         return instance
 
     @staticmethod
+    def derives_from_dict(cls: FunctionRef) -> bool:
+        """Whether a class derives (directly) from `dict` or `collections.OrderedDict`."""
+        bases = cls.definitions.bases.get(cls.name, ())
+        return any((isinstance(b, BuiltinRef) and b.name == "dict") or qualname_of(b) in (
+            "collections.OrderedDict", "typing.OrderedDict") for b in bases)
+
+    @staticmethod
     def init_container(instance: ModuleValue, args: list[Value]) -> None:
         """`nn.Sequential.__init__(*modules)` / `nn.ModuleList.__init__(modules)` of a subclass."""
         items = list(args)
         if instance.torch_base == "ModuleList" and args and isinstance(args[0], SequenceValue):
             items = list(args[0].items) if args[0].repeated is None else [args[0].repeated]
+            instance.children_exact = args[0].repeated is None and args[0].known_length
         instance.children = [c for c in items if isinstance(c, ModuleValue)] if all(
             isinstance(c, ModuleValue) for c in items) else None
 
@@ -121,6 +137,8 @@ class ModuleCalls(InterpreterState):
         if found is not None:
             return self.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
         instance = receiver.instance
+        if method == "__getitem__" and instance.mapping is not None and len(args) == 1:
+            return self.subscript_of(instance.mapping, args[0], state)
         if method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)
         elif method == "forward" and instance.torch_base == "Sequential":
@@ -183,6 +201,10 @@ class ModuleCalls(InterpreterState):
             shared = owner.definitions.class_attribute(owner.user_class, attribute)
             if shared is not None:
                 return shared
+            aliases = owner.definitions.class_attribute(owner.user_class, "attribute_map")
+            if isinstance(aliases, DictValue) and isinstance(target := aliases.entries.get(attribute), ConstValue) \
+                    and isinstance(target.value, str) and target.value != attribute:
+                return self.module_attribute(owner, target.value, node)  # a config's `hidden_size` → `n_embd`
         if attribute in owner.parameters:
             return owner.parameters[attribute]
         if attribute in owner.buffers:
@@ -207,7 +229,9 @@ class ModuleCalls(InterpreterState):
                 items = list(args[0].entries.values())  # `nn.Sequential(OrderedDict(...))`
             children = [c for c in items if isinstance(c, ModuleValue)]
             complete = len(children) == len(items) and "*" not in kwargs
-            return ModuleValue(class_name, node, children=children if complete else None)
+            exact = not (class_name == "ModuleList" and args and isinstance(args[0], SequenceValue)
+                         and (args[0].repeated is not None or not args[0].known_length))
+            return ModuleValue(class_name, node, children=children if complete else None, children_exact=exact)
         facts = module_facts.module(class_name)
         if facts is None:
             return ModuleValue(class_name, node, children=None if class_name in module_facts.CONTAINERS else [])

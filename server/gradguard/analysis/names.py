@@ -12,6 +12,11 @@ def qualname_of(value: Value) -> str | None:
     return value.qualname if isinstance(value, ImportRef) else None
 
 
+def is_torch_name(name: str) -> bool:
+    """Whether `name` is torch's (`torch`, `torch.nn.ReLU`), not another package's (`torchvision.ops`)."""
+    return name == "torch" or name.startswith("torch.")
+
+
 def normalise_torch_name(name: str) -> str:
     """`torch.nn.modules.activation.ReLU` → `torch.nn.ReLU`; `torch.functional.x` → `torch.x`."""
     if name.startswith("torch.nn.modules."):

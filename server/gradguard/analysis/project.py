@@ -1,12 +1,15 @@
 """The project index: what a name imported from another file of the project is.
 
-`from .blocks import Block` or `from timm.layers import Mlp` inside the project is resolved to
+`from .blocks import Block` inside the project, or `from timm.layers import Mlp` from an installed
+library (found on the project interpreter's search path: `libraries.Environment`), is resolved to
 the file that defines it; that file's top level (imports, functions, classes and what each
 class's `__init__` builds) is interpreted once and cached, following re-exports through
-`__init__.py` files. Names this cheap module-path resolution cannot place (installed packages
-found through `sys.path`, star imports, dynamic imports) are asked of jedi, which is slow on its
-first query and so is asked only for those. The files each analysis read are recorded, so a
-cache can be invalidated when any of them changes.
+`__init__.py` files, so a library's code is interpreted like the project's own. Names this cheap
+module-path resolution cannot place (a root other than the file's own package, dynamic imports)
+are asked of jedi, which is slow on its first query and so is asked only for those (by an editor,
+in a process of its own: `answer_in_background`); star imports of installed packages are placed
+with the package's index. The files each analysis read are
+recorded, so a cache can be invalidated when any of them changes.
 """
 
 from __future__ import annotations
@@ -16,17 +19,22 @@ import sys
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
 from gradguard.analysis import budget
+from gradguard.analysis.libraries import NEVER_READ, Environment
+from gradguard.analysis.names import is_torch_name
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Span
 from gradguard.source.blocks import BlockTree
 from gradguard.source.files import read_source
 from gradguard.source.parser import collector_paused, parse_module
 from gradguard.source.positions import WholeModule
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 _MAX_REEXPORT_DEPTH = 6
 
@@ -41,8 +49,10 @@ class ReadingInterrupted(Exception):
 class ProjectIndex:
     """Resolves imported names to definitions in other files; caches the files it read."""
 
-    def __init__(self, reader: TopLevelReader, capacity: int = 128, use_jedi: bool = True) -> None:
+    def __init__(self, reader: TopLevelReader, capacity: int = 128, use_jedi: bool = True,
+                 environment: Environment | None = None) -> None:
         self._reader = reader
+        self.environment = environment if environment is not None else Environment()
         self._definitions: OrderedDict[Path, Definitions | None] = OrderedDict()
         self._short: dict[Path, object] = {}  # read short (out of time): kept for the analysis (its budget) that read it
         self._capacity = capacity
@@ -58,6 +68,11 @@ class ProjectIndex:
         self.dependencies: dict[str, set[str]] = {}
         self._not_read: set[Path] | None = None  # while `without_reading`: the files left unread
         self._interrupted: Callable[[], bool] | None = None  # while `interruptible`
+        self._packages: dict[Path, tuple[str, ...]] = {}  # folder -> its dotted package name
+        self._index_wanted: set[Path] = set()  # files whose reading loads their package's index first
+        self._on_answer: Callable[[], None] | None = None  # set: jedi is asked in the background
+        self._asked: set[tuple[str, str]] = set()
+        self._jedi_process: ProcessPoolExecutor | None = None
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
         """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
@@ -66,6 +81,9 @@ class ProjectIndex:
         key = (from_path, qualname)
         if key not in self._located:
             located = self._locate(Path(from_path), qualname)
+            if located is None and self._use_jedi and self._on_answer is not None:
+                self._ask_in_background(key)  # an editor: jedi answers in a process of its own, later
+                return UNKNOWN
             if located is None and self._use_jedi:
                 current = budget.active()
                 if current is not None and not current.may_read():
@@ -82,7 +100,13 @@ class ProjectIndex:
         if definitions is None:
             return UNKNOWN
         value = definitions.globals.get(attribute, UNKNOWN)
-        if isinstance(value, ImportRef) and not value.qualname.startswith("torch"):
+        if value is UNKNOWN and definitions.star_imports and (
+                found := self.star_imported(str(file), definitions.star_imports, attribute)) is not None:
+            return self.resolve(str(file), found, depth + 1)  # `from .resnet import *`
+        if value is UNKNOWN and file.name == "__init__.py" and self._index_ready(file) and (
+                defining := self.environment.defined(file, attribute)) is not None:
+            return self.resolve(str(file), _module_name(defining, file, attribute), depth + 1)  # a lazy module
+        if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
             return self.resolve(str(file), value.qualname, depth + 1)
         return value
 
@@ -127,6 +151,9 @@ class ProjectIndex:
         unread = len(current.unread) if current is not None else 0
         try:
             with current.reading() if current is not None else nullcontext():
+                if file in self._index_wanted:  # left for this reading by an editor's first answer
+                    self.environment.index(file)
+                    self._index_wanted.discard(file)
                 definitions = self._interpret(file)
                 short = current is not None and (current.out_of_time() or len(current.unread) > unread)
         finally:
@@ -226,7 +253,7 @@ class ProjectIndex:
     def _interpret(self, file: Path) -> Definitions | None:
         try:
             text = read_source(file).text
-            module = parse_module(text)
+            module = self.environment.tree(file, text, parse_module)
         except (OSError, cst.ParserSyntaxError, RecursionError, ValueError):
             return None
         self._note_text(file, hash(text))
@@ -236,9 +263,9 @@ class ProjectIndex:
         except RecursionError:
             return None
 
-    @staticmethod
-    def _locate(from_path: Path, qualname: str) -> tuple[Path, str] | None:
-        """(file defining it, name in that file) by Python's module-path rules, without importing."""
+    def _locate(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
+        """(file defining it, name in that file) by Python's module-path rules, without importing:
+        the project's files first, then the installed libraries."""
         level = len(qualname) - len(qualname.lstrip("."))
         parts = qualname.lstrip(".").split(".")
         if len(parts) < 1 or not parts[-1]:
@@ -255,42 +282,159 @@ class ProjectIndex:
             candidate = _module_file(root, module_parts)
             if candidate is not None:
                 return candidate, attribute
+        if not level:
+            installed = self.environment.locate(parts[:-1])
+            if installed is not None:
+                return installed, parts[-1]
         return None
 
+    def registered(self, file: str, name: str) -> Value:
+        """The function a library's registry decorator (`@register_model`) registered as `name` in
+        the package that holds `file` (`timm.create_model("resnet18")`), or UNKNOWN."""
+        if not self._index_ready(Path(file)):
+            return UNKNOWN
+        found = self.environment.registered(Path(file), name)
+        if found is None:
+            return UNKNOWN
+        self.dependencies.setdefault(file, set()).add(str(found[0]))
+        definitions = self.definitions_of(found[0])
+        return UNKNOWN if definitions is None else definitions.globals.get(found[1], UNKNOWN)
+
+    def absolute(self, from_path: str, qualname: str) -> str:
+        """A relative import's name made absolute (`.mlp.Mlp` in `timm/layers/__init__.py` →
+        `timm.layers.mlp.Mlp`), so that it means the same in any file it flows to; unchanged when
+        the file is not in a package deep enough."""
+        level = len(qualname) - len(qualname.lstrip("."))
+        if not level:
+            return qualname
+        folder = Path(os.path.realpath(from_path)).parent
+        if folder not in self._packages:
+            parts: list[str] = []
+            inside = folder
+            while (inside / "__init__.py").is_file() and inside.parent != inside:
+                parts.insert(0, inside.name)
+                inside = inside.parent
+            self._packages[folder] = tuple(parts)
+        package = self._packages[folder]
+        if level - 1 >= len(package):
+            return qualname
+        rest = qualname[level:]
+        return ".".join([*package[:len(package) - (level - 1)], *([rest] if rest else [])])
+
+    def star_imported(self, from_path: str, modules: list[str], name: str) -> str | None:
+        """The absolute name of `name` when one of `modules` (star-imported by an installed
+        library's file) defines it at its top level (from the package's index), else None."""
+        for module in modules:
+            located = self._locate(Path(from_path), f"{module}.{name}")
+            if located is None or located[0].name == "__init__.py" or not self._index_ready(located[0]):
+                continue
+            if self.environment.defined(located[0], name, exact=True) is not None:
+                return f"{module}.{name}"
+        return None
+
+    def _index_ready(self, file: Path) -> bool:
+        """Whether the package index for `file` may be used now: while reading is off (an editor's
+        first answer), a package not indexed yet is left for the file's reading in the background."""
+        if self._not_read is None or self.environment.indexed(file):
+            return True
+        self._not_read.add(file)
+        self._index_wanted.add(file)
+        return False
+
+    def is_library(self, file: str) -> bool:
+        """Whether `file` belongs to an installed package (not to the project)."""
+        return self.environment.package_of(Path(file)) is not None
+
+    def answer_in_background(self, on_answer: Callable[[], None]) -> None:
+        """From now on jedi is never asked during an analysis: names only it can place are asked in
+        a process of its own (its first query takes seconds), and `on_answer()` is called, from
+        another thread, when one is found; they are unknown until then."""
+        self._on_answer = on_answer
+
+    def close(self) -> None:
+        """Stop jedi's process, if one was started."""
+        if self._jedi_process is not None:
+            self._jedi_process.shutdown(wait=False, cancel_futures=True)
+            self._jedi_process = None
+
+    def _ask_in_background(self, key: tuple[str, str]) -> None:
+        if key in self._asked:
+            return
+        self._asked.add(key)
+        question = self._jedi_question(Path(key[0]), key[1])
+        if question is None:
+            self._located[key] = None
+            return
+        if self._jedi_process is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._jedi_process = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        try:
+            future = self._jedi_process.submit(jedi_goto, *question, self.environment.python)
+        except RuntimeError:  # shut down
+            return
+        future.add_done_callback(lambda done: self._answered(key, done))
+
+    def _answered(self, key: tuple[str, str], done: Future) -> None:
+        try:
+            names = done.result()
+        except Exception:  # a broken process or environment: the name stays unknown
+            names = []
+        self._located[key] = located = self._placed(names)
+        if located is not None and self._on_answer is not None:
+            self._on_answer()
+
     def _locate_with_jedi(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
-        if not self._use_jedi or qualname.startswith(".") or not from_path.is_file():
+        question = self._jedi_question(from_path, qualname) if self._use_jedi else None
+        return self._placed(jedi_goto(*question, self.environment.python)) if question is not None else None
+
+    @staticmethod
+    def _jedi_question(from_path: Path, qualname: str) -> tuple[str, str] | None:
+        """(source, path) of the jedi query that places `qualname`, or None for names it cannot place."""
+        if qualname.startswith(".") or not from_path.is_file():
             return None
         module, _, attribute = qualname.rpartition(".")
         top = module.split(".")[0]
-        if not module or top in _NEVER_PROJECT or top in sys.stdlib_module_names:
+        if not module or top in NEVER_READ or top in sys.stdlib_module_names:
             return None
-        import jedi
+        return f"from {module} import {attribute}\n", str(from_path)
 
-        source = f"from {module} import {attribute}\n"
-        try:
-            with collector_paused():  # parso enables the collector after loading its cache
-                names = jedi.Script(source, path=str(from_path)).goto(1, len(source) - 2, follow_imports=True)
-        except Exception:  # jedi fails on broken environments; the name then stays unknown
-            return None
-        for name in names:
-            path = name.module_path
-            if path is not None and path.suffix == ".py" and not _installed(Path(path)):
-                return Path(path), name.name
+    def _placed(self, names: list[tuple[str, str]]) -> tuple[Path, str] | None:
+        for path, name in names:
+            if Path(path).suffix != ".py":
+                continue
+            package = self.environment.package_of(Path(path).resolve())
+            if (package is None and not _installed(Path(path))) or (package is not None and package[0] not in NEVER_READ):
+                return Path(path), name
         return None
 
 
-#: Installed packages that are never part of the user's project and define no nn modules we follow
-#: (the standard library aside: `sys.stdlib_module_names`).
-_NEVER_PROJECT = frozenset({
-    "torch", "numpy", "einops", "scipy", "PIL", "transformers", "huggingface_hub", "safetensors",
-    "typing_extensions",
-})
+def jedi_goto(source: str, path: str, python: str | None) -> list[tuple[str, str]]:
+    """(file, name) of what jedi says the import in `source` (as if written in `path`) names, in the
+    environment of the interpreter `python` (default: this one)."""
+    import jedi
+
+    try:
+        environment = jedi.create_environment(python, safe=False) if python else None
+        with collector_paused():  # parso enables the collector after loading its cache
+            names = jedi.Script(source, path=path, environment=environment).goto(
+                1, len(source) - 2, follow_imports=True)
+    except Exception:  # jedi fails on broken environments; the name then stays unknown
+        return []
+    return [(str(name.module_path), name.name) for name in names if name.module_path is not None]
 
 
 def _installed(path: Path) -> bool:
     """Installed packages and the standard library are not the user's project."""
     parts = set(path.parts)
     return bool(parts & {"site-packages", "dist-packages"}) or path.is_relative_to(sys.base_prefix)
+
+
+def _module_name(defining: Path, package_init: Path, attribute: str) -> str:
+    """The absolute name of `attribute` in the file `defining`, found below a package's `__init__.py`."""
+    root = _package_root(package_init)
+    return ".".join([*defining.relative_to(root).with_suffix("").parts, attribute])
 
 
 def _package_root(path: Path) -> Path:

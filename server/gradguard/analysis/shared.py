@@ -35,6 +35,10 @@ class InterpreterState:
         self.result = ScopeResult()
         self.entered: set[cst.FunctionDef] = set()  # the functions the code being analysed followed calls into
         self.hovers = hovers  # whether to remember what each name held (an editor's hovers ask)
+        # an installed library's file read for the files that import it: its top level binds names
+        # only (its module-level calls into other files are not followed, its classes get no template
+        # from `__init__`'s defaults); its code runs when a call of the project's follows it
+        self.library = False
         self.seen: dict[cst.Name, Seen] = {}  # what each name of the file's own code held
         self.deferred: list[Deferred] = []  # the functions and methods left to analyse after the module level
         self.planned: set[cst.FunctionDef] = set()  # every function deferred so far (each is analysed once)

@@ -74,6 +74,9 @@ class TensorOps(InterpreterState):
             return SequenceValue(repeated=alias)
         if method.startswith("new_") or method in ("numpy",):
             return TensorValue(new_version_counter(), Tri.NO, True, Origin(f"`.{method}()`", node))
+        if len(args) > 1 and not any(isinstance(a, (TensorValue, SequenceValue, ArgumentValue)) for a in args) and all(
+                len(args) >= len(facts.args) for facts in ops.overloads(method)):
+            args = [SequenceValue(tuple(args))]  # `x.view(-1, n)`, `x.permute(0, 2, 1)`: the sizes as one argument
         return self.apply_aten(method, [tensor, *args], kwargs, node, state, None, target_node=target_node)
 
     def tensor_attribute(self, owner: TensorValue, attribute: str, node: cst.CSTNode, state: State) -> Value:

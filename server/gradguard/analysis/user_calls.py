@@ -29,6 +29,7 @@ from gradguard.analysis.values import (
 )
 
 _MAX_CALL_DEPTH = 6
+_LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
 MAX_FOLLOWED_CALLS = 150  # calls followed per analysed function (and per module level)
 
 
@@ -69,6 +70,13 @@ def _may_build(function: cst.FunctionDef) -> bool:
     finder = _FactoryFinder()
     function.body.visit(finder)
     return finder.returns and finder.builds
+
+
+def _returns(function: cst.FunctionDef) -> bool:
+    """Whether a function returns a value somewhere (a library's factory: `create_act_layer("relu")`)."""
+    finder = _FactoryFinder()
+    function.body.visit(finder)
+    return finder.returns
 
 
 class _FactoryFinder(cst.CSTVisitor):
@@ -147,6 +155,27 @@ class UserCalls(InterpreterState):
             return DictValue({}, complete=False)
         return ArgumentValue(name)
 
+    def in_library(self, definitions: Definitions) -> bool:
+        """Whether `definitions` are of an installed library's file."""
+        return self.project is not None and definitions.path is not None and self.project.is_library(definitions.path)
+
+    def registered_entry(self, callee: FunctionRef, args: list[Value]) -> FunctionRef | None:
+        """For a library factory called with a constant name first (`timm.create_model("resnet18",
+        ...)`, `torchvision.models.get_model("resnet18")`): the function its package's registry
+        decorator registered under that name, which the factory ends up calling."""
+        if self.project is None or not args or not isinstance(args[0], ConstValue) \
+                or not isinstance(args[0].value, str) or not isinstance(callee.node, cst.FunctionDef) \
+                or not self.in_library(callee.definitions):
+            return None
+        first = [*callee.node.params.posonly_params, *callee.node.params.params][:1]
+        if not first or "name" not in first[0].name.value:  # `create_model(model_name, ...)`, `get_model(name)`
+            return None
+        entry = self.project.registered(callee.definitions.path, args[0].value)
+        if not isinstance(entry, FunctionRef) or not isinstance(entry.node, cst.FunctionDef) \
+                or entry.definitions.path == callee.definitions.path:
+            return None
+        return entry
+
     def resolve_import(self, ref: Value) -> Value:
         """What an imported name is, when it is defined in another file of the project."""
         if self.project is None or not isinstance(ref, ImportRef) or self.definitions.path is None:
@@ -155,7 +184,7 @@ class UserCalls(InterpreterState):
 
     def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
                            args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
-                           *, report: str = "caller-saves") -> Value:
+                           *, report: str = "caller-saves", closure: dict[str, Value] | None = None) -> Value:
         """Interpret `function`'s body with the caller's arguments and saves (its summary at this call).
 
         `report` says where the body's changes are reported: "caller-saves", at the call and only
@@ -163,7 +192,8 @@ class UserCalls(InterpreterState):
         analysis); "every-change", all of them at the call (a function of another file that
         `model.apply` runs); "inside", at the body's own lines (such a function of this file).
         """
-        if function in self.call_stack or len(self.call_stack) >= _MAX_CALL_DEPTH or "*" in kwargs \
+        depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) else 0)
+        if function in self.call_stack or len(self.call_stack) >= depth or "*" in kwargs \
                 or function in self.cut_calls:
             return UNKNOWN
         if self.followed >= MAX_FOLLOWED_CALLS:
@@ -172,14 +202,15 @@ class UserCalls(InterpreterState):
             return UNKNOWN
         here = definitions is self.definitions
         if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
-                here and self.syntax_fact(function, _may_build)):
+                (here and self.syntax_fact(function, _may_build))
+                or (self.in_library(definitions) and self.syntax_fact(function, _returns))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
-            # ops saved), nothing comes out of it: nothing to follow
+            # ops saved), nothing comes out of it: nothing to follow (a library's factories aside)
             return UNKNOWN
         self.followed += 1
         params = function.params
         positional = [*params.posonly_params, *params.params]
-        env: dict[str, Value] = {}
+        env: dict[str, Value] = dict(closure) if closure is not None else {}
         values = ([self_value] if self_value is not None else []) + list(args)
         defaults = State({}, globals=definitions.globals)
         for index, param in enumerate([*positional, *params.kwonly_params]):
@@ -193,9 +224,12 @@ class UserCalls(InterpreterState):
             else:
                 value = UNKNOWN
             env[name] = self.argument(param) if value is UNKNOWN else value
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                env[star.name.value] = UNKNOWN
+        if isinstance(params.star_arg, cst.Param):
+            env[params.star_arg.name.value] = UNKNOWN
+        if isinstance(params.star_kwarg, cst.Param):  # the keyword arguments no parameter takes
+            named = {p.name.value for p in [*positional, *params.kwonly_params]}
+            env[params.star_kwarg.name.value] = DictValue(
+                {k: v for k, v in kwargs.items() if k not in named and k != "**"}, complete="**" not in kwargs)
         callee_state = State(env, state.saves, state.grad_enabled, globals=definitions.globals)
         for decorator in function.decorators:
             mode = self.grad_mode_of(decorator.decorator, callee_state)

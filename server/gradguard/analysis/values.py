@@ -186,6 +186,8 @@ class ModuleValue:
     renorms_weight: bool = False  # one whose call renormalizes its weight in place (`Embedding(max_norm=...)`)
     forward_hooks: list[Value] = field(default_factory=list)  # `register_forward_hook(f)`: f(module, args, output)
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
+    mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
+    children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)
 
     def tree(self) -> list[ModuleValue]:
         """This module and every module under it, each once (objects may refer to each other)."""
@@ -262,6 +264,7 @@ class FunctionRef:
     node: cst.FunctionDef | cst.ClassDef = field(repr=False)
     definitions: Definitions = field(repr=False)
     bound_self: ModuleValue | None = field(default=None, repr=False)
+    closure: dict[str, Value] | None = field(default=None, repr=False)  # the enclosing function's names
 
 
 @dataclass(eq=False)
@@ -275,6 +278,7 @@ class Definitions:
 
     bases: dict[str, tuple[Value, ...]] = field(default_factory=dict, repr=False)
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict, repr=False)
+    star_imports: list[str] = field(default_factory=list, repr=False)  # `from .activations import *`: the modules
 
     def mro(self, class_name: str, depth: int = 0) -> Iterator[tuple[Definitions, str]]:
         """The class and its bases of the project, in the order Python searches them (depth first)."""

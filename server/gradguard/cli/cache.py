@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from gradguard import __version__
+from gradguard.analysis.libraries import PYTHON_VARIABLE
 from gradguard.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
 from gradguard.source.files import NOTEBOOK_MAX_BYTES, read_bytes
 
@@ -36,7 +37,8 @@ class Cache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.tool = digest(f"{__version__}:{_source_stamp()}")  # the op table (ops.json) is in the stamp
+        # the op table (ops.json) is in the stamp; the interpreter whose libraries are read, too
+        self.tool = digest(f"{__version__}:{_source_stamp()}:{os.environ.get(PYTHON_VARIABLE, '')}")
         self._digests: dict[str, str | None] = {}
 
     def _entry(self, path: str) -> Path:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gradguard.analysis.libraries import PYTHON_VARIABLE
 from gradguard.cli import report
 from gradguard.cli.report import CheckRun
 from gradguard.cli.cache import Cache
@@ -284,6 +285,8 @@ def default_cache_dir() -> Path:
 
 def run_check(args: argparse.Namespace) -> int:
     """`gradguard check`: its exit code (0 clean, 1 found, 2 could not run)."""
+    if args.python is not None:  # read by every project index of this run, in worker processes too
+        os.environ[PYTHON_VARIABLE] = args.python
     stdin = args.paths == [STDIN] or args.stdin_filename is not None and not args.paths
     if args.stdin_filename is not None and args.paths not in ([], [STDIN]):
         print("gradguard: --stdin-filename reads standard input: name no other path", file=sys.stderr)

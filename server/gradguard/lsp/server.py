@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import time
 from dataclasses import dataclass, replace
 from functools import partial
@@ -27,7 +28,7 @@ from pygls.workspace import TextDocument
 from gradguard import __version__
 from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
-from gradguard.analysis.project import ReadingInterrupted
+from gradguard.analysis.project import ProjectIndex, ReadingInterrupted
 from gradguard.config import ConfigError, ProjectSettings, Settings
 from gradguard.engine import OpenDocument, broken_cells, fix_document, project_index
 from gradguard.findings import Applicability, Finding, Position, Span
@@ -67,7 +68,8 @@ class GradguardServer(LanguageServer):
         self.pulls_settings = False  # the client sent no initializationOptions: ask it (workspace/configuration)
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic) instead of receiving them
         self.projects = ProjectSettings()
-        self.project = project_index(use_jedi=False)  # jedi's first query takes seconds: never before an answer
+        self.event_loop: asyncio.AbstractEventLoop | None = None  # the server's, once initialized
+        self.project = self.new_project(None)
         self.analysed: dict[str, Analysed] = {}
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
@@ -80,9 +82,29 @@ class GradguardServer(LanguageServer):
         self.scheduler = Scheduler()
         self.token: str | None = None  # what a client must present to run code (set for TCP by `start`)
 
+    def new_project(self, python: str | None) -> ProjectIndex:
+        """A project index for the interpreter `python`. jedi's first query takes seconds: it is
+        asked in a process of its own, never before an answer; each name it places analyses the
+        open documents again."""
+        project = project_index(python=python)
+        project.answer_in_background(self.jedi_answered)
+        return project
+
+    def jedi_answered(self) -> None:
+        """(From another thread.) jedi placed a name: analyse the open documents again."""
+        if self.event_loop is not None and not self.scheduler.stopping:
+            self.event_loop.call_soon_threadsafe(self.analyse_afresh)
+
+    def analyse_afresh(self) -> None:
+        """Every open document analysed again from scratch (what it imports may mean more now)."""
+        for opened in self.opened.values():
+            opened.forget()
+        refresh_all(self)
+
     def shutdown(self) -> None:
         """The client asked to shut down, or went away: stop the running analysis at once."""
         self.scheduler.stopping = True
+        self.project.close()
         super().shutdown()
 
     def client_supports(self, *path: str) -> bool:
@@ -399,7 +421,13 @@ def refresh_all(ls: GradguardServer) -> None:
 def apply_settings(ls: GradguardServer, options: object) -> None:
     """`initializationOptions` / `workspace/didChangeConfiguration`: read once into `ls.editor`
     (`lsp/settings.py`); invalid rule settings are shown and the previous ones kept."""
+    python = ls.editor.python
     ls.editor, error = read_editor_settings(options, ls.editor)
+    if ls.editor.python != python:  # another interpreter: other libraries (the documents are analysed again)
+        ls.project.close()
+        ls.project = ls.new_project(ls.editor.python)
+        environment = ls.project.environment  # its search path (jedi runs the interpreter): never on a keystroke
+        threading.Thread(target=lambda: environment.search_path, name="gradguard-environment", daemon=True).start()
     if error is not None:
         ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))
 
@@ -422,6 +450,7 @@ async def pull_settings(ls: GradguardServer) -> None:
 
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: GradguardServer, params: lsp.InitializedParams) -> None:
+    ls.event_loop = asyncio.get_running_loop()
     if ls.pulls_settings:
         await pull_settings(ls)
 

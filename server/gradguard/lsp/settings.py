@@ -2,7 +2,8 @@
 `gradguard.verify` may do, read once per change of settings into one frozen `EditorSettings`.
 
 They come from `initializationOptions`, `workspace/configuration` (section "gradguard") or
-`workspace/didChangeConfiguration`, as a table of the CLI's keys, optionally under "gradguard".
+`workspace/didChangeConfiguration`, as a table of the CLI's keys, optionally under "gradguard";
+`python` names the project's interpreter, whose installed libraries are read (the CLI's `--python`).
 VS Code sends `workspace.isTrusted` as `trusted`; other editors set `"trusted": true`
 themselves; `verify.device` and `verify.timeout` (dotted or nested) override
 `[tool.gradguard.verify]`. `interpreter` is the project's interpreter the user named (as the CLI's
@@ -42,6 +43,7 @@ class EditorSettings:
 
     rules: Settings | None = None
     verify: EditorVerify = field(default_factory=EditorVerify)
+    python: str | None = None  # the project's interpreter, whose installed libraries are read
 
     def for_path(self, path: Path, projects: ProjectSettings, workspace_root: Path | None) -> Settings:
         """The settings of the file at `path`: the editor's, relative to its project's root (or the
@@ -59,10 +61,11 @@ def read_editor_settings(options: object, previous: EditorSettings) -> tuple[Edi
     if not isinstance(table, dict):
         return previous, None
     rules = {k: v for k, v in table.items() if k in RULE_KEYS}
+    python = table["python"] if isinstance(table.get("python"), str) and table["python"] else None
     try:
-        return EditorSettings(settings_from_table(rules) if rules else None, _verify(table)), None
+        return EditorSettings(settings_from_table(rules) if rules else None, _verify(table), python), None
     except ConfigError as error:
-        return replace(previous, verify=_verify(table)), error
+        return replace(previous, verify=_verify(table), python=python), error
 
 
 def _verify(table: dict) -> EditorVerify:

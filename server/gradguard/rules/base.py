@@ -43,11 +43,15 @@ class RuleContext:
             return found
 
     def where(self, node: cst.CSTNode, file_hint: str | None = None, scope: cst.CSTNode | None = None) -> str:
-        """`line 14` in this file, `blocks.py:11` in another one."""
+        """`line 14` in this file, `blocks.py:11` in another one of the project, `timm/layers/mlp.py:48`
+        in an installed library."""
         filename, span = self.locate(node, file_hint, scope)
         if filename == self.document.filename:
             return f"line {span.start.line}"
-        return f"{Path(filename).name}:{span.start.line}"
+        parts = Path(filename).parts
+        installed = max((i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")), default=None)
+        shown = "/".join(parts[installed + 1:]) if installed is not None else Path(filename).name
+        return f"{shown}:{span.start.line}"
 
     def subject(self, change: InplaceChange) -> str:
         """How a message names the changed tensor: its source text, when it has one."""

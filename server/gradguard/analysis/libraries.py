@@ -1,0 +1,251 @@
+"""Installed libraries, as the project's interpreter sees them.
+
+Names that leave the project (`import timm`, `from transformers.activations import ACT2FN`) are
+found on the interpreter's module search path: the one jedi reports for the interpreter the
+user named (`--python`, the editor's setting), else the running interpreter's `sys.path`. Their
+files are then read like the project's own (`ProjectIndex`), so a library module's `forward`
+is interpreted by the same interpreter as a project module's.
+
+Two things cannot be read from the code that runs at import time, so each package's source is
+indexed for them once per package version, and the index kept in the user's cache directory
+(`$XDG_CACHE_HOME/gradguard`, else `~/.cache/gradguard`), shared by every project: model
+registries filled by a decorator (`@register_model` in timm and torchvision: a function whose name
+starts with `register` decorating a `def`), and where each top-level class and function is
+defined, for names re-exported through star imports and lazy modules (`from transformers import
+GPT2Config`).
+
+The trees of a library's files are kept there too (keyed by package, version and the file's
+hash), so that a second run, or a second editor session, reads them at once instead of parsing
+them again.
+
+torch itself is never read: the op table and `knowledge/modules.py` describe it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import re
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+#: Installed packages that are never read: torch is described by the knowledge, the others define
+#: no layers (the standard library aside: `sys.stdlib_module_names`).
+NEVER_READ = frozenset({
+    "torch", "numpy", "einops", "scipy", "PIL", "huggingface_hub", "safetensors", "typing_extensions",
+    "tokenizers", "packaging", "filelock", "requests", "tqdm", "yaml", "regex", "jinja2", "sympy", "networkx",
+    "fsspec", "triton", "functorch",
+})
+
+_FORMAT = 2  # of the cache's entries
+_DEFINED = re.compile(r"^(?:class|def)[ \t]+(\w+)", re.MULTILINE)
+_DECORATED = re.compile(r"^[ \t]*@(?:[\w.]+\.)?(register\w*)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def[ \t]+(\w+)",
+                        re.MULTILINE)
+
+
+PYTHON_VARIABLE = "GRADGUARD_PYTHON"  # the project's interpreter when no one names it (`check --python` sets it)
+
+
+def cache_folder() -> Path:
+    """gradguard's folder in the user's cache directory (shared by projects)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gradguard"
+
+
+class Environment:
+    """The module search path of the project's interpreter, and what its installed packages hold."""
+
+    def __init__(self, python: str | None = None, cache: Path | None = None) -> None:
+        self.python = python or os.environ.get(PYTHON_VARIABLE) or None
+        self.cache = cache if cache is not None else cache_folder()
+        self._indexes: dict[Path, PackageIndex] = {}
+        self._versions: dict[Path, str] = {}
+        self._packages: dict[Path, tuple[str, Path] | None] = {}  # file -> its package (see `package_of`)
+
+    @cached_property
+    def search_path(self) -> tuple[Path, ...]:
+        """The folders of installed packages the interpreter imports from (jedi asks the named
+        interpreter; without one, this interpreter's `sys.path`): `site-packages` and `dist-packages`
+        only, so that the project's own folders (on `PYTHONPATH`, an editable install) stay the project's."""
+        entries: list[str] = list(sys.path)
+        if self.python is not None:
+            try:
+                import jedi
+
+                entries = jedi.create_environment(self.python, safe=False).get_sys_path()
+            except Exception:  # an interpreter that does not run: only the project's files are read
+                entries = []
+        folders: list[Path] = []
+        for entry in entries:
+            if not entry or not os.path.isdir(entry):
+                continue
+            folder = Path(entry).resolve()
+            if folder.name not in ("site-packages", "dist-packages") or folder in folders:
+                continue
+            folders.append(folder)
+        return tuple(folders)
+
+    def locate(self, parts: list[str]) -> Path | None:
+        """The file of the installed module `parts` (a package's `__init__.py`), or None."""
+        if not parts or parts[0] in NEVER_READ or parts[0] in sys.stdlib_module_names:
+            return None
+        for root in self.search_path:
+            target = root.joinpath(*parts)
+            if target.with_suffix(".py").is_file():
+                return target.with_suffix(".py")
+            if (target / "__init__.py").is_file():
+                return target / "__init__.py"
+        return None
+
+    def package_of(self, file: Path) -> tuple[str, Path] | None:
+        """(top-level package name, its folder) of an installed file, or None for other files."""
+        if file not in self._packages:
+            self._packages[file] = next(((top.removesuffix(".py"), root / top) for root in self.search_path
+                                         if file.is_relative_to(root) and file != root
+                                         for top in [file.relative_to(root).parts[0]]), None)
+        return self._packages[file]
+
+    def registered(self, file: Path, name: str) -> tuple[Path, str] | None:
+        """The function registered as `name` (timm's `"resnet18"`, a tag after a dot ignored) in
+        the package that holds `file`: (its file, its name)."""
+        index = self._index_of(file)
+        found = index.registered.get(name.split(".", 1)[0]) if index is not None else None
+        return (index.folder / found, name.split(".", 1)[0]) if found is not None else None
+
+    def defined(self, package_file: Path, name: str, *, exact: bool = False) -> Path | None:
+        """The one file below the folder of `package_file` (a package's `__init__.py`) whose top level
+        defines class or function `name`, or None (none, or several). `exact`: `package_file`
+        itself, if it defines `name`."""
+        index = self._index_of(package_file)
+        if index is None:
+            return None
+        if exact:
+            relative = package_file.relative_to(index.folder).as_posix()
+            return package_file if relative in index.defined.get(name, ()) else None
+        below = package_file.parent.relative_to(index.folder).as_posix()
+        prefix = "" if below == "." else below + "/"
+        files = [f for f in index.defined.get(name, ()) if f.startswith(prefix)]
+        if len(files) > 1:  # transformers' `modular_*.py` sources repeat what `modeling_*.py` define
+            files = [f for f in files if not f.rsplit("/", 1)[-1].startswith("modular_")]
+        return index.folder / files[0] if len(files) == 1 else None
+
+    def tree(self, file: Path, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
+        """`parse(text)` for an installed file, kept in the cache (keyed by package, version and the
+        text's hash): a later run loads it instead of parsing again."""
+        from importlib import metadata
+
+        import libcst as cst  # not for the command line's start: `check` reads this module's names
+
+        from gradguard.source.parser import collector_paused
+
+        package = self.package_of(file)
+        if package is None:
+            return parse(text)
+        digest = hashlib.sha256(f"{_FORMAT}:{metadata.version('libcst')}:{sys.version}:".encode()
+                                + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        entry = self.cache / "trees" / f"{package[0]}-{self._version(package[1])}" / f"{digest}.pickle"
+        try:
+            with collector_paused():
+                module = pickle.loads(entry.read_bytes())
+            if isinstance(module, cst.Module):
+                return module
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, TypeError,
+                ValueError, RecursionError):
+            pass  # not cached yet, or not ours
+        module = parse(text)
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            temporary = entry.with_suffix(f".{os.getpid()}.tmp")
+            with collector_paused():
+                temporary.write_bytes(pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL))
+            os.replace(temporary, entry)
+        except (OSError, pickle.PicklingError, RecursionError):  # a read-only cache: parsed again next time
+            pass
+        return module
+
+    def _version(self, folder: Path) -> str:
+        if folder not in self._versions:
+            self._versions[folder] = _version(folder)
+        return self._versions[folder]
+
+    def indexed(self, file: Path) -> bool:
+        """Whether the index of the package holding `file` is in memory (or `file` is in none)."""
+        package = self.package_of(file)
+        return package is None or package[1] in self._indexes
+
+    def index(self, file: Path) -> None:
+        """Load (or build) the index of the package holding `file`."""
+        self._index_of(file)
+
+    def _index_of(self, file: Path) -> PackageIndex | None:
+        package = self.package_of(file)
+        if package is None or not package[1].is_dir():
+            return None
+        name, folder = package
+        if folder in self._indexes:
+            return self._indexes[folder]
+        key = hashlib.sha256(f"{_FORMAT}:{folder}:{self._version(folder)}".encode()).hexdigest()[:24]
+        entry = self.cache / "packages" / f"{name}-{key}.json"
+        try:
+            stored = json.loads(entry.read_text(encoding="utf-8"))
+            index = PackageIndex(folder, stored["registered"], stored["defined"])
+        except (OSError, ValueError, TypeError, KeyError):
+            index = _index_package(folder)
+            try:
+                entry.parent.mkdir(parents=True, exist_ok=True)
+                temporary = entry.with_suffix(f".{os.getpid()}.tmp")
+                temporary.write_text(json.dumps({"registered": index.registered, "defined": index.defined}),
+                                     encoding="utf-8")
+                os.replace(temporary, entry)
+            except OSError:  # a read-only cache: indexed again next time
+                pass
+        self._indexes[folder] = index
+        return index
+
+
+@dataclass
+class PackageIndex:
+    """What reading an installed package's source found: registered name -> file, and top-level
+    class or function name -> the files defining it (paths relative to the package's folder)."""
+
+    folder: Path
+    registered: dict[str, str]
+    defined: dict[str, list[str]]
+
+
+def _version(folder: Path) -> str:
+    """The installed version of the package in `folder` (its dist-info's name), or its files' stamp."""
+    normalised = folder.name.replace("-", "_").lower()
+    for info in folder.parent.glob("*.dist-info"):
+        project, _, rest = info.name.partition("-")
+        if project.replace("-", "_").lower() == normalised:
+            return rest.removesuffix(".dist-info")
+    stat = (folder / "__init__.py").stat() if (folder / "__init__.py").exists() else folder.stat()
+    return f"mtime-{stat.st_mtime_ns}"
+
+
+def _index_package(folder: Path) -> PackageIndex:
+    """Reads every file of the package once (text only, no parse)."""
+    index = PackageIndex(folder, {}, {})
+    for file in sorted(folder.rglob("*.py")):
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        relative = file.relative_to(folder).as_posix()
+        for match in _DEFINED.finditer(text):
+            files = index.defined.setdefault(match.group(1), [])
+            if relative not in files:
+                files.append(relative)
+        if "@" in text and "register" in text:
+            for match in _DECORATED.finditer(text):
+                index.registered.setdefault(match.group(2), relative)
+    return index

@@ -1,0 +1,26 @@
+"""timm's LayerScale with `inplace=True` multiplies its input in place (`x.mul_(self.gamma)`); given a sigmoid gate, it changes the output sigmoid saved for backward."""
+import torch
+import torch.nn as nn
+from timm.layers import LayerScale
+
+
+class ScaledGate(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.gate = nn.Linear(dim, dim)
+        self.ls = LayerScale(dim, init_values=0.1, inplace=True)
+
+    def forward(self, x):
+        g = torch.sigmoid(self.gate(x))
+        g = self.ls(g)  # expect: GG001
+        return x * g
+
+
+torch.manual_seed(0)
+model = ScaledGate()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(4, 8)
+loss = model(x).sum()
+opt.zero_grad()
+loss.backward()
+opt.step()

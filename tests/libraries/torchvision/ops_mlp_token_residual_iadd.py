@@ -1,0 +1,28 @@
+"""A token mixer adds torchvision.ops.MLP's output back onto the tokens in place; the MLP's first Linear saved the tokens for its weight's gradient."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torchvision.ops import MLP
+
+
+class TokenMixer(nn.Module):
+    def __init__(self, vocab=20, dim=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.mlp = MLP(dim, [32, dim], activation_layer=nn.GELU)
+        self.out = nn.Linear(dim, vocab)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        x += self.mlp(x)  # expect: GG001
+        return self.out(x)
+
+
+torch.manual_seed(0)
+model = TokenMixer()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+ids = torch.randint(0, 20, (2, 6))
+loss = F.cross_entropy(model(ids).flatten(0, 1), ids.flatten())
+opt.zero_grad()
+loss.backward()
+opt.step()

@@ -1,0 +1,274 @@
+"""Labelled programs built on installed model libraries (tests/libraries/<library>/): user code that
+uses torchvision, timm and transformers layers from their wheels (`make libraries` pins them), the
+way training code does.
+
+Each program is proven by running it with torch (run_programs.py: all of them in one process, the
+libraries imported once; models built with random weights, nothing downloaded): a line marked
+`# expect: GGnnn` makes the program fail with that family's error, an `_ok` program trains
+cleanly. gradguard must then report exactly the marked (line, code) pairs, following the names
+into the libraries' own source.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from helpers import GRADGUARD, ROOT, markers
+
+FOLDER = ROOT / "tests" / "libraries"
+LIBRARIES = ("torchvision", "timm", "transformers")
+PROGRAMS = sorted(p.relative_to(FOLDER).as_posix() for p in FOLDER.glob("*/*.py"))
+ERRORS = {  # what torch raises for each family (the shared corpus's label.py)
+    "GG001": ("modified by an inplace operation",),
+    "GG002": ("leaf Variable that requires grad",),
+    "GG003": ("is a view and", "A view was created in no_grad mode"),
+}
+
+# Programs the analyzer gets wrong today: name -> what it misses. Each is a strict xfail, so the
+# suite flips once the analyzer finds it: then delete the entry.
+KNOWN_GAPS: dict[str, str] = {}
+
+
+def _require_libraries() -> None:
+    missing = [name for name in LIBRARIES if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.fail(f"run `make libraries` first (not installed: {', '.join(missing)})", pytrace=False)
+
+
+def test_program_set_is_well_formed():
+    for library in LIBRARIES:
+        unsafe = [p for p in PROGRAMS if p.startswith(library + "/") and not p.endswith("_ok.py")]
+        assert len(unsafe) >= 8, f"{library}: {len(unsafe)} labelled programs, at least 8 wanted"
+        for name in unsafe:
+            assert name.replace(".py", "_ok.py") in PROGRAMS, f"{name}: no `_ok` twin that trains cleanly"
+    for name in PROGRAMS:
+        text = (FOLDER / name).read_text()
+        assert name.endswith("_ok.py") == (not markers(FOLDER / name)), f"{name}: `_ok` programs and only they have no marker"
+        assert text.startswith('"""'), f"{name}: start with a docstring saying what the program shows"
+        assert ".backward(" in text, f"{name}: a program ends with a backward pass"
+        assert "pretrained=True" not in text and "from_pretrained" not in text, f"{name}: random weights only"
+    assert set(KNOWN_GAPS) <= set(PROGRAMS), "KNOWN_GAPS names a program that does not exist"
+
+
+@pytest.mark.xdist_group("heavy")
+def test_labels_agree_with_torch():
+    """Every marked program raises its family's error when it runs; every `_ok` program runs clean."""
+    _require_libraries()
+    proc = subprocess.run([sys.executable, str(FOLDER / "run_programs.py"), *PROGRAMS], capture_output=True,
+                          text=True, timeout=900, cwd=FOLDER)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    fates = {r["file"]: r["error"] for r in map(json.loads, proc.stdout.splitlines())}
+    assert sorted(fates) == PROGRAMS
+    wrong = []
+    for name, error in fates.items():
+        codes = {code for _, code in markers(FOLDER / name)}
+        if not codes:
+            if error is not None:
+                wrong.append(f"{name}: expected to train cleanly, raised {error}")
+            continue
+        want = ERRORS[min(codes)]
+        if error is None or not error.startswith("RuntimeError") or not any(w in error for w in want):
+            wrong.append(f"{name}: expected {min(codes)}'s error, got {error}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.fixture(scope="module")
+def reported() -> dict[str, set[tuple[int, str]]]:
+    """One `gradguard check --format json --no-config` run over tests/libraries: file -> {(line, code)}."""
+    _require_libraries()
+    proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", str(FOLDER)],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    found: dict[str, set[tuple[int, str]]] = {}
+    for diagnostic in json.loads(proc.stdout):
+        if diagnostic["severity"] in ("error", "warning"):
+            name = Path(diagnostic["filename"]).relative_to(FOLDER).as_posix()
+            found.setdefault(name, set()).add((diagnostic["location"]["row"], diagnostic["code"]))
+    return found
+
+
+@pytest.mark.xdist_group("heavy")
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"analyzer gap: {KNOWN_GAPS[name]}"))
+    if name in KNOWN_GAPS else name for name in PROGRAMS
+])
+def test_gradguard_reports_exactly_the_markers(name, reported):
+    want = markers(FOLDER / name)
+    got = reported.get(name, set())
+    assert got == want, f"missed {sorted(want - got)}, false alarms {sorted(got - want)}"
+
+
+@pytest.mark.xdist_group("heavy")
+def test_the_server_reads_the_library_after_the_first_diagnostics(tmp_path):
+    """In the editor, the first diagnostics do not wait for the library's files; they are read in
+    the background (`$/progress`), and the finding then points into the library's own file."""
+    _require_libraries()
+    from test_lsp_scheduling import Server
+
+    program = tmp_path / "mixer.py"
+    program.write_text((FOLDER / "timm" / "mlp_token_residual_iadd.py").read_text())
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
+    server = Server()
+    try:
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {"window": {"workDoneProgress": True},
+                             "textDocument": {"publishDiagnostics": {"relatedInformation": True}}},
+            "initializationOptions": {}}})
+        server.index(lambda message: message.get("id") == 1)
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": program.as_uri(), "languageId": "python", "version": 1, "text": program.read_text()}}})
+
+        def published(message: dict) -> bool:
+            return message.get("method") == "textDocument/publishDiagnostics"
+
+        first = server.index(published)
+        assert server.log[first]["params"]["diagnostics"] == [], "the first answer does not wait for the library"
+        end = server.index(lambda m: m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "end", first)
+        settled = server.log[server.index(published, end)]["params"]["diagnostics"]
+        assert [(d["code"], d["range"]["start"]["line"]) for d in settled] == [("GG001", 15)]
+        related = [(r["location"]["uri"], r["location"]["range"]["start"]["line"]) for r in settled[0]["relatedInformation"]]
+        # `self.fc1` in timm's own file saved the input (line 48)
+        assert any(uri.endswith("/site-packages/timm/layers/mlp.py") and line == 47 for uri, line in related), related
+        assert "`self.fc1` (timm/layers/mlp.py:48)" in settled[0]["message"], settled[0]["message"]
+
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
+            "textDocument": {"uri": program.as_uri()}, "position": {"line": 15, "character": 8}}})
+        hover = server.log[server.index(lambda message: message.get("id") == 2)]["result"]["contents"]["value"]
+        assert "saved for backward: its input by `self.fc1` (timm/layers/mlp.py:48)" in hover, hover
+    finally:
+        server.stop()
+
+
+def test_check_reads_the_libraries_of_the_interpreter_it_is_given(tmp_path):
+    """`--python` names the project's interpreter: its libraries are read. One without timm leaves
+    timm's names unknown, which concludes nothing: no finding, and no false alarm."""
+    _require_libraries()
+    program = FOLDER / "timm" / "mlp_token_residual_iadd.py"
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    fates = {}
+    for python in (sys.executable, str(bare / "bin" / "python")):
+        proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", "--no-cache",
+                               "--python", python, str(program)], capture_output=True, text=True, timeout=300,
+                              cwd=ROOT, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")})
+        assert proc.stderr == "" or "internal error" not in proc.stderr, proc.stderr
+        fates[python] = [(d["code"], d["location"]["row"]) for d in json.loads(proc.stdout)]
+    assert fates[sys.executable] == [("GG001", 16)]
+    assert fates[str(bare / "bin" / "python")] == []
+
+
+FAKE_PACKAGE = {
+    "__init__.py": "from ._factory import create_model\nfrom .nets import *\n",
+    "_registry.py": "_entrypoints = {}\n\n\ndef register_model(fn):\n    _entrypoints[fn.__name__] = fn\n    return fn\n",
+    "_factory.py": "from ._registry import _entrypoints\n\n\ndef create_model(model_name, **kwargs):\n"
+                   "    return _entrypoints[model_name](**kwargs)\n",
+    "nets.py": "import torch\nimport torch.nn as nn\n\nfrom ._registry import register_model\n\n\n"
+               "class GateNet(nn.Module):\n    def __init__(self, width=4):\n        super().__init__()\n"
+               "        self.fc = nn.Linear(width, width)\n\n    def forward(self, x):\n"
+               "        return torch.sigmoid(self.fc(x))\n\n\n@register_model\ndef gate_net(**kwargs):\n"
+               "    return GateNet(**kwargs)\n",
+}
+USER_PROGRAM = '''import torch
+import fakezoo
+from fakezoo import GateNet
+
+net = fakezoo.create_model("gate_net", width=4)
+other = GateNet(4)
+x = torch.randn(2, 4)
+y = net(x)
+y += 1  # expect: GG001
+z = other(x)
+z = z + 1
+(y.sum() + z.sum()).backward()
+'''
+
+
+def test_a_registry_and_star_imports_of_an_installed_package_are_read_once_and_cached(tmp_path):
+    """A package found on the interpreter's path (here through PYTHONPATH): `create_model("name")`
+    runs the function its `@register_model` decorator registered (indexed from the package's
+    source, no name table), a star import re-exports its classes; the index and the package's
+    trees land in the user's cache directory, and a second run, which reads them, finds the same."""
+    site = tmp_path / "site-packages"
+    (site / "fakezoo").mkdir(parents=True)
+    for name, text in FAKE_PACKAGE.items():
+        (site / "fakezoo" / name).write_text(text)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text(USER_PROGRAM)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(cache)}
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", "--no-cache",
+                               str(project / "train.py")], capture_output=True, text=True, timeout=300, cwd=project,
+                              env=env)
+        assert "internal error" not in proc.stderr, proc.stderr
+        runs.append([(d["code"], d["location"]["row"], d["related"][0]["filename"] if d.get("related") else None)
+                     for d in json.loads(proc.stdout) if d["severity"] == "error"])
+        if not runs[1:]:
+            assert sorted(p.name.split("-")[0] for p in (cache / "gradguard" / "packages").iterdir()) == ["fakezoo"]
+            assert len(list((cache / "gradguard" / "trees").glob("fakezoo-*/*.pickle"))) >= 3
+    assert runs[0] == [("GG001", 9, str((site / "fakezoo" / "nets.py").resolve()))]  # sigmoid saved it there
+    assert runs[1] == runs[0]
+    fate = subprocess.run([sys.executable, str(project / "train.py")], capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert "modified by an inplace operation" in fate.stderr, fate.stderr[-2000:]  # the label, proven by torch
+
+
+def test_the_editor_names_the_projects_interpreter():
+    from gradguard.lsp.settings import EditorSettings, read_editor_settings
+
+    settings, error = read_editor_settings({"gradguard": {"python": "/opt/project/.venv/bin/python"}}, EditorSettings())
+    assert error is None and settings.python == "/opt/project/.venv/bin/python"
+    assert read_editor_settings({"select": ["GG001"]}, settings)[0].python is None  # a new table without it: this one's
+
+
+@pytest.mark.xdist_group("heavy")
+def test_the_server_asks_jedi_in_the_background_for_names_only_it_places(tmp_path):
+    """`scripts/train.py` imports `models.gates` from the project's root, which the module-path rules
+    (from the script's folder) do not find: jedi does, in a process of its own, after the first
+    diagnostics; the document is then analysed again with the name placed."""
+    from test_lsp_scheduling import Server
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "gates.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass Gate(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
+        "        return torch.sigmoid(self.fc(x))\n")
+    (tmp_path / "scripts").mkdir()
+    script = tmp_path / "scripts" / "train.py"
+    script.write_text("import torch\nfrom models.gates import Gate\n\ng = Gate()\ny = g(torch.randn(2, 4))\n"
+                      "y += 1\ny.sum().backward()\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})  # as run from the project's root
+    assert "modified by an inplace operation" in proc.stderr, proc.stderr[-2000:]  # the label, proven by torch
+    server = Server()
+    try:
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {"window": {"workDoneProgress": True}}, "initializationOptions": {}}})
+        server.index(lambda message: message.get("id") == 1)
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": script.as_uri(), "languageId": "python", "version": 1, "text": script.read_text()}}})
+
+        def published(found: list) -> Callable[[dict], bool]:
+            return lambda message: (message.get("method") == "textDocument/publishDiagnostics"
+                                    and [(d["code"], d["range"]["start"]["line"])
+                                         for d in message["params"]["diagnostics"]] == found)
+
+        first = server.index(lambda message: message.get("method") == "textDocument/publishDiagnostics")
+        assert server.log[first]["params"]["diagnostics"] == []
+        server.index(published([("GG001", 5)]), first)
+    finally:
+        server.stop()
