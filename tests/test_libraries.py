@@ -233,6 +233,16 @@ def test_the_editor_names_the_projects_interpreter():
     assert read_editor_settings({"select": ["GG001"]}, settings)[0].python is None  # a new table without it: this one's
 
 
+def test_the_interpreter_verify_runs_is_the_one_whose_libraries_are_read_in_a_trusted_workspace():
+    from gradguard.lsp.settings import EditorSettings, read_editor_settings
+
+    named = {"interpreter": "/opt/project/.venv/bin/python", "activeInterpreter": "/usr/bin/python3"}
+    assert read_editor_settings({**named, "trusted": True}, EditorSettings())[0].python == named["interpreter"]
+    assert read_editor_settings({"activeInterpreter": "/usr/bin/python3", "trusted": True},
+                                EditorSettings())[0].python == "/usr/bin/python3"
+    assert read_editor_settings(named, EditorSettings())[0].python is None  # untrusted: finding libraries runs it
+
+
 @pytest.mark.xdist_group("heavy")
 def test_the_server_asks_jedi_in_the_background_for_names_only_it_places(tmp_path):
     """`scripts/train.py` imports `models.gates` from the project's root, which the module-path rules

@@ -3,7 +3,9 @@
 
 They come from `initializationOptions`, `workspace/configuration` (section "gradguard") or
 `workspace/didChangeConfiguration`, as a table of the CLI's keys, optionally under "gradguard";
-`python` names the project's interpreter, whose installed libraries are read (the CLI's `--python`).
+`python` names the project's interpreter, whose installed libraries are read (the CLI's `--python`);
+without it, in a trusted workspace, the interpreter verify runs (`interpreter`, else `activeInterpreter`)
+is that one too: finding its libraries runs it.
 VS Code sends `workspace.isTrusted` as `trusted`; other editors set `"trusted": true`
 themselves; `verify.device` and `verify.timeout` (dotted or nested) override
 `[tool.gradguard.verify]`. `interpreter` is the project's interpreter the user named (as the CLI's
@@ -61,11 +63,14 @@ def read_editor_settings(options: object, previous: EditorSettings) -> tuple[Edi
     if not isinstance(table, dict):
         return previous, None
     rules = {k: v for k, v in table.items() if k in RULE_KEYS}
+    verify = _verify(table)
     python = table["python"] if isinstance(table.get("python"), str) and table["python"] else None
+    if python is None and verify.trusted:
+        python = verify.interpreter or verify.active_interpreter
     try:
-        return EditorSettings(settings_from_table(rules) if rules else None, _verify(table), python), None
+        return EditorSettings(settings_from_table(rules) if rules else None, verify, python), None
     except ConfigError as error:
-        return replace(previous, verify=_verify(table), python=python), error
+        return replace(previous, verify=verify, python=python), error
 
 
 def _verify(table: dict) -> EditorVerify:
