@@ -56,13 +56,14 @@ def test_parallel_and_serial_scans_agree(tmp_path):
 
 
 def test_a_run_the_cache_answers_imports_no_analysis(tmp_path):
-    """Start-up: a cache hit prints the cached findings without importing libcst, jedi, the engine or
-    the notebook reader (0.1 s or more before the first line)."""
+    """Start-up: a cache hit prints the cached findings without importing libcst, jedi, the analysis,
+    the engine or the notebook reader (0.1 s or more before the first line)."""
     shutil.copytree(PROJECT, tmp_path / "p")
     assert check(tmp_path / "p") == [("train.py", 16, "GG001")]
     probe = ("import sys; from gradguard.__main__ import main; code = main(['check', '--format', 'json', "
-             "'--no-config', '.']); heavy = sorted(m for m in ('libcst', 'jedi', 'gradguard.engine', "
-             "'gradguard.source.notebook') if m in sys.modules); print(heavy, file=sys.stderr); sys.exit(code)")
+             "'--no-config', '.']); heavy = sorted(m for m in ('libcst', 'jedi', 'gradguard.analysis', "
+             "'gradguard.engine', 'gradguard.source.notebook') if m in sys.modules); print(heavy, file=sys.stderr); "
+             "sys.exit(code)")
     proc = subprocess.run([str(GRADGUARD.with_name("python")), "-c", probe], cwd=tmp_path / "p",
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr

@@ -2,6 +2,7 @@
 
 __version__ = "0.1.0"
 REPOSITORY = "https://github.com/gradguard/gradguard"  # as [project.urls] in pyproject.toml declares it
+PYTHON_VARIABLE = "GRADGUARD_PYTHON"  # the project's interpreter when no one names it (`check --python` sets it)
 
 
 def rule_url(code: str) -> str:

@@ -34,6 +34,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from gradguard import PYTHON_VARIABLE
+
 if TYPE_CHECKING:
     import libcst as cst
 
@@ -51,7 +53,6 @@ _DECORATED = re.compile(r"^[ \t]*@(?:[\w.]+\.)?(register\w*)\b[^\n]*\n(?:[ \t]*@
                         re.MULTILINE)
 
 
-PYTHON_VARIABLE = "GRADGUARD_PYTHON"  # the project's interpreter when no one names it (`check --python` sets it)
 
 
 def cache_folder() -> Path:

@@ -13,8 +13,7 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from gradguard import __version__
-from gradguard.analysis.libraries import PYTHON_VARIABLE
+from gradguard import PYTHON_VARIABLE, __version__
 from gradguard.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
 from gradguard.source.files import NOTEBOOK_MAX_BYTES, read_bytes
 

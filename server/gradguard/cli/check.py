@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradguard.analysis.libraries import PYTHON_VARIABLE
+from gradguard import PYTHON_VARIABLE
 from gradguard.cli import report
 from gradguard.cli.report import CheckRun
 from gradguard.cli.cache import Cache
