@@ -207,6 +207,8 @@ class ModuleCalls(InterpreterState):
                 return self.module_attribute(owner, target.value, node)  # a config's `hidden_size` → `n_embd`
         if attribute in owner.parameters:
             return owner.parameters[attribute]
+        if attribute == "training" and owner.is_module and owner.training is not Tri.MAYBE:
+            return ConstValue(owner.training is Tri.YES)  # `F.dropout(h, training=self.training, inplace=True)`
         if attribute in owner.buffers:
             return owner.buffers[attribute]
         if owner.user_class is None and attribute in ("running_mean", "running_var"):
