@@ -729,7 +729,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             owner = self.promote(owner, state)
         if isinstance(owner, TensorValue):
             return self.tensor_attribute(owner, attribute, node, state)
-        if isinstance(owner, DistributionValue) and attribute in _DISTRIBUTION_TENSORS:
+        if isinstance(owner, DistributionValue) and attribute in surface.DISTRIBUTION_TENSORS:
             return self.distribution_method(owner, attribute, [], node, state)
         return UNKNOWN
 
@@ -1143,9 +1143,6 @@ MAX_TWO_PASS_LOOPS = 3  # loops nested deeper (followed calls included) run thei
 _NAMED_RESULTS = {"values": 0, "indices": 1}  # the fields of torch's named-tuple results (max, topk, sort ...)
 _OBJECTS = (TensorValue, ModuleValue, ImportRef, FunctionRef, SequenceValue, DictValue, OptimizerValue,
             DistributionValue)
-# A distribution's attributes that are tensors computed from its parameters.
-_DISTRIBUTION_TENSORS = frozenset({"mean", "mode", "stddev", "variance", "probs", "logits", "loc", "scale", "rate",
-                                   "concentration", "low", "high", "covariance_matrix", "scale_tril"})
 
 
 def _compare(operator: str, left: Value, right: Value) -> bool | None:

@@ -28,7 +28,6 @@ _FUNCTIONAL = "torch.nn.functional."
 _INIT = "torch.nn.init."
 _OPTIM = "torch.optim."
 _DISTRIBUTIONS = "torch.distributions."
-_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})  # a distribution's methods whose result is in no graph
 
 
 class TorchCalls(InterpreterState):
@@ -168,7 +167,7 @@ class TorchCalls(InterpreterState):
                             node: cst.CSTNode, state: State) -> Value:
         """`dist.log_prob(a)`, `dist.rsample()`, `dist.mean`: in the graph of its parameters (and of
         `a`); `dist.sample()`: a new tensor that requires no grad; `dist.expand(...)`: the distribution."""
-        if method in _DRAWS:
+        if method in surface.DISTRIBUTION_DRAWS:
             return TensorValue(new_version_counter(), Tri.NO, True, Origin(f"`{distribution.class_name}.{method}()`", node))
         if method == "expand":
             return distribution

@@ -245,15 +245,20 @@ class _Reads(cst.CSTVisitor):
         self._bind(node.target)
 
 
+class _Names(cst.CSTVisitor):
+    """Every `Name` node under a node, attribute and keyword names included."""
+
+    def __init__(self) -> None:
+        self.found: list[cst.Name] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.append(node)
+
+
 def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _All(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.append(name)
-
-    node.visit(_All())
-    return found
+    names = _Names()
+    node.visit(names)
+    return names.found
 
 
 class _AfterStep:

@@ -146,6 +146,12 @@ FUNCTIONAL_DROPOUT: dict[str, tuple[int, int]] = {
 }
 
 #: Optimizer classes of `torch.optim`: `step()` changes every parameter in place.
+#: `torch.distributions`: the methods whose result is drawn, in no graph, and the attributes that are
+#: tensors computed from a distribution's parameters.
+DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
+DISTRIBUTION_TENSORS = frozenset({"mean", "mode", "stddev", "variance", "probs", "logits", "loc", "scale", "rate",
+                                  "concentration", "low", "high", "covariance_matrix", "scale_tril"})
+
 OPTIMIZERS = frozenset({
     "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam",
     "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon",

@@ -76,6 +76,11 @@ class Cell:
         text = "".join(lines)
         return text if not text or text.endswith("\n") else text + "\n"
 
+    @cached_property
+    def program_lines(self) -> list[str]:
+        """`program_text` cut after each newline."""
+        return split_lines(self.program_text)
+
 
 def _masked_lines(source: str) -> frozenset[int]:
     """The lines IPython transforms: those that look like it and start a logical line (not a
@@ -191,7 +196,7 @@ class Notebook:
         """The program with its `broken` cells blank (their lines kept): one half-written cell
         does not hide what the others hold."""
         broken = {cell.number for cell, _ in self.broken}
-        return "".join("\n" * len(split_lines(cell.program_text)) if cell.number in broken else cell.program_text
+        return "".join("\n" * len(cell.program_lines) if cell.number in broken else cell.program_text
                        for cell in self.cells if cell.python)
 
     @cached_property
@@ -202,7 +207,7 @@ class Notebook:
             if cell.python and cell.source:
                 starts.append(line)
                 cells.append(cell)
-                line += len(split_lines(cell.program_text))
+                line += len(cell.program_lines)
         return starts, cells
 
     def cell_at(self, line: int) -> tuple[Cell, int] | None:
@@ -230,9 +235,9 @@ class Notebook:
             return span
         cell, start_line = found
         offset = span.start.line - start_line
-        count = len(split_lines(cell.program_text))
+        count = len(cell.program_lines)
         end = span.end if span.end.line - offset <= count else Position(count + offset, len(
-            split_lines(cell.program_text)[-1].rstrip("\r\n")))
+            cell.program_lines[-1].rstrip("\r\n")))
         return Span(Position(start_line, span.start.column), Position(end.line - offset, end.column), cell.number)
 
     def _local_edit(self, edit: Edit) -> Edit | None:
@@ -242,7 +247,7 @@ class Notebook:
         if cell is None:
             return None
         end_line = edit.span.end.line - (edit.span.start.line - local.start.line)
-        if edit.span.end.column == 0 and end_line == len(split_lines(cell.program_text)) + 1:
+        if edit.span.end.column == 0 and end_line == len(cell.program_lines) + 1:
             local = replace(local, end=Position(end_line, 0))  # up to the end of the cell's last line
         elif local.end.line != end_line:
             return None
