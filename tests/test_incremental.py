@@ -41,11 +41,12 @@ def edit(lines: list[str], rng: random.Random) -> None:
 
 
 CASES = sorted((ROOT / "tests" / "cases").glob("*.py"))
+PROGRAMS = sorted((ROOT / "tests" / "programs").glob("*.py"))  # trainers, classes, module-level loops
 REAL = [MODELS / "timm" / "layers" / "mlp.py", MODELS / "torchvision" / "models" / "resnet.py",
         MODELS / "timm" / "models" / "vision_transformer.py"]
 
 
-@pytest.mark.parametrize("path", [*CASES[::3], *REAL], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*CASES[::3], *PROGRAMS[::5], *REAL], ids=lambda p: p.name)
 def test_random_edits_give_the_findings_of_a_full_analysis(path: Path) -> None:
     made_by("make models", path)
     rng = random.Random(path.name)
@@ -152,3 +153,73 @@ def test_a_file_the_project_has_read_is_not_parsed_again_when_opened(tmp_path: P
     changed = TWO_FUNCTIONS.replace("y.mul_(2)", "y = y * 2")
     assert [(f.code, f.span.start.line) for f in OpenDocument(str(layers)).analyse(changed, Settings(), project)] == [
         ("GG001", 14)]
+
+
+GLOBAL_FLAG = '''import torch
+import torch.nn as nn
+
+INPLACE = False
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.ReLU(inplace=INPLACE)
+
+    def forward(self, x):
+        h = torch.sigmoid(x)
+        return self.act(h)
+
+
+def scale(t, factor=2.0):
+    return t * factor
+
+
+def step():
+    head(x).sum().backward()
+
+
+head = Head()
+x = torch.randn(3, requires_grad=True)
+'''
+
+
+def test_an_edit_of_module_level_code_reinterprets_the_functions_whose_globals_changed() -> None:
+    """A method whose class reads a global the edit rebinds is analysed again (its finding comes
+    and goes with the global); one reading only what is bound as before keeps its result, and one
+    reading what the module-level code builds (a model, a tensor) is analysed again."""
+    opened = OpenDocument("head.py")
+    project = project_index(use_jedi=False)
+    assert opened.analyse(GLOBAL_FLAG, Settings(), project) == []
+    flagged = GLOBAL_FLAG.replace("INPLACE = False", "INPLACE = True")
+    found = opened.analyse(flagged, Settings(), project)
+    assert [(f.code, f.span.start.line) for f in found] == [("GG001", 14)]
+    assert shown(found) == shown(analyse_document(Document.parse("head.py", flagged), Settings(), project))
+    units = dict(opened._previous.units)
+    typed = flagged + "y = scale(head(x))\ny.sum().backward()\n"
+    assert [(f.code, f.span.start.line) for f in opened.analyse(typed, Settings(), project)] == [("GG001", 14)]
+    assert {function.name.value for function in units} == {"forward", "scale", "step"}
+    kept = {function.name.value for function, unit in opened._previous.units.items() if units.get(function) is unit}
+    assert kept == {"forward", "scale"}  # not `step`: it reads `head` and `x`, built again
+    assert opened.analyse(GLOBAL_FLAG, Settings(), project) == []
+
+
+def test_typing_below_the_module_level_code_runs_it_from_the_statement_typed_in() -> None:
+    """Each version starts from the state the module level had before the first top-level
+    statement the previous version did not have (`checkpoint.py`); a change that waited there
+    for a backward pass is confirmed by the backward typed below it, and waits again once the
+    backward is deleted."""
+    opened = OpenDocument("head.py")
+    project = project_index(use_jedi=False)
+    base = GLOBAL_FLAG + "h = torch.sigmoid(x)\nh.mul_(2)\n"
+    versions = [base, base + "loss = h.sum()\n", base + "loss = h.sum()\nloss.backward()\n",
+                base + "loss = h.sum()\nloss.backward(retain_graph=True)\n", base + "loss = h.sum()\n"]
+    found, checkpoints = [], []
+    for text in versions:
+        findings = opened.analyse(text, Settings(), project)
+        assert shown(findings) == shown(analyse_document(Document.parse("head.py", text), Settings(), project))
+        found.append([(f.code, f.span.start.line, [r.span.start.line for r in f.related]) for f in findings])
+        checkpoints.append(len(opened._previous.checkpoint.prefix) if opened._previous.checkpoint else None)
+    assert found == [[], [], [("GG001", 28, [27, 30])], [("GG001", 28, [27, 30])], []]
+    # a line added re-parses the statement above it too: before `h.mul_(2)`, `loss = …`, `loss.backward(…)`
+    assert checkpoints == [None, 9, 10, 10, 10]

@@ -48,6 +48,8 @@ class Settings:
             return False
         if any(code.startswith(prefix) for prefix in self.ignore):
             return False
+        if not self.per_file_ignores:
+            return True
         relative = self.relative(filename)
         return not any(
             fnmatch.fnmatch(relative, pattern) and any(code.startswith(p) for p in codes)

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import libcst as cst
 
-from gradguard.analysis.values import Definitions, ModuleValue, SavedRecord, TensorValue, Tri
+from gradguard.analysis.values import (
+    Definitions,
+    ModuleValue,
+    SavedRecord,
+    TensorValue,
+    Tri,
+    Value,
+)
 
 
 @dataclass(eq=False)
@@ -93,6 +101,47 @@ class Unit:
     nested: tuple[Deferred, ...] = ()
     seen: dict[cst.Name, Seen] = field(default_factory=dict)
     cuts: tuple[Cut, ...] = ()
+    sets_flags: bool = False  # it changed a tensor's flags, in the module-level modules holding it too
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The module-level code's state before the top-level statements after `prefix`, kept for the
+    next version of the file (`checkpoint.py`; never changed: each use copies it).
+
+    Its values refer to `definitions`, the file's definitions in the run that took it; a run
+    starting from it refers to its own instead.
+    """
+
+    prefix: tuple[cst.BaseStatement, ...]
+    definitions: Definitions
+    env: dict[str, Value]
+    globals: dict[str, Value] | None  # the file's globals, when they are not `env` (a join replaced the names)
+    saves: dict[int, tuple[SavedRecord, ...]]
+    grad_enabled: Tri
+    classes: dict[str, tuple[cst.ClassDef, ModuleValue | None]]
+    bases: dict[str, tuple[Value, ...]]
+    class_attributes: dict[str, dict[str, Value]]
+    star_imports: list[str]
+    changes: list[InplaceChange]
+    pending: list[InplaceChange]
+    entered: frozenset[cst.FunctionDef]
+    seen: dict[cst.Name, Seen]
+    deferred: list[Deferred]
+    planned: frozenset[cst.FunctionDef]
+    cut_calls: frozenset[cst.FunctionDef]
+    summaries: dict[tuple[object, ...], tuple[Value, frozenset[cst.FunctionDef]]]
+    callee_records: frozenset[int]
+    last_callee_env: dict[str, Value]
+    next_serial: int
+    followed: int
+    steps: int  # spent by the module level up to here
+    hovers: bool
+
+    def applies_to(self, body: Sequence[cst.BaseStatement], hovers: bool) -> bool:
+        """Whether a version whose top-level statements are `body` may start from here."""
+        return hovers == self.hovers and len(body) >= len(self.prefix) and all(
+            a is b for a, b in zip(body, self.prefix))
 
 
 @dataclass
@@ -111,6 +160,9 @@ class ScopeResult:
     cuts: list[Cut] = field(default_factory=list)  # where the analysis stopped short (see `Cut`)
     module_cuts: list[Cut] = field(default_factory=list)
     cut_short: bool = False  # the file's budget ran out: functions were left unanalysed
+    body: tuple[cst.BaseStatement, ...] = ()  # the file's top-level statements
+    checkpoint: Checkpoint | None = None  # the module level's state before a statement typed in
+    names: dict[cst.CSTNode, frozenset[str]] = field(default_factory=dict)  # per top-level statement: `reuse.globals_read`
 
     def seen(self, name: cst.Name) -> Seen | None:
         """What `name` held where it stands, at module level or in a function (asked by hovers only:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 
@@ -26,6 +26,8 @@ from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
+from gradguard.analysis.checkpoint import restore as checkpoint_restore, take as checkpoint_take
+from gradguard.analysis.reuse import Reuse, defined_in
 from gradguard.analysis.state import State
 from gradguard.analysis.tensor_ops import TensorOps
 from gradguard.analysis.torch_calls import TorchCalls
@@ -67,8 +69,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
                  previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (), hovers: bool = False) -> None:
+        replaced = list(replaced)
         super().__init__(module, path, project, previous,
-                         frozenset(f for node in replaced for f in _functions_in(node)), hovers)
+                         frozenset(f for node in replaced for f in defined_in(node) if isinstance(f, cst.FunctionDef)), hovers)
+        # only bodies of functions and methods (not `__init__`) changed: the module level may stand
+        self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
 
     # ---- entry points -------------------------------------------------------------------
 
@@ -77,13 +82,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
         With the `previous` version's result, whose statements `replaced` this one no longer has,
         what did not run into a replaced function stands: the module-level code's result (when
-        only function bodies changed, see `_same_module_level`) and each function's. Past the
-        file's budget, the functions not analysed yet are left out (a `Cut` says which).
+        only function bodies changed, see `_reuse_module_level`) and each function's (after an
+        edit of the module-level code, only where the globals it reads are bound as before:
+        `reuse.py`). Past the file's budget, the functions not analysed yet are left out (a `Cut`
+        says which).
         """
         with budget.using(self.budget), self.budget.scope(budget.FILE_STEPS) as depth:
             try:
                 self._module_level()
-                units = self.previous.units if self.previous is not None and not self.entered & self.replaced else {}
+                units = self._reusable_units()
                 while self.deferred and functions:
                     self._analyse_deferred(self.deferred.pop(0), units)
             except OverBudget as error:
@@ -95,12 +102,30 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.changes = [c for c in self.result.changes if c.standalone_of not in called]
         return self.result
 
+    def _reusable_units(self) -> dict[cst.FunctionDef, Unit]:
+        """The previous version's units that may stand (each checked again before it is taken)."""
+        if self.previous is None or (self.bodies_only and self.entered & self.replaced):
+            return {}
+        if not self.bodies_only:
+            if self.previous_globals is None:
+                return {}
+            self.reuse = Reuse(self.previous_globals, self.previous.body, self.definitions, self.result.names)
+        return self.previous.units
+
     def _module_level(self) -> None:
-        reused = self.previous is not None and self._reuse_module_level(self.previous)
-        if not reused:
+        previous = self.previous
+        if previous is not None:
+            top_level = set(self.module.body)
+            self.result.names = {s: n for s, n in previous.names.items() if s in top_level}
+            self.previous_globals = dict(previous.definitions.globals) if previous.definitions is not None else None
+        self.result.body = tuple(self.module.body)
+        reused = previous is not None and self.bodies_only and self._reuse_module_level(previous)
+        if reused:
+            self.result.checkpoint = previous.checkpoint  # its statements stand; the next version may start there
+        else:
             state = State(self.definitions.globals)
             try:
-                self.run_unit(self.module.body, state, None)
+                self.run_unit(self._module_statements(state), state, None)
             finally:
                 self.definitions.globals = state.env
             for change in self.pending:
@@ -112,19 +137,40 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.module_cuts = list(self.result.cuts)
         self.result.plan = list(self.deferred)
 
+    def _module_statements(self, state: State) -> Iterator[cst.BaseStatement]:
+        """The top-level statements to run (`checkpoint.py`): after the previous version's
+        checkpoint when it applies (the state restored as it was there), else all; a checkpoint is
+        taken before the first one the previous version did not have."""
+        body, previous = self.module.body, self.previous
+        steps = self.budget.steps
+        start, at = 0, None
+        if previous is not None:
+            checkpoint = previous.checkpoint
+            if checkpoint is not None and checkpoint.applies_to(body, self.hovers):
+                checkpoint_restore(checkpoint, self, state)
+                start = len(checkpoint.prefix)
+                self.result.checkpoint = checkpoint
+            at = next((i for i, (a, b) in enumerate(zip(body, previous.body)) if a is not b),
+                      min(len(body), len(previous.body)))
+        for index in range(start, len(body)):
+            if index == at and index > start:
+                self.result.checkpoint = checkpoint_take(self, state, index, self.budget.steps - steps)
+            yield body[index]
+
     def _analyse_deferred(self, deferred: Deferred, units: dict[cst.FunctionDef, Unit]) -> None:
         unit = units.get(deferred.function)
-        if unit is not None and not unit.entered & self.replaced:
+        if unit is not None and not unit.entered & self.replaced and not unit.sets_flags and (
+                self.reuse is None or self.reuse.holds(deferred.function, unit)):
             self.result.changes.extend(unit.changes)
             self.result.cuts.extend(unit.cuts)
             self.defer(*unit.nested)
         else:
             start, cuts, queued = len(self.result.changes), len(self.result.cuts), len(self.deferred)
-            self.entered, self.seen = set(), {}
+            self.entered, self.seen, self.flags_set = set(), {}, False
             self.analyse_function(deferred.function, self_value=self.instance_copy(deferred.template),
                                   is_forward=deferred.is_forward)
             unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
-                        self.seen, tuple(self.result.cuts[cuts:]))
+                        self.seen, tuple(self.result.cuts[cuts:]), self.flags_set)
         self.result.units[deferred.function] = unit
 
     def _cut_file(self, reason: str) -> None:
@@ -623,6 +669,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def set_flags(self, state: State, old: TensorValue, new: TensorValue) -> None:
         """`old`'s flags (requires_grad, leaf) are now `new`'s, for every holder of the tensor: the
         names of this scope and the modules whose parameter it is."""
+        self.flags_set = True
         self.rebind(state, old, new)
         roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
         for module in {id(m): m for root in roots for m in root.tree()}.values():
@@ -1184,13 +1231,11 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     """Interpret a parsed file; the result lists every in-place change with its context.
 
     With `previous` (the result for the file's previous version, whose statements `replaced` this
-    version no longer has), what the change cannot have affected keeps its result. Only changes
-    inside function and method bodies qualify: any other statement (an import, a class
-    attribute, an `__init__` that builds the modules every method sees) interprets everything.
+    version no longer has), what the change cannot have affected keeps its result: the
+    module-level code's when only function and method bodies (not `__init__`) changed, and each
+    function's whose code and the globals it reads are as they were (`Interpreter.run`).
     """
-    replaced = list(replaced)
-    if not all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced) or (
-            previous is not None and previous.cut_short):
+    if previous is not None and previous.cut_short:
         previous = None
     interpreter = Interpreter(module, path, project, previous, replaced, hovers)
     result = interpreter.run()
@@ -1244,20 +1289,3 @@ def _literal(code: str, default: object) -> object:
         return ast.literal_eval(code)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return default
-
-
-def _functions_in(node: cst.CSTNode) -> Iterable[cst.FunctionDef]:
-    """`node` and the functions and methods defined inside it, at any depth of statements."""
-    if isinstance(node, cst.FunctionDef):
-        yield node
-    body = getattr(node, "body", None)
-    statements = getattr(body, "body", body)
-    if isinstance(statements, (list, tuple)):
-        for statement in statements:
-            if isinstance(statement, cst.BaseCompoundStatement):
-                yield from _functions_in(statement)
-    for branch in ("orelse", "finalbody"):
-        if (other := getattr(node, branch, None)) is not None:
-            yield from _functions_in(other)
-    for handler in getattr(node, "handlers", ()):
-        yield from _functions_in(handler)

@@ -17,6 +17,7 @@ from gradguard.analysis.values import Definitions, Value
 
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
+    from gradguard.analysis.reuse import Reuse
 
 
 class InterpreterState:
@@ -31,6 +32,9 @@ class InterpreterState:
         # reuse of the previous version's result (see `Interpreter.run`)
         self.previous = previous
         self.replaced = replaced  # the previous version's functions this version no longer has
+        self.reuse: Reuse | None = None  # after an edit of the module-level code: which units stand
+        self.previous_globals: dict[str, Value] | None = None  # the previous version's, as its analysis left them
+        self.flags_set = False  # the function being analysed changed a tensor's flags (`set_flags`)
         # what the interpretation found
         self.result = ScopeResult()
         self.entered: set[cst.FunctionDef] = set()  # the functions the code being analysed followed calls into

@@ -16,6 +16,7 @@ begin or end), the whole file is parsed again.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from dataclasses import dataclass, replace
 
@@ -60,6 +61,23 @@ def _ast(text: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ast.parse(text)
+
+
+_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")  # a clause of the compound statement above
+
+
+def _problem_from(text: str, lines: list[str], first: int) -> SyntaxProblem | None:
+    """CPython's syntax error in `text`, whose lines before `first` are whole top-level statements
+    that parse: only the text from line `first` on is compiled (an edit near the end of a long
+    file, or in a late notebook cell, does not compile the whole file at every keystroke)."""
+    suffix = text[sum(len(line) + 1 for line in lines[:first - 1]):]
+    opening = next((line for line in lines[first - 1:] if line.strip() and not line.lstrip().startswith("#")), "")
+    if first <= 1 or "__future__" in suffix or opening[:1].isspace() or _CONTINUES.match(opening):
+        return python_syntax_problem(text)  # the edit may have joined the text to the statement above it
+    problem = python_syntax_problem(suffix)
+    if problem is None:
+        return None
+    return replace(problem, position=Position(problem.position.line + first - 1, problem.position.column))
 
 
 def _common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
@@ -159,8 +177,9 @@ class BlockTree:
         if self.module is None or not self.blocks or "\r" in text and text.count("\r") != text.count("\r\n") \
                 or not self._reparse_region(lines):
             self._parse_whole(text, parsed)
-        elif any(b.broken for top in self.blocks for b in (top, *top.members)):
-            self._problem = python_syntax_problem(text)
+        elif (first := next((top.first for top in self.blocks if any(b.broken for b in (top, *top.members))),
+                            None)) is not None:
+            self._problem = _problem_from(text, lines, first)
             if self._problem is None:
                 self._parse_whole(text, parsed)
         self.lines = lines

@@ -99,6 +99,7 @@ class Document:
         return any(first <= line <= last for first, last in self.stale_lines)
 
     def line_text(self, line: int) -> str:
-        if self._lines is None:
-            self._lines = lines_of(self.text)
-        return self._lines[line - 1].rstrip("\r\n") if 0 < line <= len(self._lines) else ""
+        if self._lines is None:  # without their ends
+            self._lines = self.text.split("\n") if "\r" not in self.text else \
+                [text.rstrip("\r\n") for text in lines_of(self.text)]
+        return self._lines[line - 1] if 0 < line <= len(self._lines) else ""

@@ -36,6 +36,7 @@ SKIPPED = "__gradguard_skipped__"
 # breaks), found from its start only; inside one, the chain itself
 _CHAIN_TEXT = r"\w.\s+\-*/%&|^@<>\\"
 _CHAIN_RUN = re.compile(rf"(?<![{_CHAIN_TEXT}])[{_CHAIN_TEXT}]{{{2 * MAX_CHAIN},}}")
+_CHAIN_WINDOW = re.compile(rf"[{_CHAIN_TEXT}]{{{MAX_CHAIN}}}")
 _CHAIN = re.compile(r"\w+(?:(?:[ \t]|\\\r?\n|\r?\n)*(?:\*\*|//|<<|>>|[-+*/%&|^@.])(?:[ \t]|\\\r?\n|\r?\n)*\w+)"
                     rf"{{{MAX_CHAIN},}}")
 _LINE_BREAK = re.compile(r"\\?[\r\n]")
@@ -104,7 +105,14 @@ def _building_tree() -> Iterator[None]:
 
 @lru_cache(maxsize=8)
 def long_chains(text: str) -> tuple[tuple[int, int], ...]:
-    """The (start, end) offsets of the flat chains of more than `MAX_CHAIN` operators in `text`."""
+    """The (start, end) offsets of the flat chains of more than `MAX_CHAIN` operators in `text`.
+
+    A run of `2 * MAX_CHAIN` characters holds one of the windows of `MAX_CHAIN` characters that
+    start at multiples of `MAX_CHAIN`: without such a window of chain characters (ordinary code
+    has brackets every few characters), no run is searched for.
+    """
+    if not any(_CHAIN_WINDOW.match(text, start) for start in range(0, len(text) - MAX_CHAIN + 1, MAX_CHAIN)):
+        return ()
     return tuple(chain.span() for run in _CHAIN_RUN.finditer(text)
                  for chain in _CHAIN.finditer(text, run.start(), run.end()))
 

@@ -1,0 +1,130 @@
+"""When a function's analysis from the previous version of a file still holds after an edit of
+the module-level code (a notebook's training-loop cell, a script's main block).
+
+A function or method is analysed on its own with the module's globals as the module-level code
+left them (and, for a method, its class's instance built by `__init__`). After an edit outside
+it, its previous result (`Unit`) stands when the top-level statements holding its code, and the
+code of every function it followed a call into, are the same (the same nodes: unchanged blocks
+keep theirs), and every global name that code, or the code of the classes and functions of this
+file those names are bound to, reads is bound as before: to the same import, builtin, constant,
+or class or function of this file. A name bound to a tensor, a module, a list or anything built
+by the module-level code is never the same: the function is analysed again.
+"""
+
+from __future__ import annotations
+
+import re
+import symtable
+from typing import Iterator
+
+import libcst as cst
+
+from gradguard.analysis.events import Unit
+from gradguard.analysis.values import (
+    BuiltinRef,
+    ConstValue,
+    Definitions,
+    FunctionRef,
+    ImportRef,
+    IntValue,
+    StringPattern,
+    Value,
+)
+
+_ABSENT = object()
+
+
+def globals_read(module: cst.Module, statement: cst.CSTNode) -> frozenset[str]:
+    """The module-level names a top-level `statement` reads: those its own code refers to (at the
+    top: a class's bases, a decorator) and the globals of the functions and classes inside it, as
+    Python's compiler scopes them (`symtable`); every identifier in it when CPython cannot compile it."""
+    code = module.code_for_node(statement)
+    try:
+        top = symtable.symtable(code, "<statement>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset(re.findall(r"[^\W\d]\w*", code))
+    read = {symbol.get_name() for symbol in top.get_symbols() if symbol.is_referenced()}
+    tables = list(top.get_children())
+    while tables:
+        table = tables.pop()
+        read.update(symbol.get_name() for symbol in table.get_symbols()
+                    if symbol.is_global() or (table.get_type() == "class" and not symbol.is_local()))
+        tables.extend(table.get_children())
+    return frozenset(read)
+
+
+def same_binding(old: object, new: object) -> bool:
+    """Whether a global bound to `old` in the previous version and to `new` in this one means the
+    same to a function reading it (either may be absent)."""
+    if old is new:
+        return True
+    if type(old) is not type(new):
+        return False
+    if isinstance(old, (ConstValue, IntValue, StringPattern)):
+        return old == new and type(getattr(old, "value", None)) is type(getattr(new, "value", None))
+    if isinstance(old, ImportRef):
+        return old.qualname == new.qualname  # type: ignore[attr-defined]
+    if isinstance(old, BuiltinRef):
+        return old.name == new.name  # type: ignore[attr-defined]
+    if isinstance(old, FunctionRef):
+        return (old.node is new.node and old.name == new.name  # type: ignore[attr-defined]
+                and old.bound_self is None and new.bound_self is None  # type: ignore[attr-defined]
+                and old.closure is None and new.closure is None)  # type: ignore[attr-defined]
+    return False
+
+
+class Reuse:
+    """Which previous units still hold, for one version whose module-level code changed."""
+
+    def __init__(self, old: dict[str, Value], old_body: tuple[cst.BaseStatement, ...], new: Definitions,
+                 names: dict[cst.CSTNode, frozenset[str]]) -> None:
+        self.old, self.new = old, new  # the previous version's globals, this version's definitions
+        self.kept = set(old_body)  # the previous version's top-level statements
+        self.names = names  # per top-level statement: `globals_read` (kept from version to version)
+        self.statement_of = {defined: statement for statement in (new.module.body if new.module else ())
+                             for defined in defined_in(statement)}  # function or class -> top-level statement
+
+    def holds(self, function: cst.FunctionDef, unit: Unit) -> bool:
+        """Whether `unit`, the previous analysis of `function`, holds in this version."""
+        statements = {self.statement_of.get(f) for f in (function, *unit.entered)} - {None}
+        if self.statement_of.get(function) is None or not statements <= self.kept:
+            return False  # a statement changed around it (a class whose `__init__` changed builds other modules)
+        read = self._read_from(statements)  # type: ignore[arg-type]
+        return all(same_binding(self.old.get(name, _ABSENT), self.new.globals.get(name, _ABSENT))
+                   for name in read)
+
+    def _read_from(self, statements: set[cst.CSTNode]) -> set[str]:
+        """The names `statements` read, and those the classes and functions of this file they name read."""
+        read: set[str] = set()
+        todo, done = list(statements), set(statements)
+        while todo:
+            statement = todo.pop()
+            names = self.names.get(statement)
+            if names is None:
+                names = self.names[statement] = globals_read(self.new.module, statement)
+            for name in names - read:
+                read.add(name)
+                value: Value | None = self.new.globals.get(name)
+                if isinstance(value, FunctionRef) and value.definitions is self.new:
+                    defined = self.statement_of.get(value.node)
+                    if defined is not None and defined not in done:
+                        done.add(defined)
+                        todo.append(defined)
+        return read
+
+
+def defined_in(node: cst.CSTNode) -> Iterator[cst.FunctionDef | cst.ClassDef]:
+    """`node` and the functions, methods and classes defined inside it, at any depth of statements."""
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        yield node
+    body = getattr(node, "body", None)
+    statements = getattr(body, "body", body)
+    if isinstance(statements, (list, tuple)):
+        for statement in statements:
+            if isinstance(statement, cst.BaseCompoundStatement):
+                yield from defined_in(statement)
+    for branch in ("orelse", "finalbody"):
+        if (other := getattr(node, branch, None)) is not None:
+            yield from defined_in(other)
+    for handler in getattr(node, "handlers", ()):
+        yield from defined_in(handler)
