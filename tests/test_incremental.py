@@ -219,7 +219,7 @@ def test_typing_below_the_module_level_code_runs_it_from_the_statement_typed_in(
         findings = opened.analyse(text, Settings(), project)
         assert shown(findings) == shown(analyse_document(Document.parse("head.py", text), Settings(), project))
         found.append([(f.code, f.span.start.line, [r.span.start.line for r in f.related]) for f in findings])
-        checkpoints.append(len(opened._previous.checkpoint.prefix) if opened._previous.checkpoint else None)
+        checkpoints.append([len(c.prefix) for c in opened._previous.checkpoints])
     assert found == [[], [], [("GG001", 28, [27, 30])], [("GG001", 28, [27, 30])], []]
     # a line added re-parses the statement above it too: before `h.mul_(2)`, `loss = …`, `loss.backward(…)`
-    assert checkpoints == [None, 9, 10, 10, 10]
+    assert checkpoints == [[], [9], [9, 10], [9, 10], [9, 10]]

@@ -120,7 +120,8 @@ class OpenDocument:
         previous = self._previous if seen == self._seen else None
         if previous is None or document.module is not module or self._interrupted:  # else only positions moved
             replaced = [*self._replaced, *self.blocks.replaced]
-            document, self._previous = _interpret(document, project, previous, replaced, hovers=True)
+            document, self._previous = _interpret(document, project, previous, replaced, hovers=True,
+                                                  source=self.blocks.source_of)
             self._replaced, self._interrupted = [], False
         if self._previous is not None and document.locator is not None:
             document = _looking_first(document, self.blocks, self._previous)
@@ -131,12 +132,13 @@ class OpenDocument:
 
 
 def _interpret(document: Document, project: ProjectIndex | None, previous: ScopeResult | None = None,
-               replaced: list[cst.CSTNode] | None = None, hovers: bool = False) -> tuple[Document, ScopeResult | None]:
+               replaced: list[cst.CSTNode] | None = None, hovers: bool = False,
+               source: Callable[[cst.CSTNode], str | None] | None = None) -> tuple[Document, ScopeResult | None]:
     """The interpreter's result for `document` (and the document, marked skipped if too deep)."""
     if document.module is None:
         return document, None
     try:
-        result = interpret(document.module, document.filename, project, previous, replaced or (), hovers)
+        result = interpret(document.module, document.filename, project, previous, replaced or (), hovers, source)
     except RecursionError:
         return replace(document, module=None, syntax_problem=SyntaxProblem(
             "its expressions are nested too deeply to analyse", Position(1, 0), skipped=True)), None

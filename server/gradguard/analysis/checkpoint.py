@@ -5,7 +5,8 @@ script's main block) runs the module level from the statement typed in, not from
 A version whose module-level code changed takes a checkpoint before its first top-level
 statement that the previous version did not have: the next keystroke lands there again. A
 later version whose top-level statements before that point are the same (the same nodes:
-unchanged blocks keep theirs) starts from a copy of it. Everything the interpreter would have
+unchanged blocks keep theirs) starts from a copy of it. The last `MAX_CHECKPOINTS` are kept,
+for typing that moves on to the next statement and backspacing that goes back to the one above. Everything the interpreter would have
 built by running those statements is in it: the names and live saves, the file's classes, the
 changes found and those still waiting for a backward pass, the functions left for later, what
 the hovers show, the steps spent (so a budget cuts where a run from the top would).
@@ -34,6 +35,8 @@ from gradguard.analysis.values import (
     SuperValue,
     Value,
 )
+
+MAX_CHECKPOINTS = 4  # per open document
 
 
 def take(interpreter: InterpreterState, state: State, index: int, steps: int) -> Checkpoint | None:

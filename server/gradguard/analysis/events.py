@@ -161,7 +161,7 @@ class ScopeResult:
     module_cuts: list[Cut] = field(default_factory=list)
     cut_short: bool = False  # the file's budget ran out: functions were left unanalysed
     body: tuple[cst.BaseStatement, ...] = ()  # the file's top-level statements
-    checkpoint: Checkpoint | None = None  # the module level's state before a statement typed in
+    checkpoints: tuple[Checkpoint, ...] = ()  # the module level's state before statements typed in, shortest first
     names: dict[cst.CSTNode, frozenset[str]] = field(default_factory=dict)  # per top-level statement: `reuse.globals_read`
 
     def seen(self, name: cst.Name) -> Seen | None:

@@ -26,7 +26,7 @@ from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.saved_tensors import SavedTensors
-from gradguard.analysis.checkpoint import restore as checkpoint_restore, take as checkpoint_take
+from gradguard.analysis.checkpoint import MAX_CHECKPOINTS, restore as checkpoint_restore, take as checkpoint_take
 from gradguard.analysis.reuse import Reuse, defined_in
 from gradguard.analysis.state import State
 from gradguard.analysis.tensor_ops import TensorOps
@@ -68,10 +68,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     """Interprets one parsed file and collects its in-place changes."""
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
-                 previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (), hovers: bool = False) -> None:
+                 previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (), hovers: bool = False,
+                 source: Callable[[cst.CSTNode], str | None] | None = None) -> None:
         replaced = list(replaced)
         super().__init__(module, path, project, previous,
                          frozenset(f for node in replaced for f in defined_in(node) if isinstance(f, cst.FunctionDef)), hovers)
+        if source is not None:
+            self.source_of = source
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
         self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
 
@@ -109,7 +112,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not self.bodies_only:
             if self.previous_globals is None:
                 return {}
-            self.reuse = Reuse(self.previous_globals, self.previous.body, self.definitions, self.result.names)
+            self.reuse = Reuse(self.previous_globals, self.previous.body, self.definitions, self.result.names,
+                               self.source_of)
         return self.previous.units
 
     def _module_level(self) -> None:
@@ -121,7 +125,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.body = tuple(self.module.body)
         reused = previous is not None and self.bodies_only and self._reuse_module_level(previous)
         if reused:
-            self.result.checkpoint = previous.checkpoint  # its statements stand; the next version may start there
+            self.result.checkpoints = previous.checkpoints  # its statements stand; the next version may start there
         else:
             state = State(self.definitions.globals)
             try:
@@ -138,23 +142,25 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.plan = list(self.deferred)
 
     def _module_statements(self, state: State) -> Iterator[cst.BaseStatement]:
-        """The top-level statements to run (`checkpoint.py`): after the previous version's
-        checkpoint when it applies (the state restored as it was there), else all; a checkpoint is
-        taken before the first one the previous version did not have."""
+        """The top-level statements to run (`checkpoint.py`): after the longest of the previous
+        version's checkpoints that applies (the state restored as it was there), else all; a
+        checkpoint is taken before the first one the previous version did not have."""
         body, previous = self.module.body, self.previous
         steps = self.budget.steps
         start, at = 0, None
         if previous is not None:
-            checkpoint = previous.checkpoint
-            if checkpoint is not None and checkpoint.applies_to(body, self.hovers):
-                checkpoint_restore(checkpoint, self, state)
-                start = len(checkpoint.prefix)
-                self.result.checkpoint = checkpoint
+            kept = [c for c in previous.checkpoints if c.applies_to(body, self.hovers)]
+            if kept:
+                checkpoint_restore(kept[-1], self, state)
+                start = len(kept[-1].prefix)
+            self.result.checkpoints = tuple(kept)
             at = next((i for i, (a, b) in enumerate(zip(body, previous.body)) if a is not b),
                       min(len(body), len(previous.body)))
         for index in range(start, len(body)):
             if index == at and index > start:
-                self.result.checkpoint = checkpoint_take(self, state, index, self.budget.steps - steps)
+                taken = checkpoint_take(self, state, index, self.budget.steps - steps)
+                if taken is not None:  # typing moves on, or back to a statement above: a few are kept
+                    self.result.checkpoints = (*self.result.checkpoints, taken)[-MAX_CHECKPOINTS:]
             yield body[index]
 
     def _analyse_deferred(self, deferred: Deferred, units: dict[cst.FunctionDef, Unit]) -> None:
@@ -1227,17 +1233,18 @@ _INT_OPERATORS: dict[str, Callable[[int, int], int]] = {
 
 def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
               previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (),
-              hovers: bool = False) -> ScopeResult:
+              hovers: bool = False, source: Callable[[cst.CSTNode], str | None] | None = None) -> ScopeResult:
     """Interpret a parsed file; the result lists every in-place change with its context.
 
     With `previous` (the result for the file's previous version, whose statements `replaced` this
     version no longer has), what the change cannot have affected keeps its result: the
     module-level code's when only function and method bodies (not `__init__`) changed, and each
-    function's whose code and the globals it reads are as they were (`Interpreter.run`).
+    function's whose code and the globals it reads are as they were (`Interpreter.run`);
+    `source` gives a top-level statement's text, where the caller has it (libcst's code otherwise).
     """
     if previous is not None and previous.cut_short:
         previous = None
-    interpreter = Interpreter(module, path, project, previous, replaced, hovers)
+    interpreter = Interpreter(module, path, project, previous, replaced, hovers, source)
     result = interpreter.run()
     result.definitions = interpreter.definitions
     if interpreter.budget.unread:

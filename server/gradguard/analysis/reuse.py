@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import symtable
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -34,11 +34,11 @@ from gradguard.analysis.values import (
 _ABSENT = object()
 
 
-def globals_read(module: cst.Module, statement: cst.CSTNode) -> frozenset[str]:
-    """The module-level names a top-level `statement` reads: those its own code refers to (at the
-    top: a class's bases, a decorator) and the globals of the functions and classes inside it, as
-    Python's compiler scopes them (`symtable`); every identifier in it when CPython cannot compile it."""
-    code = module.code_for_node(statement)
+def globals_read(code: str) -> frozenset[str]:
+    """The module-level names a top-level statement whose text is `code` reads: those its own code
+    refers to (at the top: a class's bases, a decorator) and the globals of the functions and
+    classes inside it, as Python's compiler scopes them (`symtable`); every identifier in it when
+    CPython cannot compile it."""
     try:
         top = symtable.symtable(code, "<statement>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -77,8 +77,9 @@ class Reuse:
     """Which previous units still hold, for one version whose module-level code changed."""
 
     def __init__(self, old: dict[str, Value], old_body: tuple[cst.BaseStatement, ...], new: Definitions,
-                 names: dict[cst.CSTNode, frozenset[str]]) -> None:
+                 names: dict[cst.CSTNode, frozenset[str]], source: Callable[[cst.CSTNode], str | None]) -> None:
         self.old, self.new = old, new  # the previous version's globals, this version's definitions
+        self.source = source  # a top-level statement's text, if the document has it at hand
         self.kept = set(old_body)  # the previous version's top-level statements
         self.names = names  # per top-level statement: `globals_read` (kept from version to version)
         self.statement_of = {defined: statement for statement in (new.module.body if new.module else ())
@@ -101,7 +102,7 @@ class Reuse:
             statement = todo.pop()
             names = self.names.get(statement)
             if names is None:
-                names = self.names[statement] = globals_read(self.new.module, statement)
+                names = self.names[statement] = globals_read(self._code(statement))
             for name in names - read:
                 read.add(name)
                 value: Value | None = self.new.globals.get(name)
@@ -111,6 +112,13 @@ class Reuse:
                         done.add(defined)
                         todo.append(defined)
         return read
+
+
+    def _code(self, statement: cst.CSTNode) -> str:
+        code = self.source(statement)
+        if code is None and self.new.module is not None:
+            code = self.new.module.code_for_node(statement)
+        return code or ""
 
 
 def defined_in(node: cst.CSTNode) -> Iterator[cst.FunctionDef | cst.ClassDef]:

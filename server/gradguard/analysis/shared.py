@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
@@ -33,6 +33,7 @@ class InterpreterState:
         self.previous = previous
         self.replaced = replaced  # the previous version's functions this version no longer has
         self.reuse: Reuse | None = None  # after an edit of the module-level code: which units stand
+        self.source_of: Callable[[cst.CSTNode], str | None] = _no_source  # a top-level statement's text, if at hand
         self.previous_globals: dict[str, Value] | None = None  # the previous version's, as its analysis left them
         self.flags_set = False  # the function being analysed changed a tensor's flags (`set_flags`)
         # what the interpretation found
@@ -78,3 +79,7 @@ class InterpreterState:
         self.current_line: cst.SimpleStatementLine | None = None
         self.unrolling = 0  # loops over known sequences running element by element, one inside another
         self.loop_depth = 0  # loops running to their fixed point, one inside another
+
+
+def _no_source(node: cst.CSTNode) -> None:
+    return None

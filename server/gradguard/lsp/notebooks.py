@@ -9,7 +9,7 @@ line), at the notebook's version; findings go back to the cells' URIs in cell-lo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lsprotocol import types as lsp
 from pygls.workspace import TextDocument, Workspace
@@ -32,6 +32,7 @@ class OpenNotebook:
     path: str  # the notebook's file path (settings, `exclude`, the findings' file name)
     cells: list[TextDocument]  # in document order, one per notebook cell (markdown cells included)
     model: Notebook
+    languages: tuple[str, ...]  # each cell's language
     _localised: dict[int, list[Finding]] = field(default_factory=dict)
 
     def cell_document(self, number: int) -> TextDocument | None:
@@ -48,18 +49,26 @@ class OpenNotebook:
         return self._localised[key]
 
 
-def open_notebook(workspace: Workspace, uri: str, version: int) -> OpenNotebook | None:
+def open_notebook(workspace: Workspace, uri: str, version: int, previous: OpenNotebook | None = None
+                  ) -> OpenNotebook | None:
     """The synced notebook at `uri` as it is now (its `version` as the server counts them), or
-    None when it is not open."""
+    None when it is not open. The cells of its `previous` snapshot that are unchanged are kept
+    (a keystroke reads one cell again, not all of them)."""
     notebook = workspace.get_notebook_document(notebook_uri=uri)
     if notebook is None:
         return None
     documents = [workspace.get_text_document(cell.document) for cell in notebook.cells]
-    cells = tuple(cell_for(number, "code" if cell.kind == lsp.NotebookCellKind.Code else "markdown",
-                           document.source, (document.language_id or "python").lower())
-                  for number, (cell, document) in enumerate(zip(notebook.cells, documents), 1))
+    known = {(cell.kind, cell.source, language): cell for cell, language in zip(
+        previous.model.cells, previous.languages)} if previous is not None else {}
+    languages = tuple((document.language_id or "python").lower() for document in documents)
+    cells = []
+    for number, (cell, document, language) in enumerate(zip(notebook.cells, documents, languages), 1):
+        kind = "code" if cell.kind == lsp.NotebookCellKind.Code else "markdown"
+        same = known.get((kind, document.source, language))
+        cells.append(cell_for(number, kind, document.source, language) if same is None else
+                     same if same.number == number else replace(same, number=number))
     path = TextDocument(notebook.uri).path
-    return OpenNotebook(uri, version, path, documents, Notebook("", cells))
+    return OpenNotebook(uri, version, path, documents, Notebook("", tuple(cells)), languages)
 
 
 def notebook_of_cell(workspace: Workspace, cell_uri: str) -> str | None:

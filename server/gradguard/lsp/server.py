@@ -129,7 +129,7 @@ class GradguardServer(LanguageServer):
         known = self.notebooks.get(uri)
         revision = self.revisions.get(uri, 0)
         if known is None or known.version != revision:
-            known = self.notebooks[uri] = notebooks.open_notebook(self.workspace, uri, revision)
+            known = self.notebooks[uri] = notebooks.open_notebook(self.workspace, uri, revision, known)
         return known
 
     def snapshot(self, uri: str) -> tuple[int | None, str, str] | None:

@@ -310,7 +310,8 @@ class BlockTree:
 
         Blocks are resolved on demand: first the block of `scope` (the function `node` is likely
         in), then those of `likely` (the caller's guess: the functions whose analysis reported
-        something), then, if the node is still not found, all the others.
+        something), then, if the node is still not found, all the others (without a `scope`,
+        the module-level code's before the functions and classes).
         """
         self._split()
         if self._whole is not None:
@@ -320,7 +321,8 @@ class BlockTree:
             if first is not None and first.node not in self._positions:
                 self._resolve(first)
         if node not in self._owner:
-            for block in sorted(self._where.values(), key=lambda b: b.node not in likely):
+            for block in sorted(self._where.values(), key=lambda b: (b.node not in likely, scope is None and isinstance(
+                    b.node, (cst.FunctionDef, cst.ClassDef)))):  # without a function: the module-level code's first
                 if block.node not in self._positions:
                     self._resolve(block)
                     if node in self._owner:
@@ -331,6 +333,14 @@ class BlockTree:
         relative = self._positions[block.node][node]
         return Span(Position(block.start + relative.start.line, relative.start.column),
                     Position(block.start + relative.end.line, relative.end.column))
+
+    def source_of(self, node: cst.CSTNode) -> str | None:
+        """The text of the top-level statement `node` in the current version (its lines), None for
+        another node or one standing in for lines that no longer parse."""
+        block = self._where.get(node)
+        if block is None or block.broken or block.indent:
+            return None
+        return "\n".join(self.lines[block.first - 1:block.last])
 
     def name_at(self, line: int, column: int) -> cst.Name | None:
         """The name at (1-based `line`, 0-based `column`) in the current version, if any."""
