@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -217,7 +218,7 @@ def test_a_registry_and_star_imports_of_an_installed_package_are_read_once_and_c
                      for d in json.loads(proc.stdout) if d["severity"] == "error"])
         if not runs[1:]:
             assert sorted(p.name.split("-")[0] for p in (cache / "gradguard" / "packages").iterdir()) == ["fakezoo"]
-            assert len(list((cache / "gradguard" / "trees").glob("fakezoo-*/*.pickle"))) >= 3
+            assert len(list((cache / "gradguard" / "readings").glob("fakezoo-*/*.pickle"))) >= 3
     assert runs[0] == [("GG001", 9, str((site / "fakezoo" / "nets.py").resolve()))]  # sigmoid saved it there
     assert runs[1] == runs[0]
     fate = subprocess.run([sys.executable, str(project / "train.py")], capture_output=True, text=True, timeout=300,
@@ -282,3 +283,108 @@ def test_the_server_asks_jedi_in_the_background_for_names_only_it_places(tmp_pat
         server.index(published([("GG001", 5)]), first)
     finally:
         server.stop()
+
+
+def _fake_site(root: Path, files: dict[str, str] = FAKE_PACKAGE) -> Path:
+    """A `site-packages` folder holding the package `fakezoo` (`files`)."""
+    (root / "site-packages" / "fakezoo").mkdir(parents=True)
+    for name, text in files.items():
+        (root / "site-packages" / "fakezoo" / name).write_text(text)
+    return root / "site-packages"
+
+
+def _check_in_process(program: Path, cache: Path) -> tuple[list[tuple], list[str]]:
+    """The findings of `program` (code, line, message, related places) with a fresh project index
+    and the user cache `cache`, and the installed files whose top level it interpreted."""
+    from gradguard.analysis.interpreter import read_top_level
+    from gradguard.analysis.libraries import Environment
+    from gradguard.analysis.project import ProjectIndex
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    interpreted: list[str] = []
+
+    def reader(module, path, project):
+        if project.is_library(path):
+            interpreted.append(Path(path).name)
+        return read_top_level(module, path, project)
+
+    project = ProjectIndex(reader, use_jedi=False, environment=Environment(cache=cache))
+    findings = analyse_document(Document.parse(str(program), program.read_text()), Settings(), project)
+    return ([(f.code, f.span.start.line, f.message, [(r.filename, r.span.start.line) for r in f.related])
+             for f in findings], sorted(interpreted))
+
+
+def test_a_second_index_takes_the_library_top_levels_from_the_user_cache(tmp_path, monkeypatch):
+    """What an installed file's top level binds (its classes, functions, imports) is kept with its
+    tree: a second project index (a second run, another editor session) interprets none of it
+    again and finds the same; an edited library file is read again, and its new code is what counts."""
+    site = _fake_site(tmp_path)
+    monkeypatch.syspath_prepend(str(site))
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    cache = tmp_path / "cache"
+    first, interpreted = _check_in_process(program, cache)
+    assert [f[:2] for f in first] == [("GG001", 9)]
+    assert interpreted == ["__init__.py", "_factory.py", "nets.py"]
+    assert _check_in_process(program, cache) == (first, [])
+
+    nets = site / "fakezoo" / "nets.py"
+    nets.write_text(nets.read_text().replace("return torch.sigmoid(self.fc(x))", "return self.fc(x) * 2"))
+    assert _check_in_process(program, cache) == ([], ["nets.py"])  # `* 2` saves nothing that `+=` changes
+    fate = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(site)})
+    assert fate.returncode == 0, fate.stderr[-2000:]  # and torch agrees: it trains
+
+
+def test_library_readings_kept_by_another_version_of_gradguard_are_not_used(tmp_path, monkeypatch):
+    from gradguard.analysis import libraries
+
+    monkeypatch.syspath_prepend(str(_fake_site(tmp_path)))
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    first, _ = _check_in_process(program, tmp_path / "cache")
+    monkeypatch.setattr(libraries, "source_stamp", lambda: "another gradguard")
+    assert _check_in_process(program, tmp_path / "cache") == (
+        first, ["__init__.py", "_factory.py", "nets.py"])
+
+
+def test_a_library_top_level_holding_a_tensor_keeps_only_its_tree(tmp_path, monkeypatch):
+    """A tensor's version counter is numbered per process: a top level that binds one (`SCALE =
+    torch.ones(4)`) is interpreted again by every run; the package's other files are not."""
+    files = {**FAKE_PACKAGE, "nets.py": FAKE_PACKAGE["nets.py"] + "\n\nSCALE = torch.ones(4)\n"}
+    monkeypatch.syspath_prepend(str(_fake_site(tmp_path, files)))
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    first, _ = _check_in_process(program, tmp_path / "cache")
+    assert [f[:2] for f in first] == [("GG001", 9)]
+    assert _check_in_process(program, tmp_path / "cache") == (first, ["nets.py"])
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "unwritable"])
+def test_a_damaged_or_unwritable_user_cache_changes_nothing_but_the_time(tmp_path, damage):
+    """Entries that are not ours (truncated, garbage, another object) are read past; a cache folder
+    that cannot be created is left alone. The findings are the same, and nothing fails."""
+    site = _fake_site(tmp_path)
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    cache = tmp_path / "cache"
+
+    def check(cache: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", "--no-cache",
+                               str(program)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                              env={**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(cache)})
+
+    clean = check(cache)
+    if damage == "corrupt":
+        entries = sorted(p for p in (cache / "gradguard").rglob("*") if p.is_file())
+        assert len(entries) == 4  # the package's index, the readings of three of its files
+        for number, entry in enumerate(entries):
+            entry.write_bytes([entry.read_bytes()[:100], b"\x80\x05not a pickle", pickle.dumps(["another"])][number % 3])
+    else:
+        cache = tmp_path / "not-a-folder"
+        cache.write_text("a file where the cache folder would be\n")
+    damaged = check(cache)
+    assert (damaged.returncode, damaged.stdout, damaged.stderr) == (clean.returncode, clean.stdout, clean.stderr)
+    assert [(d["code"], d["location"]["row"]) for d in json.loads(damaged.stdout)] == [("GG001", 9)]

@@ -14,9 +14,11 @@ starts with `register` decorating a `def`), and where each top-level class and f
 defined, for names re-exported through star imports and lazy modules (`from transformers import
 GPT2Config`).
 
-The trees of a library's files are kept there too (keyed by package, version and the file's
-hash), so that a second run, or a second editor session, reads them at once instead of parsing
-them again.
+What reading a library file's top level found is kept there too (`Reading`: its tree and its
+`Definitions`, keyed by package, version, the file's hash and place, and gradguard's own code), so
+that a second run, or a second editor session, neither parses nor interprets it again. Definitions
+are kept only when they are `self_contained` and depend on nothing beyond the file and its package
+(`ProjectIndex` judges); else the tree alone is kept.
 
 torch itself is never read: the op table and `knowledge/modules.py` describe it.
 """
@@ -29,15 +31,24 @@ import os
 import pickle
 import re
 import sys
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, fields, is_dataclass
+from functools import cached_property, lru_cache
+from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+
+import libcst as cst
 
 from gradguard import PYTHON_VARIABLE
-
-if TYPE_CHECKING:
-    import libcst as cst
+from gradguard.analysis.values import (
+    Definitions,
+    DistributionValue,
+    OptimizerValue,
+    ParametersValue,
+    SavedRecord,
+    TensorValue,
+)
+from gradguard.source.parser import collector_paused
+from gradguard.stamp import source_stamp
 
 #: Installed packages that are never read: torch is described by the knowledge, the others define
 #: no layers (the standard library aside: `sys.stdlib_module_names`).
@@ -47,12 +58,11 @@ NEVER_READ = frozenset({
     "fsspec", "triton", "functorch",
 })
 
-_FORMAT = 2  # of the cache's entries
+_FORMAT = 3  # of the cache's entries
+_PER_PROCESS = (TensorValue, ParametersValue, OptimizerValue, DistributionValue, SavedRecord)
 _DEFINED = re.compile(r"^(?:class|def)[ \t]+(\w+)", re.MULTILINE)
 _DECORATED = re.compile(r"^[ \t]*@(?:[\w.]+\.)?(register\w*)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def[ \t]+(\w+)",
                         re.MULTILINE)
-
-
 
 
 def cache_folder() -> Path:
@@ -138,39 +148,57 @@ class Environment:
             files = [f for f in files if not f.rsplit("/", 1)[-1].startswith("modular_")]
         return index.folder / files[0] if len(files) == 1 else None
 
-    def tree(self, file: Path, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
-        """`parse(text)` for an installed file, kept in the cache (keyed by package, version and the
-        text's hash): a later run loads it instead of parsing again."""
-        from importlib import metadata
-
-        import libcst as cst  # not for the command line's start: `check` reads this module's names
-
-        from gradguard.source.parser import collector_paused
-
-        package = self.package_of(file)
-        if package is None:
-            return parse(text)
-        digest = hashlib.sha256(f"{_FORMAT}:{metadata.version('libcst')}:{sys.version}:".encode()
-                                + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        entry = self.cache / "trees" / f"{package[0]}-{self._version(package[1])}" / f"{digest}.pickle"
+    def stored_reading(self, file: Path, text: str) -> Reading | None:
+        """What a run kept of reading the installed `file` with this very `text` (`keep_reading`), or
+        None. Its definitions name `file` as their path, wherever the run that kept them found it."""
+        entry = self._reading_entry(file, text)
+        if entry is None:
+            return None
         try:
             with collector_paused():
-                module = pickle.loads(entry.read_bytes())
-            if isinstance(module, cst.Module):
-                return module
+                reading = pickle.loads(entry.read_bytes())
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, TypeError,
-                ValueError, RecursionError):
-            pass  # not cached yet, or not ours
-        module = parse(text)
+                ValueError, RecursionError, MemoryError):
+            return None  # not kept yet, or not ours
+        if not isinstance(reading, Reading) or not isinstance(reading.module, cst.Module) or (
+                reading.definitions is not None and reading.definitions.module is not reading.module):
+            return None
+        if reading.definitions is not None:
+            reading.definitions.path = str(file)
+        return reading
+
+    def keep_reading(self, file: Path, text: str, reading: Reading) -> None:
+        """Keep `reading` of the installed `file` for later runs (its definitions only when they are
+        `self_contained`; a cache that cannot be written is left as it is)."""
+        entry = self._reading_entry(file, text)
+        if entry is None:
+            return
+        if reading.definitions is not None and not self_contained(reading.definitions):
+            reading = Reading(reading.module, None)
         try:
+            with collector_paused():
+                try:
+                    data = pickle.dumps(reading, protocol=pickle.HIGHEST_PROTOCOL)
+                except (pickle.PicklingError, TypeError, AttributeError):  # a value pickle cannot write
+                    data = pickle.dumps(Reading(reading.module, None), protocol=pickle.HIGHEST_PROTOCOL)
             entry.parent.mkdir(parents=True, exist_ok=True)
             temporary = entry.with_suffix(f".{os.getpid()}.tmp")
-            with collector_paused():
-                temporary.write_bytes(pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL))
+            temporary.write_bytes(data)
             os.replace(temporary, entry)
-        except (OSError, pickle.PicklingError, RecursionError):  # a read-only cache: parsed again next time
-            pass
-        return module
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError, MemoryError):
+            pass  # read again next time
+
+    def _reading_entry(self, file: Path, text: str) -> Path | None:
+        """Where the reading of installed `file` with `text` is kept: by package and version, then by
+        the hash of what it depends on (the text, the file's place in its package, the parser's and
+        Python's versions, gradguard's own code); None for a file of no package."""
+        package = self.package_of(file)
+        if package is None:
+            return None
+        place = file.relative_to(package[1].parent).as_posix()
+        digest = hashlib.sha256(f"{_FORMAT}:{_libcst_version()}:{sys.version}:{source_stamp()}:{place}:".encode()
+                                + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return self.cache / "readings" / f"{package[0]}-{self._version(package[1])}" / f"{digest}.pickle"
 
     def _version(self, folder: Path) -> str:
         if folder not in self._versions:
@@ -210,6 +238,43 @@ class Environment:
                 pass
         self._indexes[folder] = index
         return index
+
+
+@dataclass
+class Reading:
+    """An installed file's tree and what its top level binds for the files that import it
+    (`read_top_level`; None when that was not kept)."""
+
+    module: cst.Module
+    definitions: Definitions | None
+
+
+def self_contained(definitions: Definitions) -> bool:
+    """Whether `definitions` can be kept for another run: they refer to no other file's definitions
+    and hold no tensor, optimizer or saved record (version counters are numbered per process)."""
+    pending: list[object] = [definitions.globals, definitions.classes, definitions.bases,
+                             definitions.class_attributes]
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (cst.CSTNode, str, int, float, bool, type(None))) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, _PER_PROCESS) or (isinstance(item, Definitions) and item is not definitions):
+            return False
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            pending.extend(item)
+        elif is_dataclass(item) and not isinstance(item, Definitions):
+            pending.extend(getattr(item, f.name) for f in fields(item))
+    return True
+
+
+@lru_cache(maxsize=1)
+def _libcst_version() -> str:
+    return metadata.version("libcst")
 
 
 @dataclass
