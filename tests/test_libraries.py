@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -166,6 +167,78 @@ def test_check_reads_the_libraries_of_the_interpreter_it_is_given(tmp_path):
         fates[python] = [(d["code"], d["location"]["row"]) for d in json.loads(proc.stdout)]
     assert fates[sys.executable] == [("GG001", 16)]
     assert fates[str(bare / "bin" / "python")] == []
+
+
+def test_check_reads_the_libraries_of_the_projects_venv_without_being_told(tmp_path):
+    """`check` finds the project's interpreter as `verify` does: `--python`, else `VIRTUAL_ENV`,
+    else the project's `.venv` (then `CONDA_PREFIX`, gradguard's own if it has torch, `python3`).
+    A `.venv` is read, never run (its `pyvenv.cfg` and `site-packages`): here a package installed
+    only there makes the labelled GG001. The result cache keeps each interpreter's findings apart."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
+    (project / "train.py").write_text(USER_PROGRAM)
+    for venv in (project / ".venv", tmp_path / "bare"):
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    [site] = (project / ".venv" / "lib").glob("python3*/site-packages")
+    _fake_site(tmp_path / "built")
+    shutil.copytree(tmp_path / "built" / "site-packages" / "fakezoo", site / "fakezoo")
+    ran = tmp_path / "the .venv ran"
+    python = project / ".venv" / "bin" / "python"
+    real = os.path.realpath(python)
+    python.unlink()
+    python.write_text(f"#!/bin/sh\ntouch '{ran}'\nexec '{real}' \"$@\"\n")
+    python.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "GRADGUARD_PYTHON")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+
+    def check(*args: str, cwd: Path = project, **more: str) -> list[tuple]:
+        proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", *args], capture_output=True,
+                              text=True, timeout=300, cwd=cwd, env={**env, **more})
+        assert proc.returncode in (0, 1) and proc.stderr == "", proc.stderr
+        return [(d["code"], d["location"]["row"], [r["filename"] for r in d["related"]])
+                for d in json.loads(proc.stdout) if d["severity"] == "error"]
+
+    saved_in = str((site / "fakezoo" / "nets.py").resolve())  # sigmoid saved it there
+    found = [("GG001", 9, [saved_in, str(project / "train.py")])]
+    assert check() == found
+    assert check(str(project / "train.py"), cwd=tmp_path) == found  # a file's project, wherever check runs
+    assert check(VIRTUAL_ENV=str(tmp_path / "bare")) == []  # the activated environment comes first: no fakezoo
+    assert check("--python", sys.executable) == []  # and --python before it
+    assert check("--python", str(project / ".venv")) == found  # an environment's folder
+    assert not ran.exists()
+    fate = subprocess.run([sys.executable, str(project / "train.py")], capture_output=True, text=True, timeout=300,
+                          env={**env, "PYTHONPATH": str(site)})
+    assert "modified by an inplace operation" in fate.stderr, fate.stderr[-2000:]  # the label, proven by torch
+
+
+def test_an_environments_site_packages_are_read_from_its_files(tmp_path):
+    from gradguard.project_python import site_packages
+
+    def folders(*paths: str) -> None:
+        for path in paths:
+            (tmp_path / path).mkdir(parents=True)
+
+    folders("venv/bin", "venv/lib/python3.12/site-packages", "venv/lib/python3.11/site-packages",
+            "base/bin", "base/lib/python3.12/site-packages", "conda/conda-meta", "conda/lib/python3.10/site-packages",
+            "usr/bin")
+    config = "home = {base}/bin\ninclude-system-site-packages = {system}\nversion_info = 3.12.1\n"
+    (tmp_path / "venv" / "pyvenv.cfg").write_text(config.format(base=tmp_path / "base", system="false"))
+    assert site_packages(str(tmp_path / "venv" / "bin" / "python")) == [tmp_path / "venv/lib/python3.12/site-packages"]
+    assert site_packages(str(tmp_path / "venv")) == [tmp_path / "venv/lib/python3.12/site-packages"]
+    (tmp_path / "venv" / "pyvenv.cfg").write_text(config.format(base=tmp_path / "base", system="true"))
+    assert site_packages(str(tmp_path / "venv" / "bin" / "python")) == [
+        tmp_path / "venv/lib/python3.12/site-packages", tmp_path / "base/lib/python3.12/site-packages"]
+    assert site_packages(str(tmp_path / "conda" / "bin" / "python")) == [tmp_path / "conda/lib/python3.10/site-packages"]
+    assert site_packages(str(tmp_path / "usr" / "bin" / "python3")) is None  # in no environment: only running it tells
+
+
+def test_check_refuses_an_interpreter_that_does_not_exist(tmp_path):
+    (tmp_path / "train.py").write_text("import torch\n")
+    proc = subprocess.run([str(GRADGUARD), "check", "--no-config", "--python", str(tmp_path / "nope" / "python"),
+                           "train.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"gradguard: --python {tmp_path / 'nope' / 'python'}: no such interpreter\n"
 
 
 FAKE_PACKAGE = {
@@ -381,7 +454,8 @@ def test_a_damaged_or_unwritable_user_cache_changes_nothing_but_the_time(tmp_pat
         entries = sorted(p for p in (cache / "gradguard").rglob("*") if p.is_file())
         assert len(entries) == 4  # the package's index, the readings of three of its files
         for number, entry in enumerate(entries):
-            entry.write_bytes([entry.read_bytes()[:100], b"\x80\x05not a pickle", pickle.dumps(["another"])][number % 3])
+            broken = [entry.read_bytes()[:100], b"\x80\x05not a pickle", pickle.dumps(["another"])][number % 3]
+            entry.write_bytes(broken)
     else:
         cache = tmp_path / "not-a-folder"
         cache.write_text("a file where the cache folder would be\n")

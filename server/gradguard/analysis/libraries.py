@@ -1,10 +1,12 @@
 """Installed libraries, as the project's interpreter sees them.
 
 Names that leave the project (`import timm`, `from transformers.activations import ACT2FN`) are
-found on the interpreter's module search path: the one jedi reports for the interpreter the
-user named (`--python`, the editor's setting), else the running interpreter's `sys.path`. Their
-files are then read like the project's own (`ProjectIndex`), so a library module's `forward`
-is interpreted by the same interpreter as a project module's.
+found on the module search path of the project's interpreter (`check` finds it as `verify` does:
+`project_python.find_interpreter`; the editor's setting names it in the server): the `site-packages`
+of its virtual or conda environment, read from the environment's files; for an interpreter in none,
+what jedi reports by running it; for gradguard's own, its `sys.path`. Their files are then read
+like the project's own (`ProjectIndex`), so a library module's `forward` is interpreted by the same
+interpreter as a project module's.
 
 Two things cannot be read from the code that runs at import time, so each package's source is
 indexed for them once per package version, and the index kept in the user's cache directory
@@ -47,6 +49,7 @@ from gradguard.analysis.values import (
     SavedRecord,
     TensorValue,
 )
+from gradguard.project_python import runs_here, site_packages
 from gradguard.source.parser import collector_paused
 from gradguard.stamp import source_stamp
 
@@ -83,17 +86,15 @@ class Environment:
 
     @cached_property
     def search_path(self) -> tuple[Path, ...]:
-        """The folders of installed packages the interpreter imports from (jedi asks the named
-        interpreter; without one, this interpreter's `sys.path`): `site-packages` and `dist-packages`
-        only, so that the project's own folders (on `PYTHONPATH`, an editable install) stay the project's."""
+        """The folders of installed packages the interpreter imports from: this interpreter's
+        `sys.path` when it is the project's, a virtual or conda environment's `site-packages` read
+        from its files, else what jedi asks the interpreter (running it); `site-packages` and
+        `dist-packages` only, so that the project's own folders (on `PYTHONPATH`, an editable
+        install) stay the project's."""
         entries: list[str] = list(sys.path)
-        if self.python is not None:
-            try:
-                import jedi
-
-                entries = jedi.create_environment(self.python, safe=False).get_sys_path()
-            except Exception:  # an interpreter that does not run: only the project's files are read
-                entries = []
+        if self.python is not None and not runs_here(self.python):
+            environment = site_packages(self.python)
+            entries = [str(folder) for folder in environment] if environment is not None else _asked(self.python)
         folders: list[Path] = []
         for entry in entries:
             if not entry or not os.path.isdir(entry):
@@ -238,6 +239,16 @@ class Environment:
                 pass
         self._indexes[folder] = index
         return index
+
+
+def _asked(python: str) -> list[str]:
+    """The module search path of the interpreter `python`, as jedi finds it by running it."""
+    try:
+        import jedi
+
+        return jedi.create_environment(python, safe=False).get_sys_path()
+    except Exception:  # an interpreter that does not run: only the project's files are read
+        return []
 
 
 @dataclass

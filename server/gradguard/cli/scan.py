@@ -39,8 +39,8 @@ def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
             libraries_read = project.installed_files_read
             with collector_paused():
                 findings = analyse_document(document, settings, project)
-                if project.installed_files_read != libraries_read:  # their trees live as long as the run:
-                    gc.freeze()  # out of the collector's way (it would walk them after every file: a sixth of a warm run)
+                if project.installed_files_read != libraries_read:  # their trees live as long as the run: out
+                    gc.freeze()  # of the collector's way (it would walk them after every file: a sixth of a warm run)
             dependencies = {dep: file_digest(dep) for dep in sorted(project.read_by(str(path)))}
             results.append(FileResult(str(path), findings, dependencies))
         except Exception as error:  # one file's failure must not hide the others' findings

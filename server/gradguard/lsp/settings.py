@@ -10,7 +10,7 @@ VS Code sends `workspace.isTrusted` as `trusted`; other editors set `"trusted": 
 themselves; `verify.device` and `verify.timeout` (dotted or nested) override
 `[tool.gradguard.verify]`. `interpreter` is the project's interpreter the user named (as the CLI's
 `--python`), `activeInterpreter` the editor's own choice of one (VS Code: the Python extension's
-active interpreter), which comes after the environment's in `verify/interpreter.py`'s order.
+active interpreter), which comes after the environment's in `project_python.py`'s order.
 """
 
 from __future__ import annotations
