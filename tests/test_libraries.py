@@ -169,17 +169,14 @@ def test_check_reads_the_libraries_of_the_interpreter_it_is_given(tmp_path):
     assert fates[str(bare / "bin" / "python")] == []
 
 
-def test_check_reads_the_libraries_of_the_projects_venv_without_being_told(tmp_path):
-    """`check` finds the project's interpreter as `verify` does: `--python`, else `VIRTUAL_ENV`,
-    else the project's `.venv` (then `CONDA_PREFIX`, gradguard's own if it has torch, `python3`).
-    A `.venv` is read, never run (its `pyvenv.cfg` and `site-packages`): here a package installed
-    only there makes the labelled GG001. The result cache keeps each interpreter's findings apart."""
+def _project_with_venv(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A project (`train.py`: USER_PROGRAM) whose `.venv` alone has `fakezoo` installed: the project,
+    that `site-packages`, and the file its `bin/python` creates if it is ever run."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
     (project / "train.py").write_text(USER_PROGRAM)
-    for venv in (project / ".venv", tmp_path / "bare"):
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(project / ".venv")], check=True, timeout=120)
     [site] = (project / ".venv" / "lib").glob("python3*/site-packages")
     _fake_site(tmp_path / "built")
     shutil.copytree(tmp_path / "built" / "site-packages" / "fakezoo", site / "fakezoo")
@@ -189,8 +186,23 @@ def test_check_reads_the_libraries_of_the_projects_venv_without_being_told(tmp_p
     python.unlink()
     python.write_text(f"#!/bin/sh\ntouch '{ran}'\nexec '{real}' \"$@\"\n")
     python.chmod(0o755)
+    return project, site, ran
+
+
+def _environment_without_interpreters(cache: Path) -> dict[str, str]:
+    """This process's environment without an activated environment, with its own user cache."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "GRADGUARD_PYTHON")}
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    return {**env, "XDG_CACHE_HOME": str(cache)}
+
+
+def test_check_reads_the_libraries_of_the_projects_venv_without_being_told(tmp_path):
+    """`check` finds the project's interpreter as `verify` does: `--python`, else `VIRTUAL_ENV`,
+    else the project's `.venv` (then `CONDA_PREFIX`, gradguard's own if it has torch, `python3`).
+    A `.venv` is read, never run (its `pyvenv.cfg` and `site-packages`): here a package installed
+    only there makes the labelled GG001. The result cache keeps each interpreter's findings apart."""
+    project, site, ran = _project_with_venv(tmp_path)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True, timeout=120)
+    env = _environment_without_interpreters(tmp_path / "cache")
 
     def check(*args: str, cwd: Path = project, **more: str) -> list[tuple]:
         proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", *args], capture_output=True,
@@ -210,6 +222,34 @@ def test_check_reads_the_libraries_of_the_projects_venv_without_being_told(tmp_p
     fate = subprocess.run([sys.executable, str(project / "train.py")], capture_output=True, text=True, timeout=300,
                           env={**env, "PYTHONPATH": str(site)})
     assert "modified by an inplace operation" in fate.stderr, fate.stderr[-2000:]  # the label, proven by torch
+
+
+@pytest.mark.xdist_group("heavy")
+def test_the_server_reads_the_libraries_of_the_workspaces_venv_without_being_told(tmp_path):
+    """Without the editor's `python` setting, the server reads the libraries of the project's
+    interpreter as `check` finds it for the workspace, here its `.venv`, from its files: even an
+    untrusted workspace runs nothing."""
+    from test_lsp_scheduling import Server
+
+    project, site, ran = _project_with_venv(tmp_path)
+    program = project / "train.py"
+    server = Server(env=_environment_without_interpreters(tmp_path / "cache"))
+    try:
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "rootUri": project.as_uri(), "capabilities": {"window": {"workDoneProgress": True}},
+            "initializationOptions": {}}})
+        server.index(lambda message: message.get("id") == 1)
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": program.as_uri(), "languageId": "python", "version": 1, "text": program.read_text()}}})
+        settled = server.index(lambda message: message.get("method") == "textDocument/publishDiagnostics" and any(
+            d["code"] == "GG001" for d in message["params"]["diagnostics"]))
+        [diagnostic] = server.log[settled]["params"]["diagnostics"]
+        assert (diagnostic["code"], diagnostic["range"]["start"]["line"]) == ("GG001", 8)
+        assert "(fakezoo/nets.py:13)" in diagnostic["message"], diagnostic["message"]
+    finally:
+        server.stop()
+    assert not ran.exists()
 
 
 def test_an_environments_site_packages_are_read_from_its_files(tmp_path):

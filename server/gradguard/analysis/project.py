@@ -3,8 +3,9 @@
 `from .blocks import Block` inside the project, or `from timm.layers import Mlp` from an installed
 library (found on the project interpreter's search path: `libraries.Environment`), is resolved to
 the file that defines it; that file's top level (imports, functions, classes and what each
-class's `__init__` builds) is interpreted once and cached, following re-exports through
-`__init__.py` files, so a library's code is interpreted like the project's own. Names this cheap
+class's `__init__` builds) is interpreted once and cached (an installed file's reading also in the
+user's cache, for later runs: `libraries.Reading`), following re-exports through `__init__.py`
+files, so a library's code is interpreted like the project's own. Names this cheap
 module-path resolution cannot place (a root other than the file's own package, dynamic imports)
 are asked of jedi, which is slow on its first query and so is asked only for those (by an editor,
 in a process of its own: `answer_in_background`); star imports of installed packages are placed
@@ -45,8 +46,8 @@ TopLevelReader = Callable[[cst.Module, str, "ProjectIndex"], Definitions]
 
 @dataclass
 class _Reading:
-    """An installed file whose top level is being read, and whether what it binds depends on
-    nothing but its text and its package (see `ProjectIndex._consulted`)."""
+    """A file whose top level is being read, and whether what it binds depends on nothing but its
+    text and its package (see `ProjectIndex._consulted`)."""
 
     file: Path
     self_contained: bool = True
@@ -83,7 +84,7 @@ class ProjectIndex:
         self._on_answer: Callable[[], None] | None = None  # set: jedi is asked in the background
         self._asked: set[tuple[str, str]] = set()
         self._jedi_process: ProcessPoolExecutor | None = None
-        self._readings: list[_Reading] = []  # the installed files whose top level is being read, innermost last
+        self._readings: list[_Reading] = []  # the files whose top level is being read, innermost last
         self.installed_files_read = 0  # how many installed files' top levels this index has read
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
@@ -277,7 +278,8 @@ class ProjectIndex:
         self._note_text(file, hash(text))
         self._texts[file] = text
         installed = self.environment.package_of(file) is not None
-        self.installed_files_read += installed
+        if installed:
+            self.installed_files_read += 1
         stored = self.environment.stored_reading(file, text) if installed else None
         if stored is not None and stored.definitions is not None:
             return stored.definitions
