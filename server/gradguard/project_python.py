@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -68,7 +67,7 @@ def named_interpreter(path: str, source: str = "--python") -> Interpreter:
         if not os.access(given, os.X_OK):
             raise InterpreterError(f"{source} {path}: not executable")
         return Interpreter(str(given.absolute()), source)
-    on_path = shutil.which(path) if os.sep not in path else None
+    on_path = _which(path) if os.sep not in path else None
     if on_path is None:
         raise InterpreterError(f"{source} {path}: no such interpreter")
     return Interpreter(on_path, source)
@@ -102,6 +101,13 @@ def _local_venv(path: Path) -> Path | None:
     return None
 
 
+def _which(name: str, path: str | None = None) -> str | None:
+    """`name` found on `path` (default: `PATH`)."""
+    import shutil  # it imports bz2 and lzma: not for a cached `check`'s start, which finds an interpreter first
+
+    return shutil.which(name, path=path)
+
+
 def _torch_here() -> bool:
     try:
         return importlib.util.find_spec("torch") is not None
@@ -130,7 +136,7 @@ def find_interpreter(path: Path, python: str | None = None, editor: str | None =
             pass
     if sys.executable and _torch_here():
         return Interpreter(sys.executable, "gradguard's own interpreter, which has torch")
-    on_path = shutil.which("python3", path=environ.get("PATH"))
+    on_path = _which("python3", environ.get("PATH"))
     if on_path is None:
         raise InterpreterError("no Python interpreter found (no --python, VIRTUAL_ENV, .venv, CONDA_PREFIX "
                                "or python3 on PATH)")
