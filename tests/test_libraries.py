@@ -475,6 +475,23 @@ def test_a_library_top_level_holding_a_tensor_keeps_only_its_tree(tmp_path, monk
     assert _check_in_process(program, tmp_path / "cache") == (first, ["nets.py"])
 
 
+def test_a_library_top_level_that_reads_another_package_keeps_only_its_tree(tmp_path, monkeypatch):
+    """What `WIDTH = SETTINGS["width"]` binds depends on another package's file, which the entry's
+    key does not cover: that top level is interpreted again by every run."""
+    files = {**FAKE_PACKAGE, "nets.py": "from othertools import SETTINGS\n\nWIDTH = SETTINGS['width']\n"
+             + FAKE_PACKAGE["nets.py"]}
+    site = _fake_site(tmp_path, files)
+    (site / "othertools").mkdir()
+    (site / "othertools" / "__init__.py").write_text("SETTINGS = {'width': 4}\n")
+    monkeypatch.syspath_prepend(str(site))
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    first, interpreted = _check_in_process(program, tmp_path / "cache")
+    assert [f[:2] for f in first] == [("GG001", 9)]
+    assert interpreted == ["__init__.py", "__init__.py", "_factory.py", "nets.py"]  # othertools's too
+    assert _check_in_process(program, tmp_path / "cache") == (first, ["nets.py"])
+
+
 @pytest.mark.parametrize("damage", ["corrupt", "unwritable"])
 def test_a_damaged_or_unwritable_user_cache_changes_nothing_but_the_time(tmp_path, damage):
     """Entries that are not ours (truncated, garbage, another object) are read past; a cache folder
