@@ -451,16 +451,21 @@ def test_a_second_index_takes_the_library_top_levels_from_the_user_cache(tmp_pat
     assert fate.returncode == 0, fate.stderr[-2000:]  # and torch agrees: it trains
 
 
-def test_library_readings_kept_by_another_version_of_gradguard_are_not_used(tmp_path, monkeypatch):
+def test_library_readings_kept_by_another_version_of_gradguard_are_read_again_and_replaced(tmp_path, monkeypatch):
+    """An entry names the code that wrote it: another gradguard (here: its code changed) reads the
+    file again and replaces the entry, so the cache does not grow with every version."""
     from gradguard.analysis import libraries
 
     monkeypatch.syspath_prepend(str(_fake_site(tmp_path)))
     program = tmp_path / "train.py"
     program.write_text(USER_PROGRAM)
     first, _ = _check_in_process(program, tmp_path / "cache")
+    entries = sorted((tmp_path / "cache" / "readings").rglob("*.pickle"))
+    assert len(entries) == 3
     monkeypatch.setattr(libraries, "source_stamp", lambda: "another gradguard")
-    assert _check_in_process(program, tmp_path / "cache") == (
-        first, ["__init__.py", "_factory.py", "nets.py"])
+    assert _check_in_process(program, tmp_path / "cache") == (first, ["__init__.py", "_factory.py", "nets.py"])
+    assert _check_in_process(program, tmp_path / "cache") == (first, [])
+    assert sorted((tmp_path / "cache" / "readings").rglob("*.pickle")) == entries
 
 
 def test_a_library_top_level_holding_a_tensor_keeps_only_its_tree(tmp_path, monkeypatch):

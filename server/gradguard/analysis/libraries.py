@@ -17,8 +17,9 @@ defined, for names re-exported through star imports and lazy modules (`from tran
 GPT2Config`).
 
 What reading a library file's top level found is kept there too (`Reading`: its tree and its
-`Definitions`, keyed by package, version, the file's hash and place, and gradguard's own code), so
-that a second run, or a second editor session, neither parses nor interprets it again. Definitions
+`Definitions`, keyed by package, version, the file's hash and place; an entry that another
+gradguard, libcst or Python wrote is read again and replaced), so that a second run, or a second
+editor session, neither parses nor interprets it again. Definitions
 are kept only when they are `self_contained` and depend on nothing beyond the file and its package
 (`ProjectIndex` judges); else the tree alone is kept.
 
@@ -156,8 +157,11 @@ class Environment:
         if entry is None:
             return None
         try:
+            data = entry.read_bytes()
+            if not data.startswith(_writer()):
+                return None  # kept by another gradguard, libcst or Python
             with collector_paused():
-                reading = pickle.loads(entry.read_bytes())
+                reading = pickle.loads(memoryview(data)[len(_writer()):])
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, TypeError,
                 ValueError, RecursionError, MemoryError):
             return None  # not kept yet, or not ours
@@ -184,21 +188,20 @@ class Environment:
                     data = pickle.dumps(Reading(reading.module, None), protocol=pickle.HIGHEST_PROTOCOL)
             entry.parent.mkdir(parents=True, exist_ok=True)
             temporary = entry.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_bytes(data)
+            temporary.write_bytes(_writer() + data)
             os.replace(temporary, entry)
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError, MemoryError):
             pass  # read again next time
 
     def _reading_entry(self, file: Path, text: str) -> Path | None:
         """Where the reading of installed `file` with `text` is kept: by package and version, then by
-        the hash of what it depends on (the text, the file's place in its package, the parser's and
-        Python's versions, gradguard's own code); None for a file of no package."""
+        the hash of the text and the file's place in its package (one entry, which the code that
+        reads it next replaces when another wrote it: `_writer`); None for a file of no package."""
         package = self.package_of(file)
         if package is None:
             return None
         place = file.relative_to(package[1].parent).as_posix()
-        digest = hashlib.sha256(f"{_FORMAT}:{_libcst_version()}:{sys.version}:{source_stamp()}:{place}:".encode()
-                                + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        digest = hashlib.sha256(f"{place}:".encode() + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         return self.cache / "readings" / f"{package[0]}-{self._version(package[1])}" / f"{digest}.pickle"
 
     def _version(self, folder: Path) -> str:
@@ -283,9 +286,16 @@ def self_contained(definitions: Definitions) -> bool:
     return True
 
 
+def _writer() -> bytes:
+    """The first line of a reading's entry: what wrote it (the entry's format, libcst's and Python's
+    versions, gradguard's own code). An entry another one wrote is read again and replaced."""
+    return _writer_line(source_stamp())
+
+
 @lru_cache(maxsize=1)
-def _libcst_version() -> str:
-    return metadata.version("libcst")
+def _writer_line(stamp: str) -> bytes:
+    made_by = f"{_FORMAT}:{metadata.version('libcst')}:{sys.version}:{stamp}"
+    return hashlib.sha256(made_by.encode()).hexdigest().encode() + b"\n"
 
 
 @dataclass
