@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import pickle
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -167,6 +169,118 @@ def test_check_reads_the_libraries_of_the_interpreter_it_is_given(tmp_path):
     assert fates[str(bare / "bin" / "python")] == []
 
 
+def _project_with_venv(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A project (`train.py`: USER_PROGRAM) whose `.venv` alone has `fakezoo` installed: the project,
+    that `site-packages`, and the file its `bin/python` creates if it is ever run."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
+    (project / "train.py").write_text(USER_PROGRAM)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(project / ".venv")], check=True, timeout=120)
+    [site] = (project / ".venv" / "lib").glob("python3*/site-packages")
+    _fake_site(tmp_path / "built")
+    shutil.copytree(tmp_path / "built" / "site-packages" / "fakezoo", site / "fakezoo")
+    ran = tmp_path / "the .venv ran"
+    python = project / ".venv" / "bin" / "python"
+    real = os.path.realpath(python)
+    python.unlink()
+    python.write_text(f"#!/bin/sh\ntouch '{ran}'\nexec '{real}' \"$@\"\n")
+    python.chmod(0o755)
+    return project, site, ran
+
+
+def _environment_without_interpreters(cache: Path) -> dict[str, str]:
+    """This process's environment without an activated environment, with its own user cache."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "GRADGUARD_PYTHON")}
+    return {**env, "XDG_CACHE_HOME": str(cache)}
+
+
+def test_check_reads_the_libraries_of_the_projects_venv_without_being_told(tmp_path):
+    """`check` finds the project's interpreter as `verify` does: `--python`, else `VIRTUAL_ENV`,
+    else the project's `.venv` (then `CONDA_PREFIX`, gradguard's own if it has torch, `python3`).
+    A `.venv` is read, never run (its `pyvenv.cfg` and `site-packages`): here a package installed
+    only there makes the labelled GG001. The result cache keeps each interpreter's findings apart."""
+    project, site, ran = _project_with_venv(tmp_path)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True, timeout=120)
+    env = _environment_without_interpreters(tmp_path / "cache")
+
+    def check(*args: str, cwd: Path = project, **more: str) -> list[tuple]:
+        proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", *args], capture_output=True,
+                              text=True, timeout=300, cwd=cwd, env={**env, **more})
+        assert proc.returncode in (0, 1) and proc.stderr == "", proc.stderr
+        return [(d["code"], d["location"]["row"], [r["filename"] for r in d["related"]])
+                for d in json.loads(proc.stdout) if d["severity"] == "error"]
+
+    saved_in = str((site / "fakezoo" / "nets.py").resolve())  # sigmoid saved it there
+    found = [("GG001", 9, [saved_in, str(project / "train.py")])]
+    assert check() == found
+    assert check(str(project / "train.py"), cwd=tmp_path) == found  # a file's project, wherever check runs
+    assert check(VIRTUAL_ENV=str(tmp_path / "bare")) == []  # the activated environment comes first: no fakezoo
+    assert check("--python", sys.executable) == []  # and --python before it
+    assert check("--python", str(project / ".venv")) == found  # an environment's folder
+    assert not ran.exists()
+    fate = subprocess.run([sys.executable, str(project / "train.py")], capture_output=True, text=True, timeout=300,
+                          env={**env, "PYTHONPATH": str(site)})
+    assert "modified by an inplace operation" in fate.stderr, fate.stderr[-2000:]  # the label, proven by torch
+
+
+@pytest.mark.xdist_group("heavy")
+def test_the_server_reads_the_libraries_of_the_workspaces_venv_without_being_told(tmp_path):
+    """Without the editor's `python` setting, the server reads the libraries of the project's
+    interpreter as `check` finds it for the workspace, here its `.venv`, from its files: even an
+    untrusted workspace runs nothing."""
+    from test_lsp_scheduling import Server
+
+    project, site, ran = _project_with_venv(tmp_path)
+    program = project / "train.py"
+    server = Server(env=_environment_without_interpreters(tmp_path / "cache"))
+    try:
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "rootUri": project.as_uri(), "capabilities": {"window": {"workDoneProgress": True}},
+            "initializationOptions": {}}})
+        server.index(lambda message: message.get("id") == 1)
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": program.as_uri(), "languageId": "python", "version": 1, "text": program.read_text()}}})
+        settled = server.index(lambda message: message.get("method") == "textDocument/publishDiagnostics" and any(
+            d["code"] == "GG001" for d in message["params"]["diagnostics"]))
+        [diagnostic] = server.log[settled]["params"]["diagnostics"]
+        assert (diagnostic["code"], diagnostic["range"]["start"]["line"]) == ("GG001", 8)
+        assert "(fakezoo/nets.py:13)" in diagnostic["message"], diagnostic["message"]
+    finally:
+        server.stop()
+    assert not ran.exists()
+
+
+def test_an_environments_site_packages_are_read_from_its_files(tmp_path):
+    from gradguard.project_python import site_packages
+
+    def folders(*paths: str) -> None:
+        for path in paths:
+            (tmp_path / path).mkdir(parents=True)
+
+    folders("venv/bin", "venv/lib/python3.12/site-packages", "venv/lib/python3.11/site-packages",
+            "base/bin", "base/lib/python3.12/site-packages", "conda/conda-meta", "conda/lib/python3.10/site-packages",
+            "usr/bin")
+    config = "home = {base}/bin\ninclude-system-site-packages = {system}\nversion_info = 3.12.1\n"
+    (tmp_path / "venv" / "pyvenv.cfg").write_text(config.format(base=tmp_path / "base", system="false"))
+    assert site_packages(str(tmp_path / "venv" / "bin" / "python")) == [tmp_path / "venv/lib/python3.12/site-packages"]
+    assert site_packages(str(tmp_path / "venv")) == [tmp_path / "venv/lib/python3.12/site-packages"]
+    (tmp_path / "venv" / "pyvenv.cfg").write_text(config.format(base=tmp_path / "base", system="true"))
+    assert site_packages(str(tmp_path / "venv" / "bin" / "python")) == [
+        tmp_path / "venv/lib/python3.12/site-packages", tmp_path / "base/lib/python3.12/site-packages"]
+    assert site_packages(str(tmp_path / "conda" / "bin" / "python")) == [tmp_path / "conda/lib/python3.10/site-packages"]
+    assert site_packages(str(tmp_path / "usr" / "bin" / "python3")) is None  # in no environment: only running it tells
+
+
+def test_check_refuses_an_interpreter_that_does_not_exist(tmp_path):
+    (tmp_path / "train.py").write_text("import torch\n")
+    proc = subprocess.run([str(GRADGUARD), "check", "--no-config", "--python", str(tmp_path / "nope" / "python"),
+                           "train.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"gradguard: --python {tmp_path / 'nope' / 'python'}: no such interpreter\n"
+
+
 FAKE_PACKAGE = {
     "__init__.py": "from ._factory import create_model\nfrom .nets import *\n",
     "_registry.py": "_entrypoints = {}\n\n\ndef register_model(fn):\n    _entrypoints[fn.__name__] = fn\n    return fn\n",
@@ -217,7 +331,7 @@ def test_a_registry_and_star_imports_of_an_installed_package_are_read_once_and_c
                      for d in json.loads(proc.stdout) if d["severity"] == "error"])
         if not runs[1:]:
             assert sorted(p.name.split("-")[0] for p in (cache / "gradguard" / "packages").iterdir()) == ["fakezoo"]
-            assert len(list((cache / "gradguard" / "trees").glob("fakezoo-*/*.pickle"))) >= 3
+            assert len(list((cache / "gradguard" / "readings").glob("fakezoo-*/*.pickle"))) >= 3
     assert runs[0] == [("GG001", 9, str((site / "fakezoo" / "nets.py").resolve()))]  # sigmoid saved it there
     assert runs[1] == runs[0]
     fate = subprocess.run([sys.executable, str(project / "train.py")], capture_output=True, text=True, timeout=300,
@@ -282,3 +396,131 @@ def test_the_server_asks_jedi_in_the_background_for_names_only_it_places(tmp_pat
         server.index(published([("GG001", 5)]), first)
     finally:
         server.stop()
+
+
+def _fake_site(root: Path, files: dict[str, str] = FAKE_PACKAGE) -> Path:
+    """A `site-packages` folder holding the package `fakezoo` (`files`)."""
+    (root / "site-packages" / "fakezoo").mkdir(parents=True)
+    for name, text in files.items():
+        (root / "site-packages" / "fakezoo" / name).write_text(text)
+    return root / "site-packages"
+
+
+def _check_in_process(program: Path, cache: Path) -> tuple[list[tuple], list[str]]:
+    """The findings of `program` (code, line, message, related places) with a fresh project index
+    and the user cache `cache`, and the installed files whose top level it interpreted."""
+    from gradguard.analysis.interpreter import read_top_level
+    from gradguard.analysis.libraries import Environment
+    from gradguard.analysis.project import ProjectIndex
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    interpreted: list[str] = []
+
+    def reader(module, path, project):
+        if project.is_library(path):
+            interpreted.append(Path(path).name)
+        return read_top_level(module, path, project)
+
+    project = ProjectIndex(reader, use_jedi=False, environment=Environment(cache=cache))
+    findings = analyse_document(Document.parse(str(program), program.read_text()), Settings(), project)
+    return ([(f.code, f.span.start.line, f.message, [(r.filename, r.span.start.line) for r in f.related])
+             for f in findings], sorted(interpreted))
+
+
+def test_a_second_index_takes_the_library_top_levels_from_the_user_cache(tmp_path, monkeypatch):
+    """What an installed file's top level binds (its classes, functions, imports) is kept with its
+    tree: a second project index (a second run, another editor session) interprets none of it
+    again and finds the same; an edited library file is read again, and its new code is what counts."""
+    site = _fake_site(tmp_path)
+    monkeypatch.syspath_prepend(str(site))
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    cache = tmp_path / "cache"
+    first, interpreted = _check_in_process(program, cache)
+    assert [f[:2] for f in first] == [("GG001", 9)]
+    assert interpreted == ["__init__.py", "_factory.py", "nets.py"]
+    assert _check_in_process(program, cache) == (first, [])
+
+    nets = site / "fakezoo" / "nets.py"
+    nets.write_text(nets.read_text().replace("return torch.sigmoid(self.fc(x))", "return self.fc(x) * 2"))
+    assert _check_in_process(program, cache) == ([], ["nets.py"])  # `* 2` saves nothing that `+=` changes
+    fate = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(site)})
+    assert fate.returncode == 0, fate.stderr[-2000:]  # and torch agrees: it trains
+
+
+def test_library_readings_kept_by_another_version_of_gradguard_are_read_again_and_replaced(tmp_path, monkeypatch):
+    """An entry names the code that wrote it: another gradguard (here: its code changed) reads the
+    file again and replaces the entry, so the cache does not grow with every version."""
+    from gradguard.analysis import libraries
+
+    monkeypatch.syspath_prepend(str(_fake_site(tmp_path)))
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    first, _ = _check_in_process(program, tmp_path / "cache")
+    entries = sorted((tmp_path / "cache" / "readings").rglob("*.pickle"))
+    assert len(entries) == 3
+    monkeypatch.setattr(libraries, "source_stamp", lambda: "another gradguard")
+    assert _check_in_process(program, tmp_path / "cache") == (first, ["__init__.py", "_factory.py", "nets.py"])
+    assert _check_in_process(program, tmp_path / "cache") == (first, [])
+    assert sorted((tmp_path / "cache" / "readings").rglob("*.pickle")) == entries
+
+
+def test_a_library_top_level_holding_a_tensor_keeps_only_its_tree(tmp_path, monkeypatch):
+    """A tensor's version counter is numbered per process: a top level that binds one (`SCALE =
+    torch.ones(4)`) is interpreted again by every run; the package's other files are not."""
+    files = {**FAKE_PACKAGE, "nets.py": FAKE_PACKAGE["nets.py"] + "\n\nSCALE = torch.ones(4)\n"}
+    monkeypatch.syspath_prepend(str(_fake_site(tmp_path, files)))
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    first, _ = _check_in_process(program, tmp_path / "cache")
+    assert [f[:2] for f in first] == [("GG001", 9)]
+    assert _check_in_process(program, tmp_path / "cache") == (first, ["nets.py"])
+
+
+def test_a_library_top_level_that_reads_another_package_keeps_only_its_tree(tmp_path, monkeypatch):
+    """What `WIDTH = SETTINGS["width"]` binds depends on another package's file, which the entry's
+    key does not cover: that top level is interpreted again by every run."""
+    files = {**FAKE_PACKAGE, "nets.py": "from othertools import SETTINGS\n\nWIDTH = SETTINGS['width']\n"
+             + FAKE_PACKAGE["nets.py"]}
+    site = _fake_site(tmp_path, files)
+    (site / "othertools").mkdir()
+    (site / "othertools" / "__init__.py").write_text("SETTINGS = {'width': 4}\n")
+    monkeypatch.syspath_prepend(str(site))
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    first, interpreted = _check_in_process(program, tmp_path / "cache")
+    assert [f[:2] for f in first] == [("GG001", 9)]
+    assert interpreted == ["__init__.py", "__init__.py", "_factory.py", "nets.py"]  # othertools's too
+    assert _check_in_process(program, tmp_path / "cache") == (first, ["nets.py"])
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "unwritable"])
+def test_a_damaged_or_unwritable_user_cache_changes_nothing_but_the_time(tmp_path, damage):
+    """Entries that are not ours (truncated, garbage, another object) are read past; a cache folder
+    that cannot be created is left alone. The findings are the same, and nothing fails."""
+    site = _fake_site(tmp_path)
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    cache = tmp_path / "cache"
+
+    def check(cache: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", "--no-cache",
+                               str(program)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                              env={**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(cache)})
+
+    clean = check(cache)
+    if damage == "corrupt":
+        entries = sorted(p for p in (cache / "gradguard").rglob("*") if p.is_file())
+        assert len(entries) == 4  # the package's index, the readings of three of its files
+        for number, entry in enumerate(entries):
+            broken = [entry.read_bytes()[:100], b"\x80\x05not a pickle", pickle.dumps(["another"])][number % 3]
+            entry.write_bytes(broken)
+    else:
+        cache = tmp_path / "not-a-folder"
+        cache.write_text("a file where the cache folder would be\n")
+    damaged = check(cache)
+    assert (damaged.returncode, damaged.stdout, damaged.stderr) == (clean.returncode, clean.stdout, clean.stderr)
+    assert [(d["code"], d["location"]["row"]) for d in json.loads(damaged.stdout)] == [("GG001", 9)]

@@ -68,9 +68,9 @@ class Server:
     """`gradguard lsp` over pipes; answers the server's requests with null and keeps every
     message in the order it arrived."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen([sys.executable, "-m", "gradguard", "lsp"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.messages: queue.Queue[dict] = queue.Queue()
         self.log: list[dict] = []
         self.writing = threading.Lock()  # the reader thread answers requests meanwhile

@@ -487,8 +487,8 @@ def _environment(folder: Path) -> Path:
 
 
 def test_the_projects_interpreter_is_found_in_the_documented_order(tmp_path, monkeypatch):
-    from gradguard.verify import interpreter
-    from gradguard.verify.interpreter import InterpreterError, find_interpreter
+    from gradguard import project_python
+    from gradguard.project_python import InterpreterError, find_interpreter
 
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
@@ -501,7 +501,7 @@ def test_the_projects_interpreter_is_found_in_the_documented_order(tmp_path, mon
     bin_.mkdir()
     (bin_ / "python3").symlink_to(named)
     environ = {"VIRTUAL_ENV": str(virtual.parent.parent), "CONDA_PREFIX": str(conda.parent.parent), "PATH": str(bin_)}
-    monkeypatch.setattr(interpreter, "_torch_here", lambda: False)
+    monkeypatch.setattr(project_python, "_torch_here", lambda: False)
 
     def found(python=None, editor_choice=str(editor), **unset):
         env = {k: v for k, v in environ.items() if k not in unset}
@@ -517,7 +517,7 @@ def test_the_projects_interpreter_is_found_in_the_documented_order(tmp_path, mon
     assert found(VIRTUAL_ENV=1) == (str(conda), "CONDA_PREFIX")
     assert found(VIRTUAL_ENV=1, CONDA_PREFIX=1) == (str(editor), "the editor's interpreter")
     assert found(editor_choice=None, VIRTUAL_ENV=1, CONDA_PREFIX=1) == (str(bin_ / "python3"), "python3 on PATH")
-    monkeypatch.setattr(interpreter, "_torch_here", lambda: True)
+    monkeypatch.setattr(project_python, "_torch_here", lambda: True)
     assert found(editor_choice=None, VIRTUAL_ENV=1, CONDA_PREFIX=1) == (
         sys.executable, "gradguard's own interpreter, which has torch")
     with pytest.raises(InterpreterError, match=r"^--python /nowhere/python: no such interpreter$"):

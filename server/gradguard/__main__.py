@@ -110,7 +110,9 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--cache-dir", type=Path,
                        help="where results are cached (default: .gradguard_cache at the project's root)")
     check.add_argument("--python", metavar="PATH",
-                       help="the project's interpreter, whose installed libraries are read (default: gradguard's own)")
+                       help="the project's interpreter, whose installed libraries are read (an executable or an "
+                       "environment's folder; default: as verify finds it: VIRTUAL_ENV, a .venv of the project, "
+                       "CONDA_PREFIX, gradguard's own if it has torch, then python3)")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="processes analysing files in parallel (default: all cores)")
 

@@ -1,10 +1,12 @@
 """Installed libraries, as the project's interpreter sees them.
 
 Names that leave the project (`import timm`, `from transformers.activations import ACT2FN`) are
-found on the interpreter's module search path: the one jedi reports for the interpreter the
-user named (`--python`, the editor's setting), else the running interpreter's `sys.path`. Their
-files are then read like the project's own (`ProjectIndex`), so a library module's `forward`
-is interpreted by the same interpreter as a project module's.
+found on the module search path of the project's interpreter (`check` finds it as `verify` does:
+`project_python.find_interpreter`; the editor's setting names it in the server): the `site-packages`
+of its virtual or conda environment, read from the environment's files; for an interpreter in none,
+what jedi reports by running it; for gradguard's own, its `sys.path`. Their files are then read
+like the project's own (`ProjectIndex`), so a library module's `forward` is interpreted by the same
+interpreter as a project module's.
 
 Two things cannot be read from the code that runs at import time, so each package's source is
 indexed for them once per package version, and the index kept in the user's cache directory
@@ -14,9 +16,12 @@ starts with `register` decorating a `def`), and where each top-level class and f
 defined, for names re-exported through star imports and lazy modules (`from transformers import
 GPT2Config`).
 
-The trees of a library's files are kept there too (keyed by package, version and the file's
-hash), so that a second run, or a second editor session, reads them at once instead of parsing
-them again.
+What reading a library file's top level found is kept there too (`Reading`: its tree and its
+`Definitions`, keyed by package, version, the file's hash and place; an entry that another
+gradguard, libcst or Python wrote is read again and replaced), so that a second run, or a second
+editor session, neither parses nor interprets it again. Definitions
+are kept only when they are `self_contained` and depend on nothing beyond the file and its package
+(`ProjectIndex` judges); else the tree alone is kept.
 
 torch itself is never read: the op table and `knowledge/modules.py` describe it.
 """
@@ -29,15 +34,25 @@ import os
 import pickle
 import re
 import sys
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, fields, is_dataclass
+from functools import cached_property, lru_cache
+from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+
+import libcst as cst
 
 from gradguard import PYTHON_VARIABLE
-
-if TYPE_CHECKING:
-    import libcst as cst
+from gradguard.analysis.values import (
+    Definitions,
+    DistributionValue,
+    OptimizerValue,
+    ParametersValue,
+    SavedRecord,
+    TensorValue,
+)
+from gradguard.project_python import runs_here, site_packages
+from gradguard.source.parser import collector_paused
+from gradguard.stamp import source_stamp
 
 #: Installed packages that are never read: torch is described by the knowledge, the others define
 #: no layers (the standard library aside: `sys.stdlib_module_names`).
@@ -47,12 +62,11 @@ NEVER_READ = frozenset({
     "fsspec", "triton", "functorch",
 })
 
-_FORMAT = 2  # of the cache's entries
+_FORMAT = 3  # of the cache's entries
+_PER_PROCESS = (TensorValue, ParametersValue, OptimizerValue, DistributionValue, SavedRecord)
 _DEFINED = re.compile(r"^(?:class|def)[ \t]+(\w+)", re.MULTILINE)
 _DECORATED = re.compile(r"^[ \t]*@(?:[\w.]+\.)?(register\w*)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def[ \t]+(\w+)",
                         re.MULTILINE)
-
-
 
 
 def cache_folder() -> Path:
@@ -73,17 +87,15 @@ class Environment:
 
     @cached_property
     def search_path(self) -> tuple[Path, ...]:
-        """The folders of installed packages the interpreter imports from (jedi asks the named
-        interpreter; without one, this interpreter's `sys.path`): `site-packages` and `dist-packages`
-        only, so that the project's own folders (on `PYTHONPATH`, an editable install) stay the project's."""
+        """The folders of installed packages the interpreter imports from: this interpreter's
+        `sys.path` when it is the project's, a virtual or conda environment's `site-packages` read
+        from its files, else what jedi asks the interpreter (running it); `site-packages` and
+        `dist-packages` only, so that the project's own folders (on `PYTHONPATH`, an editable
+        install) stay the project's."""
         entries: list[str] = list(sys.path)
-        if self.python is not None:
-            try:
-                import jedi
-
-                entries = jedi.create_environment(self.python, safe=False).get_sys_path()
-            except Exception:  # an interpreter that does not run: only the project's files are read
-                entries = []
+        if self.python is not None and not runs_here(self.python):
+            environment = site_packages(self.python)
+            entries = [str(folder) for folder in environment] if environment is not None else _asked(self.python)
         folders: list[Path] = []
         for entry in entries:
             if not entry or not os.path.isdir(entry):
@@ -138,39 +150,59 @@ class Environment:
             files = [f for f in files if not f.rsplit("/", 1)[-1].startswith("modular_")]
         return index.folder / files[0] if len(files) == 1 else None
 
-    def tree(self, file: Path, text: str, parse: Callable[[str], cst.Module]) -> cst.Module:
-        """`parse(text)` for an installed file, kept in the cache (keyed by package, version and the
-        text's hash): a later run loads it instead of parsing again."""
-        from importlib import metadata
+    def stored_reading(self, file: Path, text: str) -> Reading | None:
+        """What a run kept of reading the installed `file` with this very `text` (`keep_reading`), or
+        None. Its definitions name `file` as their path, wherever the run that kept them found it."""
+        entry = self._reading_entry(file, text)
+        if entry is None:
+            return None
+        try:
+            data = entry.read_bytes()
+            if not data.startswith(_writer()):
+                return None  # kept by another gradguard, libcst or Python
+            with collector_paused():
+                reading = pickle.loads(memoryview(data)[len(_writer()):])
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, TypeError,
+                ValueError, RecursionError, MemoryError):
+            return None  # not kept yet, or not ours
+        if not isinstance(reading, Reading) or not isinstance(reading.module, cst.Module) or (
+                reading.definitions is not None and reading.definitions.module is not reading.module):
+            return None
+        if reading.definitions is not None:
+            reading.definitions.path = str(file)
+        return reading
 
-        import libcst as cst  # not for the command line's start: `check` reads this module's names
-
-        from gradguard.source.parser import collector_paused
-
-        package = self.package_of(file)
-        if package is None:
-            return parse(text)
-        digest = hashlib.sha256(f"{_FORMAT}:{metadata.version('libcst')}:{sys.version}:".encode()
-                                + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        entry = self.cache / "trees" / f"{package[0]}-{self._version(package[1])}" / f"{digest}.pickle"
+    def keep_reading(self, file: Path, text: str, reading: Reading) -> None:
+        """Keep `reading` of the installed `file` for later runs (its definitions only when they are
+        `self_contained`; a cache that cannot be written is left as it is)."""
+        entry = self._reading_entry(file, text)
+        if entry is None:
+            return
+        if reading.definitions is not None and not self_contained(reading.definitions):
+            reading = Reading(reading.module, None)
         try:
             with collector_paused():
-                module = pickle.loads(entry.read_bytes())
-            if isinstance(module, cst.Module):
-                return module
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, TypeError,
-                ValueError, RecursionError):
-            pass  # not cached yet, or not ours
-        module = parse(text)
-        try:
+                try:
+                    data = pickle.dumps(reading, protocol=pickle.HIGHEST_PROTOCOL)
+                except (pickle.PicklingError, TypeError, AttributeError):  # a value pickle cannot write
+                    data = pickle.dumps(Reading(reading.module, None), protocol=pickle.HIGHEST_PROTOCOL)
             entry.parent.mkdir(parents=True, exist_ok=True)
             temporary = entry.with_suffix(f".{os.getpid()}.tmp")
-            with collector_paused():
-                temporary.write_bytes(pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL))
+            temporary.write_bytes(_writer() + data)
             os.replace(temporary, entry)
-        except (OSError, pickle.PicklingError, RecursionError):  # a read-only cache: parsed again next time
-            pass
-        return module
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError, MemoryError):
+            pass  # read again next time
+
+    def _reading_entry(self, file: Path, text: str) -> Path | None:
+        """Where the reading of installed `file` with `text` is kept: by package and version, then by
+        the hash of the text and the file's place in its package (one entry, which the code that
+        reads it next replaces when another wrote it: `_writer`); None for a file of no package."""
+        package = self.package_of(file)
+        if package is None:
+            return None
+        place = file.relative_to(package[1].parent).as_posix()
+        digest = hashlib.sha256(f"{place}:".encode() + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return self.cache / "readings" / f"{package[0]}-{self._version(package[1])}" / f"{digest}.pickle"
 
     def _version(self, folder: Path) -> str:
         if folder not in self._versions:
@@ -210,6 +242,60 @@ class Environment:
                 pass
         self._indexes[folder] = index
         return index
+
+
+def _asked(python: str) -> list[str]:
+    """The module search path of the interpreter `python`, as jedi finds it by running it."""
+    try:
+        import jedi
+
+        return jedi.create_environment(python, safe=False).get_sys_path()
+    except Exception:  # an interpreter that does not run: only the project's files are read
+        return []
+
+
+@dataclass
+class Reading:
+    """An installed file's tree and what its top level binds for the files that import it
+    (`read_top_level`; None when that was not kept)."""
+
+    module: cst.Module
+    definitions: Definitions | None
+
+
+def self_contained(definitions: Definitions) -> bool:
+    """Whether `definitions` can be kept for another run: they refer to no other file's definitions
+    and hold no tensor, optimizer or saved record (version counters are numbered per process)."""
+    pending: list[object] = [definitions.globals, definitions.classes, definitions.bases,
+                             definitions.class_attributes]
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (cst.CSTNode, str, int, float, bool, type(None))) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, _PER_PROCESS) or (isinstance(item, Definitions) and item is not definitions):
+            return False
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            pending.extend(item)
+        elif is_dataclass(item) and not isinstance(item, Definitions):
+            pending.extend(getattr(item, f.name) for f in fields(item))
+    return True
+
+
+def _writer() -> bytes:
+    """The first line of a reading's entry: what wrote it (the entry's format, libcst's and Python's
+    versions, gradguard's own code). An entry another one wrote is read again and replaced."""
+    return _writer_line(source_stamp())
+
+
+@lru_cache(maxsize=1)
+def _writer_line(stamp: str) -> bytes:
+    made_by = f"{_FORMAT}:{metadata.version('libcst')}:{sys.version}:{stamp}"
+    return hashlib.sha256(made_by.encode()).hexdigest().encode() + b"\n"
 
 
 @dataclass

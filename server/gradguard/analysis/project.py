@@ -3,8 +3,9 @@
 `from .blocks import Block` inside the project, or `from timm.layers import Mlp` from an installed
 library (found on the project interpreter's search path: `libraries.Environment`), is resolved to
 the file that defines it; that file's top level (imports, functions, classes and what each
-class's `__init__` builds) is interpreted once and cached, following re-exports through
-`__init__.py` files, so a library's code is interpreted like the project's own. Names this cheap
+class's `__init__` builds) is interpreted once and cached (an installed file's reading also in the
+user's cache, for later runs: `libraries.Reading`), following re-exports through `__init__.py`
+files, so a library's code is interpreted like the project's own. Names this cheap
 module-path resolution cannot place (a root other than the file's own package, dynamic imports)
 are asked of jedi, which is slow on its first query and so is asked only for those (by an editor,
 in a process of its own: `answer_in_background`); star imports of installed packages are placed
@@ -18,13 +19,14 @@ import os
 import sys
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
 from gradguard.analysis import budget
-from gradguard.analysis.libraries import NEVER_READ, Environment
+from gradguard.analysis.libraries import NEVER_READ, Environment, Reading
 from gradguard.analysis.names import is_torch_name
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Span
@@ -40,6 +42,15 @@ _MAX_REEXPORT_DEPTH = 6
 
 TopLevelReader = Callable[[cst.Module, str, "ProjectIndex"], Definitions]
 """Interprets a file's top level for the files that import it (the interpreter's `read_top_level`)."""
+
+
+@dataclass
+class _Reading:
+    """A file whose top level is being read, and whether what it binds depends on nothing but its
+    text and its package (see `ProjectIndex._consulted`)."""
+
+    file: Path
+    self_contained: bool = True
 
 
 class ReadingInterrupted(Exception):
@@ -73,6 +84,8 @@ class ProjectIndex:
         self._on_answer: Callable[[], None] | None = None  # set: jedi is asked in the background
         self._asked: set[tuple[str, str]] = set()
         self._jedi_process: ProcessPoolExecutor | None = None
+        self._readings: list[_Reading] = []  # the files whose top level is being read, innermost last
+        self.installed_files_read = 0  # how many installed files' top levels this index has read
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
         """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
@@ -92,6 +105,7 @@ class ProjectIndex:
                     located = self._locate_with_jedi(Path(from_path), qualname)
             self._located[key] = located
         located = self._located[key]
+        self._consulted(located[0] if located is not None else None, qualname)
         if located is None:
             return UNKNOWN
         file, attribute = located
@@ -154,8 +168,11 @@ class ProjectIndex:
                 if file in self._index_wanted:  # left for this reading by an editor's first answer
                     self.environment.index(file)
                     self._index_wanted.discard(file)
-                definitions = self._interpret(file)
-                short = current is not None and (current.out_of_time() or len(current.unread) > unread)
+                def stopped_short() -> bool:  # out of time, or without a file it imports
+                    return current is not None and (current.out_of_time() or len(current.unread) > unread)
+
+                definitions = self._interpret(file, stopped_short)
+                short = stopped_short()
         finally:
             self._loading.discard(file)
         if short:  # stopped short, or without a file it imports: good for this analysis only, read again by the next
@@ -250,18 +267,51 @@ class ProjectIndex:
         except KeyError:
             return None
 
-    def _interpret(self, file: Path) -> Definitions | None:
+    def _interpret(self, file: Path, stopped_short: Callable[[], bool]) -> Definitions | None:
+        """`file`'s top level read; an installed file's reading comes from, and goes to, the user's
+        cache (`Environment.stored_reading`): kept whole unless it `stopped_short()` or looked
+        beyond its own package, else its tree only."""
         try:
             text = read_source(file).text
-            module = self.environment.tree(file, text, parse_module)
-        except (OSError, cst.ParserSyntaxError, RecursionError, ValueError):
+        except (OSError, ValueError):
             return None
         self._note_text(file, hash(text))
         self._texts[file] = text
+        installed = self.environment.package_of(file) is not None
+        if installed:
+            self.installed_files_read += 1
+        stored = self.environment.stored_reading(file, text) if installed else None
+        if stored is not None and stored.definitions is not None:
+            return stored.definitions
         try:
-            return self._reader(module, str(file), self)
-        except RecursionError:
+            module = stored.module if stored is not None else parse_module(text)
+        except (cst.ParserSyntaxError, RecursionError, ValueError):
             return None
+        reading = _Reading(file)
+        self._readings.append(reading)
+        try:
+            definitions = self._reader(module, str(file), self)
+        except RecursionError:
+            definitions = None
+        finally:
+            self._readings.pop()
+        kept = definitions if reading.self_contained and not stopped_short() else None
+        if installed and (stored is None or kept is not None):
+            self.environment.keep_reading(file, text, Reading(module, kept))
+        return definitions
+
+    def _consulted(self, file: Path | None, qualname: str, *, indexed: bool = False) -> None:
+        """The readings under way looked `qualname` up and found it in `file` (None: in no file;
+        `indexed`: in their package's index only). What they bind then depends on more than their
+        own text and package: they are not kept for later runs."""
+        if file is None and (qualname.startswith(".") or qualname.split(".")[0] in NEVER_READ
+                             or qualname.split(".")[0] in sys.stdlib_module_names):
+            return  # the package's own structure, torch or the standard library: the same in every run
+        for reading in self._readings:
+            if file == reading.file or (indexed and file is not None and self.environment.package_of(file)
+                                        == self.environment.package_of(reading.file)):
+                continue
+            reading.self_contained = False
 
     def _locate(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
         """(file defining it, name in that file) by Python's module-path rules, without importing:
@@ -296,6 +346,7 @@ class ProjectIndex:
         found = self.environment.registered(Path(file), name)
         if found is None:
             return UNKNOWN
+        self._consulted(found[0], name)
         self.dependencies.setdefault(file, set()).add(str(found[0]))
         definitions = self.definitions_of(found[0])
         return UNKNOWN if definitions is None else definitions.globals.get(found[1], UNKNOWN)
@@ -326,6 +377,7 @@ class ProjectIndex:
         library's file) defines it at its top level (from the package's index), else None."""
         for module in modules:
             located = self._locate(Path(from_path), f"{module}.{name}")
+            self._consulted(located[0] if located is not None else None, module, indexed=True)
             if located is None or located[0].name == "__init__.py" or not self._index_ready(located[0]):
                 continue
             if self.environment.defined(located[0], name, exact=True) is not None:

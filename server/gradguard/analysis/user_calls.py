@@ -73,10 +73,24 @@ def _may_build(function: cst.FunctionDef) -> bool:
 
 
 def _returns(function: cst.FunctionDef) -> bool:
-    """Whether a function returns a value somewhere (a library's factory: `create_act_layer("relu")`)."""
-    finder = _FactoryFinder()
-    function.body.visit(finder)
-    return finder.returns
+    """Whether a function returns a value somewhere (a library's factory: `create_act_layer("relu")`),
+    nested functions included. Only statements are walked: a `return` is never inside an expression."""
+    pending: list[object] = [function.body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (list, tuple)):
+            pending.extend(node)
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                return True
+        elif isinstance(node, _HOLDS_STATEMENTS):
+            pending.extend(part for name in ("body", "orelse", "handlers", "finalbody", "cases")
+                           if (part := getattr(node, name, None)) is not None)
+    return False
+
+
+_HOLDS_STATEMENTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else, cst.ExceptHandler,
+                     cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
 
 
 class _FactoryFinder(cst.CSTVisitor):

@@ -330,6 +330,9 @@ class _Unknown:
     def __repr__(self) -> str:
         return "UNKNOWN"
 
+    def __reduce__(self) -> str:
+        return "UNKNOWN"  # unpickled as the one `UNKNOWN`, which the analysis compares by identity
+
 
 UNKNOWN = _Unknown()
 

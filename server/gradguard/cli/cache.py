@@ -16,6 +16,7 @@ from pathlib import Path
 from gradguard import PYTHON_VARIABLE, __version__
 from gradguard.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
 from gradguard.source.files import NOTEBOOK_MAX_BYTES, read_bytes
+from gradguard.stamp import source_stamp
 
 
 def digest(text: str) -> str:
@@ -37,7 +38,7 @@ class Cache:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         # the op table (ops.json) is in the stamp; the interpreter whose libraries are read, too
-        self.tool = digest(f"{__version__}:{_source_stamp()}:{os.environ.get(PYTHON_VARIABLE, '')}")
+        self.tool = digest(f"{__version__}:{source_stamp()}:{os.environ.get(PYTHON_VARIABLE, '')}")
         self._digests: dict[str, str | None] = {}
 
     def _entry(self, path: str) -> Path:
@@ -76,19 +77,6 @@ class Cache:
             temporary.replace(self._entry(path))
         except OSError:
             pass
-
-
-def _source_stamp() -> str:
-    """Changes whenever gradguard's own code or data changes (an editable install included)."""
-    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    stamps = []
-    for folder, subfolders, files in os.walk(package):
-        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
-        for name in files:
-            if name.endswith((".py", ".json")):
-                status = os.stat(os.path.join(folder, name))
-                stamps.append(f"{os.path.relpath(os.path.join(folder, name), package)}:{status.st_mtime_ns}:{status.st_size}")
-    return digest("\n".join(sorted(stamps)))
 
 
 def _span(data: dict) -> Span:

@@ -18,6 +18,7 @@ from gradguard.cli.output import cell_diffs, unified_diff
 from gradguard.cli.scan import scan
 from gradguard.config import ConfigError, Overrides, ProjectSettings, Settings, check_codes, find_pyproject
 from gradguard.findings import Finding, Severity
+from gradguard.project_python import Interpreter, InterpreterError, find_interpreter, runs_here
 from gradguard.source.files import (
     NOTEBOOK_MAX_BYTES,
     NotANotebook,
@@ -283,10 +284,20 @@ def default_cache_dir() -> Path:
     return (pyproject.parent if pyproject is not None else Path.cwd()) / ".gradguard_cache"
 
 
+def libraries_interpreter(python: str | None, path: Path) -> Interpreter | None:
+    """The interpreter whose installed libraries are read: `python` (`--python`; raises
+    `InterpreterError` when it does not exist), else the one `verify` would find for `path`; None
+    when there is none (gradguard's own libraries are read)."""
+    try:
+        return find_interpreter(path, python)
+    except InterpreterError:
+        if python:
+            raise
+        return None
+
+
 def run_check(args: argparse.Namespace) -> int:
     """`gradguard check`: its exit code (0 clean, 1 found, 2 could not run)."""
-    if args.python is not None:  # read by every project index of this run, in worker processes too
-        os.environ[PYTHON_VARIABLE] = args.python
     stdin = args.paths == [STDIN] or args.stdin_filename is not None and not args.paths
     if args.stdin_filename is not None and args.paths not in ([], [STDIN]):
         print("gradguard: --stdin-filename reads standard input: name no other path", file=sys.stderr)
@@ -306,9 +317,14 @@ def run_check(args: argparse.Namespace) -> int:
         settings_paths = [Path(args.stdin_filename or ".")] if stdin else paths
         for path in settings_paths:  # an invalid configuration stops gradguard before any analysis
             projects.for_path(path)
-    except ConfigError as error:
+        interpreter = libraries_interpreter(args.python, settings_paths[0])
+    except (ConfigError, InterpreterError) as error:
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
+    if interpreter is not None and not runs_here(interpreter.executable):  # read by every project index of
+        os.environ[PYTHON_VARIABLE] = interpreter.executable  # this run, in worker processes too, and the cache
+    else:
+        os.environ.pop(PYTHON_VARIABLE, None)  # gradguard's own: its `sys.path`
     fix = "diff" if args.diff else "write" if args.fix else None
     try:
         if stdin:

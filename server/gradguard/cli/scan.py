@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from dataclasses import dataclass, field
@@ -28,13 +29,18 @@ def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     """Analyse (path, text, settings) items in order with one project index."""
     from gradguard.engine import analyse_document, project_index  # not for a run the cache answers
     from gradguard.source.document import Document
+    from gradguard.source.parser import collector_paused
 
     project = project_index()
     results = []
     for path, text, settings in items:
         try:
             document = Document.parse(str(path), text, project.parsed(str(path), text))
-            findings = analyse_document(document, settings, project)
+            libraries_read = project.installed_files_read
+            with collector_paused():
+                findings = analyse_document(document, settings, project)
+                if project.installed_files_read != libraries_read:  # their trees live as long as the run: out
+                    gc.freeze()  # of the collector's way (it would walk them after every file: a sixth of a warm run)
             dependencies = {dep: file_digest(dep) for dep in sorted(project.read_by(str(path)))}
             results.append(FileResult(str(path), findings, dependencies))
         except Exception as error:  # one file's failure must not hide the others' findings

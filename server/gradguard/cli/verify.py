@@ -13,7 +13,7 @@ from gradguard.cli.text import Style, cell_key, render_full, use_colour
 from gradguard.config import ConfigError
 from gradguard.source.files import NOTEBOOK_MAX_BYTES, NotANotebook, is_notebook, read_source
 from gradguard.source.notebook import Notebook
-from gradguard.verify.interpreter import InterpreterError, find_interpreter
+from gradguard.project_python import InterpreterError, find_interpreter
 from gradguard.verify.merge import Verified
 from gradguard.verify.protocol import INCOMPLETE
 from gradguard.verify.settings import load_verify_settings

@@ -42,6 +42,7 @@ from gradguard.lsp.hover import rule_hover, tensor_hover
 from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio, serve_tcp
 from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
+from gradguard.project_python import InterpreterError, find_interpreter, runs_here, site_packages
 from gradguard.source.lines import lines_of
 from gradguard.source.parser import collector_paused
 
@@ -418,15 +419,29 @@ def refresh_all(ls: GradguardServer) -> None:
     ls.refresh()
 
 
+def environment_python(root: Path | None) -> str | None:
+    """Without the editor's `python`: the project's interpreter as `check` finds it for the workspace
+    (`VIRTUAL_ENV`, its `.venv`, `CONDA_PREFIX`), when it is an environment whose libraries are read
+    from its files, so that nothing of a workspace, trusted or not, runs; else None (gradguard's own)."""
+    try:
+        found = find_interpreter(root if root is not None else Path.cwd())
+    except InterpreterError:
+        return None
+    if runs_here(found.executable) or site_packages(found.executable) is None:
+        return None
+    return found.executable
+
+
 def apply_settings(ls: GradguardServer, options: object) -> None:
     """`initializationOptions` / `workspace/didChangeConfiguration`: read once into `ls.editor`
     (`lsp/settings.py`); invalid rule settings are shown and the previous ones kept."""
-    python = ls.editor.python
     ls.editor, error = read_editor_settings(options, ls.editor)
-    if ls.editor.python != python:  # another interpreter: other libraries (the documents are analysed again)
+    root = Path(ls.workspace.root_path) if ls.workspace.root_path else None
+    python = ls.editor.python or environment_python(root)
+    if python != ls.project.environment.python:  # another interpreter: other libraries (analysed again)
         ls.project.close()
-        ls.project = ls.new_project(ls.editor.python)
-        environment = ls.project.environment  # its search path (jedi runs the interpreter): never on a keystroke
+        ls.project = ls.new_project(python)
+        environment = ls.project.environment  # its search path (jedi may run the interpreter): never on a keystroke
         threading.Thread(target=lambda: environment.search_path, name="gradguard-environment", daemon=True).start()
     if error is not None:
         ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))

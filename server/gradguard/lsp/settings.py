@@ -5,12 +5,13 @@ They come from `initializationOptions`, `workspace/configuration` (section "grad
 `workspace/didChangeConfiguration`, as a table of the CLI's keys, optionally under "gradguard";
 `python` names the project's interpreter, whose installed libraries are read (the CLI's `--python`);
 without it, in a trusted workspace, the interpreter verify runs (`interpreter`, else `activeInterpreter`)
-is that one too: finding its libraries runs it.
+is that one too: finding its libraries may run it (the server's `environment_python` finds an
+environment for the others, reading its files).
 VS Code sends `workspace.isTrusted` as `trusted`; other editors set `"trusted": true`
 themselves; `verify.device` and `verify.timeout` (dotted or nested) override
 `[tool.gradguard.verify]`. `interpreter` is the project's interpreter the user named (as the CLI's
 `--python`), `activeInterpreter` the editor's own choice of one (VS Code: the Python extension's
-active interpreter), which comes after the environment's in `verify/interpreter.py`'s order.
+active interpreter), which comes after the environment's in `project_python.py`'s order.
 """
 
 from __future__ import annotations

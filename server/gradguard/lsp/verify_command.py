@@ -31,7 +31,7 @@ from gradguard.engine import project_index
 from gradguard.findings import Finding
 from gradguard.lsp.settings import EditorVerify
 from gradguard.source.files import read_source
-from gradguard.verify.interpreter import InterpreterError, find_interpreter
+from gradguard.project_python import InterpreterError, find_interpreter
 from gradguard.verify.settings import load_verify_settings
 from gradguard.verify.pipeline import FileVerification, static_findings, verify
 

@@ -14,7 +14,7 @@ from gradguard.findings import Finding
 from gradguard.source.document import Document
 from gradguard.source.files import NOTEBOOK_MAX_BYTES, is_notebook, read_source
 from gradguard.source.notebook import Notebook
-from gradguard.verify.interpreter import Interpreter
+from gradguard.project_python import Interpreter
 from gradguard.verify.merge import Verified, merge
 from gradguard.verify.runner import Entry, run_files
 from gradguard.verify.settings import VerifySettings

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from gradguard.verify.interpreter import Interpreter
+from gradguard.project_python import Interpreter
 from gradguard.verify.tree import TOKEN, ProcessTree, become_subreaper
 
 STARTUP = 60.0  # seconds a child may take to import torch before its first file

@@ -1,4 +1,5 @@
-"""The project's interpreter: the Python whose torch `verify` runs the user's code under.
+"""The project's interpreter: the Python whose torch `verify` runs the user's code under, and
+whose installed libraries (timm, torchvision, transformers) `check` reads.
 
 gradguard itself may run anywhere (pipx, `uv tool`, a venv of its own, without torch); the
 project's interpreter is found, in this order:
@@ -14,13 +15,16 @@ project's interpreter is found, in this order:
 7. `python3` on `PATH`.
 
 Only an interpreter that exists is taken; whether it has torch is the child's to say.
+
+Where its installed libraries are (`site_packages`) is read from an environment's files (a venv's
+`pyvenv.cfg`, a conda prefix): a project's `.venv` is never run for it, so `check` on a cloned
+repository runs none of its code.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -63,15 +67,20 @@ def named_interpreter(path: str, source: str = "--python") -> Interpreter:
         if not os.access(given, os.X_OK):
             raise InterpreterError(f"{source} {path}: not executable")
         return Interpreter(str(given.absolute()), source)
-    on_path = shutil.which(path) if os.sep not in path else None
+    on_path = _which(path) if os.sep not in path else None
     if on_path is None:
         raise InterpreterError(f"{source} {path}: no such interpreter")
     return Interpreter(on_path, source)
 
 
+def _folder_of(path: Path) -> Path:
+    """`path` itself when it is a folder, else the folder that holds it."""
+    return path.absolute() if path.is_dir() else path.absolute().parent
+
+
 def project_root(path: Path) -> Path | None:
-    """The nearest folder at or above `path`'s folder holding `pyproject.toml` or `.git`."""
-    folder = path.absolute().parent
+    """The nearest folder at or above `path` (a file's folder, or a folder) holding `pyproject.toml` or `.git`."""
+    folder = _folder_of(path)
     for candidate in (folder, *folder.parents):
         if (candidate / "pyproject.toml").is_file() or (candidate / ".git").exists():
             return candidate
@@ -79,8 +88,9 @@ def project_root(path: Path) -> Path | None:
 
 
 def _local_venv(path: Path) -> Path | None:
-    """`.venv/bin/python` in `path`'s folder or a folder above it, up to its project's root."""
-    folder = path.absolute().parent
+    """`.venv/bin/python` in `path` (a file's folder, or a folder) or a folder above it, up to its
+    project's root."""
+    folder = _folder_of(path)
     root = project_root(path)
     for candidate in (folder, *folder.parents):
         found = _in_environment(candidate / ".venv") if (candidate / ".venv").is_dir() else None
@@ -89,6 +99,13 @@ def _local_venv(path: Path) -> Path | None:
         if candidate == root:
             return None
     return None
+
+
+def _which(name: str, path: str | None = None) -> str | None:
+    """`name` found on `path` (default: `PATH`)."""
+    import shutil  # it imports bz2 and lzma: not for a cached `check`'s start, which finds an interpreter first
+
+    return shutil.which(name, path=path)
 
 
 def _torch_here() -> bool:
@@ -100,8 +117,9 @@ def _torch_here() -> bool:
 
 def find_interpreter(path: Path, python: str | None = None, editor: str | None = None,
                      environ: Mapping[str, str] | None = None, named_by: str = "--python") -> Interpreter:
-    """The interpreter that runs `path` (see the module's docstring for the order); `named_by` says
-    where `python` came from (`--python`, the editor's `gradguard.interpreter`)."""
+    """The interpreter of the project that holds `path`, a file or a folder (see the module's
+    docstring for the order); `named_by` says where `python` came from (`--python`, the editor's
+    `gradguard.interpreter`)."""
     environ = os.environ if environ is None else environ
     if python:
         return named_interpreter(python, named_by)
@@ -118,8 +136,56 @@ def find_interpreter(path: Path, python: str | None = None, editor: str | None =
             pass
     if sys.executable and _torch_here():
         return Interpreter(sys.executable, "gradguard's own interpreter, which has torch")
-    on_path = shutil.which("python3", path=environ.get("PATH"))
+    on_path = _which("python3", environ.get("PATH"))
     if on_path is None:
         raise InterpreterError("no Python interpreter found (no --python, VIRTUAL_ENV, .venv, CONDA_PREFIX "
                                "or python3 on PATH)")
     return Interpreter(on_path, "python3 on PATH")
+
+
+def runs_here(executable: str) -> bool:
+    """Whether `executable` is the interpreter running gradguard (another name for it in the same
+    environment included: `.venv/bin/python3` beside `.venv/bin/python`)."""
+    path = Path(executable).absolute()
+    if path == Path(sys.executable).absolute():
+        return True
+    try:
+        return path.parent.parent == Path(sys.prefix).absolute() and os.path.samefile(path, sys.executable)
+    except OSError:
+        return False
+
+
+def site_packages(python: str) -> list[Path] | None:
+    """The `site-packages` folders of the virtual or conda environment that `python` (an executable
+    in it, or its folder) belongs to, read from its files; None when it belongs to none (only
+    running it can tell)."""
+    given = Path(os.path.expanduser(python)).absolute()
+    prefix = given if given.is_dir() else given.parent.parent
+    config = _pyvenv_cfg(prefix / "pyvenv.cfg")
+    if config is not None:
+        version = config.get("version_info") or config.get("version")
+        folders = _site_folders(prefix, version)
+        if config.get("include-system-site-packages", "").lower() == "true" and config.get("home"):
+            folders += _site_folders(Path(config["home"]).parent, version)
+        return folders
+    if (prefix / "conda-meta").is_dir():
+        return _site_folders(prefix, None)
+    return None
+
+
+def _pyvenv_cfg(path: Path) -> dict[str, str] | None:
+    """A virtual environment's `pyvenv.cfg` (`key = value` lines), or None without one."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return {key.strip().lower(): value.strip() for key, sep, value in (line.partition("=") for line in lines) if sep}
+
+
+def _site_folders(prefix: Path, version: str | None) -> list[Path]:
+    """`lib/pythonX.Y/site-packages` under `prefix` (every `python3*` when the version is not known),
+    and Windows' `Lib/site-packages`, those that exist."""
+    minor = ".".join(version.split(".")[:2]) if version else None
+    pattern = f"python{minor}" if minor else "python3*"
+    found = sorted(p for p in prefix.glob(f"lib/{pattern}/site-packages") if p.is_dir())
+    return found + ([prefix / "Lib" / "site-packages"] if (prefix / "Lib" / "site-packages").is_dir() else [])
