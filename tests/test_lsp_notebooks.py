@@ -270,3 +270,48 @@ async def test_a_half_written_cell_does_not_hide_the_others(client: LanguageClie
     notebook = Notebook(client, tmp_path / "nb.ipynb", [setup, "def half_written(x:\n    return x\n", train])
     notebook.open()
     await notebook.until({1: [], 2: ["GG000"], 3: ["GG001"]})
+
+
+LEAF_CELL = "w = torch.zeros(3, requires_grad=True)\nw.add_(1)\n(w * 2).sum().backward()\n"
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_fix_all_fixes_the_notebook_in_its_cells(client: LanguageClient, tmp_path):
+    setup, train = code_cells()
+    cells = [setup, train, LEAF_CELL]
+    assert run_in_order(as_ipynb(tmp_path / "proof.ipynb", cells))["proof.ipynb"]["cell"] == 2
+    notebook = Notebook(client, tmp_path / "nb.ipynb", cells)
+    notebook.open()
+    await notebook.until({1: [], 2: ["GG001"], 3: ["GG002"]})
+
+    async def fix_all(number: int, kind: str) -> list[lsp.CodeAction]:
+        return list(await client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(notebook.cells[number - 1][0]),
+            range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+            context=lsp.CodeActionContext(diagnostics=[], only=[kind]))) or ())
+
+    [action] = await fix_all(1, "notebook.source.fixAll")  # VS Code's notebook-level kind: the whole notebook
+    assert (action.kind, action.title) == ("notebook.source.fixAll.gradguard",
+                                           "gradguard: fix all safely fixable problems")
+    assert action.edit.changes is None
+    assert [(change.text_document.uri, change.text_document.version, [(e.range, e.new_text) for e in change.edits])
+            for change in action.edit.document_changes] == [
+        (notebook.cells[1][0], 1, [(lsp.Range(lsp.Position(1, 0), lsp.Position(2, 0)),
+                                    "y = y + 1  # expect: GG001\n")]),
+        (notebook.cells[2][0], 1, [(lsp.Range(lsp.Position(1, 0), lsp.Position(2, 0)),
+                                    "with torch.no_grad():\n    w.add_(1)\n")])]
+    fixed = apply_to_cells(notebook.cells, action.edit)
+    assert fixed == [setup, train.replace("y += 1", "y = y + 1"),
+                     LEAF_CELL.replace("w.add_(1)", "with torch.no_grad():\n    w.add_(1)")]
+    assert run_in_order(as_ipynb(tmp_path / "fixed.ipynb", fixed))["fixed.ipynb"]["error"] is None
+
+    # `source.fixAll`, which VS Code asks of every cell at once on save: each cell gets its own edits
+    assert await fix_all(1, "source.fixAll") == []
+    by_cell = [await fix_all(number, "source.fixAll") for number in (2, 3)]
+    assert [[a.kind for a in actions] for actions in by_cell] == [["source.fixAll.gradguard"]] * 2
+    assert [change for [a] in by_cell for change in a.edit.document_changes] == list(action.edit.document_changes)
+
+    notebook.type_in(2, fixed[1])
+    notebook.type_in(3, fixed[2])
+    await notebook.until({1: [], 2: [], 3: []})
+    assert await fix_all(1, "notebook.source.fixAll") == []

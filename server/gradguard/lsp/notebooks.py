@@ -10,12 +10,14 @@ line), at the notebook's version; findings go back to the cells' URIs in cell-lo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Callable
 
 from lsprotocol import types as lsp
 from pygls.workspace import TextDocument, Workspace
 
-from gradguard.findings import Finding, Span
-from gradguard.source.notebook import Notebook, cell_for
+from gradguard.findings import Edit, Finding, Position, Span
+from gradguard.source.notebook import Notebook, cell_for, split_lines
 
 # Jupyter notebooks (VS Code's notebook type for .ipynb), their Python cells. The notebook is
 # named: a selector without it is valid LSP, but lsprotocol's own converter cannot read it back.
@@ -33,6 +35,7 @@ class OpenNotebook:
     cells: list[TextDocument]  # in document order, one per notebook cell (markdown cells included)
     model: Notebook
     _localised: dict[int, list[Finding]] = field(default_factory=dict)
+    _fixed: list[Edit] | None = None
 
     def cell_document(self, number: int) -> TextDocument | None:
         return self.cells[number - 1] if 0 < number <= len(self.cells) else None
@@ -46,6 +49,30 @@ class OpenNotebook:
         if key not in self._localised:
             self._localised = {key: [self.model.localised(f, relative=True) for f in findings]}
         return self._localised[key]
+
+    def fix_all_edits(self, fix: Callable[[Notebook], Notebook]) -> list[Edit]:
+        """The edits, in cell lines, that turn each cell into its source in `fix(model)` (the
+        notebook with every safe fix applied); computed once per version: a client asks each
+        cell for its part."""
+        if self._fixed is None:
+            fixed = fix(self.model)
+            self._fixed = [edit for cell, new in zip(self.model.cells, fixed.cells) if new.source != cell.source
+                           for edit in line_edits(cell.number, cell.source, new.source)]
+        return self._fixed
+
+
+def line_edits(number: int, old: str, new: str) -> list[Edit]:
+    """Edits of cell `number` that turn `old` into `new`, one per run of changed lines."""
+    old_lines, new_lines = split_lines(old), split_lines(new)
+
+    def start_of(line: int) -> Position:  # 0-based line; past the last: the end of the text
+        if line < len(old_lines) or not old_lines or old_lines[-1].endswith("\n"):
+            return Position(line + 1, 0)
+        return Position(len(old_lines), len(old_lines[-1]))
+
+    return [Edit(Span(start_of(i1), start_of(i2), number), "".join(new_lines[j1:j2]))
+            for tag, i1, i2, j1, j2 in SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
+            if tag != "equal"]
 
 
 def open_notebook(workspace: Workspace, uri: str, version: int) -> OpenNotebook | None:

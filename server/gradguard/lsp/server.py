@@ -30,13 +30,13 @@ from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.project import ProjectIndex, ReadingInterrupted
 from gradguard.config import ConfigError, ProjectSettings, Settings
-from gradguard.engine import OpenDocument, broken_cells, fix_document, project_index
-from gradguard.findings import Applicability, Finding, Position, Span
+from gradguard.engine import OpenDocument, broken_cells, fix_document, fix_notebook, project_index
+from gradguard.findings import Applicability, Finding, Fix, Position, Span
 from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 from gradguard.knowledge import ops
 from gradguard.lsp import verify_command
 from gradguard.lsp import notebooks
-from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
+from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range, to_workspace_edit
 from gradguard.lsp.notebooks import OpenNotebook
 from gradguard.lsp.hover import rule_hover, tensor_hover
 from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio, serve_tcp
@@ -46,6 +46,8 @@ from gradguard.source.lines import lines_of
 from gradguard.source.parser import collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
+NOTEBOOK_FIX_ALL = "notebook.source.fixAll.gradguard"  # VS Code's notebook-level kind: asked once, for the notebook
+FIX_ALL_TITLE = "gradguard: fix all safely fixable problems"
 
 
 @dataclass
@@ -536,7 +538,7 @@ def did_close_notebook(ls: GradguardServer, params: lsp.DidCloseNotebookDocument
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-    code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]))
+    code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL, NOTEBOOK_FIX_ALL]))
 def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     if (notebook_uri := notebooks.notebook_of_cell(ls.workspace, uri)) is not None:
@@ -566,24 +568,35 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
             end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith(("\n", "\r")) \
                 else Span(Position(1, 0), Position(len(lines) + 1, 0))
             edit = lsp.TextEdit(range=to_range(document, end), new_text=fixed.text)
-            actions.append(lsp.CodeAction(title="gradguard: fix all safely fixable problems",
-                                          kind=FIX_ALL,
+            actions.append(lsp.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL,
                                           edit=lsp.WorkspaceEdit(changes={uri: [edit]})))
     return actions
 
 
 def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-    """Quick fixes in a notebook's cell: their edits may reach into the earlier cell that saved
-    the tensor (one workspace edit over both cells)."""
+    """The code actions of a notebook's cell: its quick fixes, and "fix all" when asked for by kind."""
     analysed, notebook = ls.analysed.get(notebook_uri), ls.notebook(notebook_uri)
-    kinds = [getattr(k, "value", k) for k in params.context.only or ()]
-    if analysed is None or notebook is None or analysed.version != notebook.version or \
-            (kinds and not any(k.startswith("quickfix") for k in kinds)):
+    if analysed is None or notebook is None or analysed.version != notebook.version:
         return []
     number = notebook.number_of(params.text_document.uri)
     document = notebook.cell_document(number) if number is not None else None
     if document is None:
         return []
+    kinds = [getattr(k, "value", k) for k in params.context.only or ()]
+    actions = cell_quick_fixes(ls, notebook, number, analysed, params) \
+        if not kinds or any(k.startswith("quickfix") for k in kinds) else []
+    if any(NOTEBOOK_FIX_ALL.startswith(k) for k in kinds):
+        actions += cell_fix_all(ls, notebook, number, NOTEBOOK_FIX_ALL)
+    elif any(FIX_ALL.startswith(k) for k in kinds):
+        actions += cell_fix_all(ls, notebook, number, FIX_ALL)
+    return actions
+
+
+def cell_quick_fixes(ls: GradguardServer, notebook: OpenNotebook, number: int, analysed: Analysed,
+                     params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Quick fixes in cell `number`: their edits may reach into the earlier cell that saved
+    the tensor (one workspace edit over both cells)."""
+    document = notebook.cell_document(number)
     localised = notebook.localised(analysed.findings)
     diagnostics = {index: diagnostic for diagnostic in ls.cell_diagnostics(notebook, number, analysed)
                    for index in [diagnostic.data["index"]]}
@@ -604,6 +617,23 @@ def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeAc
         if (silence := noqa_action(document, finding, diagnostics[index])) is not None:
             actions.append(silence)
     return actions
+
+
+def cell_fix_all(ls: GradguardServer, notebook: OpenNotebook, number: int, kind: str) -> list[lsp.CodeAction]:
+    """Every safe fix of the notebook, as `gradguard check --fix` makes them, in one workspace
+    edit over its cells (`NOTEBOOK_FIX_ALL`); for `FIX_ALL`, only the edits of cell `number`: on
+    save VS Code asks each cell for `source.fixAll` at once, and their answers together fix the notebook."""
+    settings = ls.settings_for(notebook.path)
+    edits = notebook.fix_all_edits(lambda model: fix_notebook(notebook.path, model, settings, ls.project,
+                                                              unsafe=False)[0])
+    if kind == FIX_ALL:
+        edits = [edit for edit in edits if edit.span.cell == number]
+    if not edits:
+        return []
+    versioned = ls.client_supports("workspace", "workspace_edit", "document_changes")
+    edit = to_workspace_edit(notebook.cell_document(number), Fix(FIX_ALL_TITLE, Applicability.SAFE, tuple(edits)),
+                             versioned, partial(notebooks.in_cell, notebook=notebook))
+    return [] if edit is None else [lsp.CodeAction(title=FIX_ALL_TITLE, kind=kind, edit=edit)]
 
 
 def wanted_findings(analysed: Analysed, params: lsp.CodeActionParams) -> list[int]:
