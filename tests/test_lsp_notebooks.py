@@ -315,3 +315,41 @@ async def test_fix_all_fixes_the_notebook_in_its_cells(client: LanguageClient, t
     notebook.type_in(3, fixed[2])
     await notebook.until({1: [], 2: [], 3: []})
     assert await fix_all(1, "notebook.source.fixAll") == []
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]))
+async def trusted_client(lsp_client: LanguageClient):
+    """VS Code in a trusted workspace, whose Python is this one (it has torch)."""
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.notebook_document = lsp.NotebookDocumentClientCapabilities(
+        synchronization=lsp.NotebookDocumentSyncClientCapabilities())
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=capabilities, initialization_options={
+        "trusted": True, "interpreter": sys.executable, "verify": {"device": "cpu"}}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+GATE_CELL = "from torch import nn\n\n\nclass Gate(nn.Module):\n    def forward(self, x):\n        return torch.sigmoid(x)\n"
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_verify_lens_goes_on_its_cell_and_runs_the_notebook(trusted_client: LanguageClient, tmp_path):
+    setup, train = code_cells()
+    cells = [setup, GATE_CELL, train]
+    notebook = Notebook(trusted_client, as_ipynb(tmp_path / "nb.ipynb", cells), cells)
+    notebook.open()
+    await notebook.until({1: [], 2: [], 3: ["GG001"]})
+    lenses = [await trusted_client.text_document_code_lens_async(lsp.CodeLensParams(
+        text_document=lsp.TextDocumentIdentifier(uri))) for uri, _ in notebook.cells]
+    assert [[(lens.range.start.line, lens.command.title, lens.command.command, list(lens.command.arguments))
+             for lens in cell_lenses] for cell_lenses in lenses] == [
+        [], [(3, "Verify in-place safety", "gradguard.verify", [notebook.uri, "Gate"])],
+        [(0, "Verify in-place safety", "gradguard.verify", [notebook.uri])]]
+
+    result = await trusted_client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="gradguard.verify", arguments=list(lenses[2][0].command.arguments)))
+    assert [(f["code"], f["cell"], f["line"], f["origin"]) for f in result["findings"]] == [("GG001", 3, 2, "both")]
+    [diagnostic] = notebook.shown()[3]  # published to the cell before the command answered
+    assert diagnostic.range.start == lsp.Position(1, 0)
+    assert diagnostic.message.endswith("Confirmed by running it on cpu."), diagnostic.message
+    assert notebook.shown()[1] == notebook.shown()[2] == []

@@ -43,6 +43,7 @@ from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio,
 from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
 from gradguard.source.lines import lines_of
+from gradguard.source.notebook import Notebook
 from gradguard.source.parser import collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
@@ -219,6 +220,13 @@ class GradguardServer(LanguageServer):
     def required_token(self) -> str | None:
         """`VerifyHost`: the token a client must present to run code."""
         return self.token
+
+    def cell_in_notebook(self, cell_uri: str) -> tuple[str, Notebook, int] | None:
+        """`VerifyHost`: the synced notebook holding the cell at `cell_uri`, its program, the cell's number."""
+        notebook_uri = notebooks.notebook_of_cell(self.workspace, cell_uri)
+        notebook = self.notebook(notebook_uri) if notebook_uri is not None else None
+        number = notebook.number_of(cell_uri) if notebook is not None else None
+        return None if number is None else (notebook.uri, notebook.model, number)
 
     def schedule(self, uri: str) -> None:
         """Make sure the document's latest version gets analysed and published.
