@@ -353,3 +353,44 @@ async def test_the_verify_lens_goes_on_its_cell_and_runs_the_notebook(trusted_cl
     assert diagnostic.range.start == lsp.Position(1, 0)
     assert diagnostic.message.endswith("Confirmed by running it on cpu."), diagnostic.message
     assert notebook.shown()[1] == notebook.shown()[2] == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_cell_ending_inside_a_bracket_does_not_reach_into_the_next(client: LanguageClient, tmp_path):
+    """Each cell is a parse unit, as a kernel compiles it: `[y,` at the end of one cell and `y])`
+    in the next parse together, but each is a syntax error of its own cell."""
+    setup, train = code_cells()
+    notebook = Notebook(client, tmp_path / "nb.ipynb", [setup, "z = torch.cat([y,\n", "y])\n", train])
+    notebook.open()
+    await notebook.until({1: [], 2: ["GG000"], 3: ["GG000"], 4: ["GG001"]})
+    shown = notebook.shown()
+    assert [(d.range, d.message) for n in (2, 3) for d in shown[n]] == [
+        (lsp.Range(lsp.Position(0, 14), lsp.Position(0, 15)),
+         "'[' was never closed: gradguard skips line 1 until it parses; the rest of the file is analysed"),
+        (lsp.Range(lsp.Position(0, 1), lsp.Position(0, 2)),
+         "unmatched ']': gradguard skips line 1 until it parses; the rest of the file is analysed")]
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0]), position=lsp.Position(0, 15)))
+    assert hover is None  # `y` in a cell that does not parse: nothing is known of it
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_cell_that_stops_parsing_stands_as_its_last_version_that_did(client: LanguageClient, tmp_path):
+    """Typing in a cell breaks it for a moment: the later cells keep what it last bound (here, the
+    clone that makes `y += 1` safe), so no finding comes and goes while the user types."""
+    setup, train = code_cells()
+    proof = [setup, "y = y.clone()\n", train]
+    assert run_in_order(as_ipynb(tmp_path / "proof.ipynb", proof))["proof.ipynb"]["error"] is None
+    assert run_in_order(as_ipynb(tmp_path / "unsafe.ipynb", [setup, "", train]))["unsafe.ipynb"]["cell"] == 3
+    notebook = Notebook(client, tmp_path / "nb.ipynb", proof)
+    notebook.open()
+    assert await notebook.diagnostics() == {1: [], 2: [], 3: []}
+    notebook.type_in(2, "y = y.clone()\nz = torch.cat([y,\n")
+    await notebook.until({1: [], 2: ["GG000"], 3: []})
+    await asyncio.sleep(0.5)  # cell 3 would be published after cell 2 in the same round
+    assert {n: [d.code for d in found] for n, found in notebook.shown().items()} == {1: [], 2: ["GG000"], 3: []}
+    assert notebook.shown()[2][0].range == lsp.Range(lsp.Position(1, 14), lsp.Position(1, 15))
+    notebook.type_in(2, "y = y.clone()\nz = torch.cat([y, y])\n")
+    await notebook.until({1: [], 2: [], 3: []})
+    notebook.type_in(2, "z = torch.cat([y, y])\n")  # the clone is gone: `y += 1` changes what exp saved
+    await notebook.until({1: [], 2: [], 3: ["GG001"]})

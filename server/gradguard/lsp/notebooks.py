@@ -5,11 +5,15 @@ and cell insertions, deletions and moves, `didClose`) in its workspace, each cel
 document of its own. The server analyses the notebook under its own URI: the program of its
 Python code cells in document order (`source/notebook.py`, magics masked as on the command
 line), at the notebook's version; findings go back to the cells' URIs in cell-local positions.
+A cell that does not parse on its own stands in the program as its last version that did (a
+block of a file keeps its last good tree so), or as blank lines: it never reaches into the next
+cell; its findings are those of its syntax error.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from difflib import SequenceMatcher
 from typing import Callable
 
@@ -34,8 +38,26 @@ class OpenNotebook:
     path: str  # the notebook's file path (settings, `exclude`, the findings' file name)
     cells: list[TextDocument]  # in document order, one per notebook cell (markdown cells included)
     model: Notebook
+    last_parsed: dict[str, str]  # per Python cell's URI: its program text when it last parsed on its own
     _localised: dict[int, list[Finding]] = field(default_factory=dict)
     _fixed: list[Edit] | None = None
+
+    @cached_property
+    def program(self) -> str:
+        """What the server analyses: the model's program, each broken cell standing as its last
+        version that parsed (`Notebook.program_standing_in`)."""
+        stand_ins = {cell.number: self.last_parsed[document.uri] for cell, _ in self.model.broken
+                     for document in [self.cells[cell.number - 1]] if document.uri in self.last_parsed}
+        return self.model.program_standing_in(stand_ins)
+
+    def outside_broken(self, findings: list[Finding]) -> list[Finding]:
+        """`findings` (program lines) but those in a broken cell (its stand-in's), less the
+        fixes that would edit one."""
+        if not self.model.broken:
+            return findings
+        return [replace(f, fixes=tuple(fix for fix in f.fixes
+                                       if not any(self.model.in_broken_cell(e.span.start.line) for e in fix.edits)))
+                for f in findings if not self.model.in_broken_cell(f.span.start.line)]
 
     def cell_document(self, number: int) -> TextDocument | None:
         return self.cells[number - 1] if 0 < number <= len(self.cells) else None
@@ -75,9 +97,10 @@ def line_edits(number: int, old: str, new: str) -> list[Edit]:
             if tag != "equal"]
 
 
-def open_notebook(workspace: Workspace, uri: str, version: int) -> OpenNotebook | None:
+def open_notebook(workspace: Workspace, uri: str, version: int,
+                  previous: OpenNotebook | None = None) -> OpenNotebook | None:
     """The synced notebook at `uri` as it is now (its `version` as the server counts them), or
-    None when it is not open."""
+    None when it is not open; `previous`: its last snapshot (its cells' last parsed versions)."""
     notebook = workspace.get_notebook_document(notebook_uri=uri)
     if notebook is None:
         return None
@@ -86,7 +109,13 @@ def open_notebook(workspace: Workspace, uri: str, version: int) -> OpenNotebook 
                            document.source, (document.language_id or "python").lower())
                   for number, (cell, document) in enumerate(zip(notebook.cells, documents), 1))
     path = TextDocument(notebook.uri).path
-    return OpenNotebook(uri, version, path, documents, Notebook("", cells))
+    model = Notebook("", cells)
+    broken = {cell.number for cell, _ in model.broken}
+    before = previous.last_parsed if previous is not None else {}
+    last_parsed = {document.uri: cell.program_text if cell.number not in broken else before[document.uri]
+                   for cell, document in zip(cells, documents)
+                   if cell.python and (cell.number not in broken or document.uri in before)}
+    return OpenNotebook(uri, version, path, documents, model, last_parsed)
 
 
 def notebook_of_cell(workspace: Workspace, cell_uri: str) -> str | None:

@@ -132,17 +132,13 @@ class GradguardServer(LanguageServer):
         known = self.notebooks.get(uri)
         revision = self.revisions.get(uri, 0)
         if known is None or known.version != revision:
-            known = self.notebooks[uri] = notebooks.open_notebook(self.workspace, uri, revision)
+            known = self.notebooks[uri] = notebooks.open_notebook(self.workspace, uri, revision, known)
         return known
 
     def snapshot(self, uri: str) -> tuple[int | None, str, str] | None:
         """(version, text, path) of the open document or synced notebook (its program) at `uri`."""
         if (notebook := self.notebook(uri)) is not None:
-            # until the notebook has parsed once, its cells that do not parse are left out (blank):
-            # from then on, the blocks of its program keep their last good tree while one does not parse
-            opened = self.opened.get(uri)
-            parsed = opened is not None and opened.blocks.module is not None
-            return notebook.version, notebook.model.program if parsed else notebook.model.analysable_program, notebook.path
+            return notebook.version, notebook.program, notebook.path
         document = self.open_document(uri)
         return None if document is None else (document.version, document.source, document.path)
 
@@ -257,8 +253,8 @@ class GradguardServer(LanguageServer):
             return False
         findings, first = outcome
         notebook = self.notebook(uri)
-        if notebook is not None and notebook.version == version and text != notebook.model.program:
-            findings = [*broken_cells(path, notebook.model, self.settings_for(path)), *findings]
+        if notebook is not None and notebook.version == version and notebook.model.broken:
+            findings = [*broken_cells(path, notebook.model, self.settings_for(path)), *notebook.outside_broken(findings)]
         if first:  # the user is about to read them, and likely to type: background work waits
             self.scheduler.active()
             asyncio.ensure_future(self.settle_in(uri))
@@ -686,8 +682,8 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
         notebook = ls.notebook(notebook_uri)
         cell = notebook.number_of(uri) if notebook is not None else None
         program_line = notebook.model.program_line(cell, line + 1) if cell is not None else None
-        if program_line is None:
-            return None  # a markdown cell, or one left out of the program
+        if program_line is None or notebook.model.in_broken_cell(program_line):
+            return None  # a markdown cell, one left out of the program, or one that does not parse
         analysed_uri = notebook_uri
     if text is None:
         version = ls.version_of(analysed_uri)

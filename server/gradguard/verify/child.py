@@ -80,6 +80,9 @@ def _exception_finding(error: BaseException, device: str) -> dict:
     frames = user_frames(error.__traceback__)
     if site is None and frames:
         site = frames[-1]
+    if site is None and isinstance(error, SyntaxError) and error.filename and error.lineno:  # no frame of the file ran
+        column = max((error.offset or 1) - 1, 0)
+        site = Site(error.filename, error.lineno, column, column + 1)
     if site is None:
         site = Site("", 1, 0, 0)
     text = str(error).split("\n")[0]
