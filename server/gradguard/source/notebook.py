@@ -130,7 +130,7 @@ class _StatementStarts:
         return frozenset(self.masked_lines)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=256)
 def cell_syntax_problem(program_text: str) -> SyntaxProblem | None:
     """Where a cell's program text stops parsing (cached: an editor's keystroke changes one cell)."""
     return python_syntax_problem(program_text)
