@@ -353,6 +353,10 @@ async def test_the_verify_lens_goes_on_its_cell_and_runs_the_notebook(trusted_cl
     assert diagnostic.range.start == lsp.Position(1, 0)
     assert diagnostic.message.endswith("Confirmed by running it on cpu."), diagnostic.message
     assert notebook.shown()[1] == notebook.shown()[2] == []
+    from_a_cell = await trusted_client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="gradguard.verify", arguments=[notebook.cells[0][0]]))  # "Verify Current Module" in a cell
+    assert from_a_cell["findings"] == result["findings"]
+    assert [[d.code for d in notebook.shown()[n]] for n in (1, 2, 3)] == [[], [], ["GG001"]]  # still in cell 3
 
 
 @pytest.mark.asyncio(loop_scope="function")

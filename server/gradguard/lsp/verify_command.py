@@ -137,6 +137,8 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
             (len(arguments) > 1 and not isinstance(arguments[1], str)) or len(arguments) > 2:
         raise JsonRpcInvalidParams("gradguard.verify takes [uri] or [uri, target]")
     uri, target = arguments[0], arguments[1] if len(arguments) > 1 else None
+    if (cell := host.cell_in_notebook(uri)) is not None:
+        uri = cell[0]  # a notebook's cell (VS Code's "Verify Current Module" there): its notebook is run
     document = ls.workspace.get_text_document(uri)
     path = Path(document.path)
     try:
