@@ -13,8 +13,8 @@ cell; its findings are those of its syntax error.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from difflib import SequenceMatcher
+from functools import cached_property
 from typing import Callable
 
 from lsprotocol import types as lsp

@@ -23,6 +23,7 @@ import hmac
 import re
 import threading
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Protocol, TypeVar
 
@@ -93,6 +94,12 @@ def module_classes(text: str) -> list[tuple[int, str]]:
     return [(node.lineno - 1, node.name) for node in classes if node.name in modules]
 
 
+@lru_cache(maxsize=4)
+def program_classes(text: str) -> tuple[tuple[int, str], ...]:
+    """`module_classes` of a notebook's program, parsed once for all its cells' lens requests."""
+    return tuple(module_classes(text))
+
+
 def _lens(line: int, arguments: list[str]) -> lsp.CodeLens:
     position = lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0))
     return lsp.CodeLens(range=position, command=lsp.Command(title=TITLE, command=COMMAND, arguments=arguments))
@@ -110,7 +117,7 @@ def cell_lenses(notebook_uri: str, notebook: Notebook, number: int) -> list[lsp.
     """The lenses of cell `number` of a notebook: its nn.Module subclasses', and the notebook's
     own (it runs every cell) if this is the first cell that calls `.backward()`."""
     lenses = []
-    for line, name in module_classes(notebook.analysable_program):
+    for line, name in program_classes(notebook.analysable_program):
         found = notebook.cell_at(line + 1)
         if found is not None and found[0].number == number:
             lenses.append(_lens(found[1] - 1, [notebook_uri, name]))
