@@ -64,7 +64,10 @@ def _user_traceback(error: BaseException) -> str:
     start = error.__traceback__
     while start is not None and not is_user_file(start.tb_frame.f_code.co_filename):
         start = start.tb_next
-    text = "".join(traceback.format_exception(type(error), error, start or error.__traceback__))
+    if start is None and isinstance(error, SyntaxError):  # the user's code never ran: its error is all there is
+        text = "".join(traceback.format_exception_only(type(error), error))
+    else:
+        text = "".join(traceback.format_exception(type(error), error, start or error.__traceback__))
     from gradguard.verify.targets import RUN_NOTEBOOKS
 
     for path, notebook in RUN_NOTEBOOKS.items():
