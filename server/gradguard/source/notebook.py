@@ -208,6 +208,8 @@ class Notebook:
         text that parses, such as the cell's last version that did), padded with blank lines to
         the cell's length; blank when it has none or a longer one."""
         broken = {cell.number for cell, _ in self.broken}
+        if not broken:
+            return self.program
         parts = []
         for cell in self.cells:
             if not cell.python:
