@@ -329,7 +329,8 @@ async def trusted_client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
-GATE_CELL = "from torch import nn\n\n\nclass Gate(nn.Module):\n    def forward(self, x):\n        return torch.sigmoid(x)\n"
+GATE_CELL = ("from torch import nn\n\n\nclass Gate(nn.Module):\n"
+             "    def forward(self, x):\n        return torch.sigmoid(x)\n")
 
 
 @pytest.mark.asyncio(loop_scope="function")

@@ -330,7 +330,8 @@ def test_each_cell_is_a_parse_unit_of_its_own(tmp_path):
                                      enumerate(PARSE_UNITS, 1)]))
     assert (outcomes["nb.ipynb"]["cell"], outcomes["nb.ipynb"]["error"]) == (3, "SyntaxError: '[' was never closed "
                                                                                 "(<cell 3>, line 1)")
-    assert outcomes["parsing.ipynb"]["cell"] == 7 and "modified by an inplace operation" in outcomes["parsing.ipynb"]["error"]
+    parsing = outcomes["parsing.ipynb"]
+    assert parsing["cell"] == 7 and "modified by an inplace operation" in parsing["error"]
     proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
     skipped = ": gradguard skips line 1 until it parses; the rest of the file is analysed"
     assert proc.stdout.splitlines() == [

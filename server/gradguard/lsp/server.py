@@ -254,7 +254,8 @@ class GradguardServer(LanguageServer):
         findings, first = outcome
         notebook = self.notebook(uri)
         if notebook is not None and notebook.version == version and notebook.model.broken:
-            findings = [*broken_cells(path, notebook.model, self.settings_for(path)), *notebook.outside_broken(findings)]
+            findings = [*broken_cells(path, notebook.model, self.settings_for(path)),
+                        *notebook.outside_broken(findings)]
         if first:  # the user is about to read them, and likely to type: background work waits
             self.scheduler.active()
             asyncio.ensure_future(self.settle_in(uri))
