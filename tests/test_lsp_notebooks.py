@@ -187,6 +187,9 @@ async def test_a_finding_goes_to_its_cell_and_names_the_earlier_cell_that_saved(
     cloned = apply_to_cells(notebook.cells, clone.edit)
     assert cloned[1] == notebook.cells[1][1] and cloned[0].endswith("y = x.exp().clone()")
     assert run_in_order(as_ipynb(tmp_path / "cloned.ipynb", cloned))["cloned.ipynb"]["error"] is None
+    silence = next(a for a in actions if a.title == "gradguard: disable GG001 for this line")
+    assert apply_to_cells(notebook.cells, silence.edit)[1] == \
+        "!echo training\ny += 1  # expect: GG001  # noqa: GG001\ny.sum().backward()\n"
 
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0]), position=lsp.Position(1, 0)))
