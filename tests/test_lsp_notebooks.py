@@ -402,3 +402,26 @@ async def test_a_cell_that_stops_parsing_stands_as_its_last_version_that_did(cli
     await notebook.until({1: [], 2: [], 3: []})
     notebook.type_in(2, "z = torch.cat([y, y])\n")  # the clone is gone: `y += 1` changes what exp saved
     await notebook.until({1: [], 2: [], 3: ["GG001"]})
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_no_quick_fix_edits_a_cell_that_does_not_parse(client: LanguageClient, tmp_path):
+    """While the cell that saved the tensor does not parse, the finding it explains stays, but its
+    fix that would clone there is not offered: that cell's text is not the one analysed."""
+    notebook = Notebook(client, tmp_path / "nb.ipynb", [
+        "import torch\nx = torch.randn(4, requires_grad=True)\n", "y = x.exp()\n", "y += 1\ny.sum().backward()\n"])
+    notebook.open()
+    await notebook.until({1: [], 2: [], 3: ["GG001"]})
+
+    async def fixes() -> list[str]:
+        [diagnostic] = notebook.shown()[3]
+        actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(notebook.cells[2][0]), range=diagnostic.range,
+            context=lsp.CodeActionContext(diagnostics=[diagnostic])))
+        return [action.title for action in actions]
+
+    assert any("Clone" in title for title in await fixes())
+    notebook.type_in(2, "y = x.exp()\nz = torch.cat([y,\n")
+    await notebook.until({1: [], 2: ["GG000"], 3: ["GG001"]})
+    await asyncio.sleep(0.5)  # cell 3's diagnostic of this version (its data names the version)
+    assert await fixes() == ["gradguard: Rewrite out of place: `y = y + 1`", "gradguard: disable GG001 for this line"]
