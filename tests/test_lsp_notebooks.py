@@ -187,6 +187,9 @@ async def test_a_finding_goes_to_its_cell_and_names_the_earlier_cell_that_saved(
     cloned = apply_to_cells(notebook.cells, clone.edit)
     assert cloned[1] == notebook.cells[1][1] and cloned[0].endswith("y = x.exp().clone()")
     assert run_in_order(as_ipynb(tmp_path / "cloned.ipynb", cloned))["cloned.ipynb"]["error"] is None
+    silence = next(a for a in actions if a.title == "gradguard: disable GG001 for this line")
+    assert apply_to_cells(notebook.cells, silence.edit)[1] == \
+        "!echo training\ny += 1  # expect: GG001  # noqa: GG001\ny.sum().backward()\n"
 
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0]), position=lsp.Position(1, 0)))
@@ -270,3 +273,155 @@ async def test_a_half_written_cell_does_not_hide_the_others(client: LanguageClie
     notebook = Notebook(client, tmp_path / "nb.ipynb", [setup, "def half_written(x:\n    return x\n", train])
     notebook.open()
     await notebook.until({1: [], 2: ["GG000"], 3: ["GG001"]})
+
+
+LEAF_CELL = "w = torch.zeros(3, requires_grad=True)\nw.add_(1)\n(w * 2).sum().backward()\n"
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_fix_all_fixes_the_notebook_in_its_cells(client: LanguageClient, tmp_path):
+    setup, train = code_cells()
+    cells = [setup, train, LEAF_CELL]
+    assert run_in_order(as_ipynb(tmp_path / "proof.ipynb", cells))["proof.ipynb"]["cell"] == 2
+    notebook = Notebook(client, tmp_path / "nb.ipynb", cells)
+    notebook.open()
+    await notebook.until({1: [], 2: ["GG001"], 3: ["GG002"]})
+
+    async def fix_all(number: int, kind: str) -> list[lsp.CodeAction]:
+        return list(await client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(notebook.cells[number - 1][0]),
+            range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+            context=lsp.CodeActionContext(diagnostics=[], only=[kind]))) or ())
+
+    [action] = await fix_all(1, "notebook.source.fixAll")  # VS Code's notebook-level kind: the whole notebook
+    assert (action.kind, action.title) == ("notebook.source.fixAll.gradguard",
+                                           "gradguard: fix all safely fixable problems")
+    assert action.edit.changes is None
+    assert [(change.text_document.uri, change.text_document.version, [(e.range, e.new_text) for e in change.edits])
+            for change in action.edit.document_changes] == [
+        (notebook.cells[1][0], 1, [(lsp.Range(lsp.Position(1, 0), lsp.Position(2, 0)),
+                                    "y = y + 1  # expect: GG001\n")]),
+        (notebook.cells[2][0], 1, [(lsp.Range(lsp.Position(1, 0), lsp.Position(2, 0)),
+                                    "with torch.no_grad():\n    w.add_(1)\n")])]
+    fixed = apply_to_cells(notebook.cells, action.edit)
+    assert fixed == [setup, train.replace("y += 1", "y = y + 1"),
+                     LEAF_CELL.replace("w.add_(1)", "with torch.no_grad():\n    w.add_(1)")]
+    assert run_in_order(as_ipynb(tmp_path / "fixed.ipynb", fixed))["fixed.ipynb"]["error"] is None
+
+    # `source.fixAll`, which VS Code asks of every cell at once on save: each cell gets its own edits
+    assert await fix_all(1, "source.fixAll") == []
+    by_cell = [await fix_all(number, "source.fixAll") for number in (2, 3)]
+    assert [[a.kind for a in actions] for actions in by_cell] == [["source.fixAll.gradguard"]] * 2
+    assert [change for [a] in by_cell for change in a.edit.document_changes] == list(action.edit.document_changes)
+
+    notebook.type_in(2, fixed[1])
+    notebook.type_in(3, fixed[2])
+    await notebook.until({1: [], 2: [], 3: []})
+    assert await fix_all(1, "notebook.source.fixAll") == []
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]))
+async def trusted_client(lsp_client: LanguageClient):
+    """VS Code in a trusted workspace, whose Python is this one (it has torch)."""
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.notebook_document = lsp.NotebookDocumentClientCapabilities(
+        synchronization=lsp.NotebookDocumentSyncClientCapabilities())
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=capabilities, initialization_options={
+        "trusted": True, "interpreter": sys.executable, "verify": {"device": "cpu"}}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+GATE_CELL = ("from torch import nn\n\n\nclass Gate(nn.Module):\n"
+             "    def forward(self, x):\n        return torch.sigmoid(x)\n")
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_verify_lens_goes_on_its_cell_and_runs_the_notebook(trusted_client: LanguageClient, tmp_path):
+    setup, train = code_cells()
+    cells = [setup, GATE_CELL, train]
+    notebook = Notebook(trusted_client, as_ipynb(tmp_path / "nb.ipynb", cells), cells)
+    notebook.open()
+    await notebook.until({1: [], 2: [], 3: ["GG001"]})
+    lenses = [await trusted_client.text_document_code_lens_async(lsp.CodeLensParams(
+        text_document=lsp.TextDocumentIdentifier(uri))) for uri, _ in notebook.cells]
+    assert [[(lens.range.start.line, lens.command.title, lens.command.command, list(lens.command.arguments))
+             for lens in cell_lenses] for cell_lenses in lenses] == [
+        [], [(3, "Verify in-place safety", "gradguard.verify", [notebook.uri, "Gate"])],
+        [(0, "Verify in-place safety", "gradguard.verify", [notebook.uri])]]
+
+    result = await trusted_client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="gradguard.verify", arguments=list(lenses[2][0].command.arguments)))
+    assert [(f["code"], f["cell"], f["line"], f["origin"]) for f in result["findings"]] == [("GG001", 3, 2, "both")]
+    [diagnostic] = notebook.shown()[3]  # published to the cell before the command answered
+    assert diagnostic.range.start == lsp.Position(1, 0)
+    assert diagnostic.message.endswith("Confirmed by running it on cpu."), diagnostic.message
+    assert notebook.shown()[1] == notebook.shown()[2] == []
+    from_a_cell = await trusted_client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="gradguard.verify", arguments=[notebook.cells[0][0]]))  # "Verify Current Module" in a cell
+    assert from_a_cell["findings"] == result["findings"]
+    assert [[d.code for d in notebook.shown()[n]] for n in (1, 2, 3)] == [[], [], ["GG001"]]  # still in cell 3
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_cell_ending_inside_a_bracket_does_not_reach_into_the_next(client: LanguageClient, tmp_path):
+    """Each cell is a parse unit, as a kernel compiles it: `[y,` at the end of one cell and `y])`
+    in the next parse together, but each is a syntax error of its own cell."""
+    setup, train = code_cells()
+    notebook = Notebook(client, tmp_path / "nb.ipynb", [setup, "z = torch.cat([y,\n", "y])\n", train])
+    notebook.open()
+    await notebook.until({1: [], 2: ["GG000"], 3: ["GG000"], 4: ["GG001"]})
+    shown = notebook.shown()
+    assert [(d.range, d.message) for n in (2, 3) for d in shown[n]] == [
+        (lsp.Range(lsp.Position(0, 14), lsp.Position(0, 15)),
+         "'[' was never closed: gradguard skips line 1 until it parses; the rest of the file is analysed"),
+        (lsp.Range(lsp.Position(0, 1), lsp.Position(0, 2)),
+         "unmatched ']': gradguard skips line 1 until it parses; the rest of the file is analysed")]
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(notebook.cells[1][0]), position=lsp.Position(0, 15)))
+    assert hover is None  # `y` in a cell that does not parse: nothing is known of it
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_cell_that_stops_parsing_stands_as_its_last_version_that_did(client: LanguageClient, tmp_path):
+    """Typing in a cell breaks it for a moment: the later cells keep what it last bound (here, the
+    clone that makes `y += 1` safe), so no finding comes and goes while the user types."""
+    setup, train = code_cells()
+    proof = [setup, "y = y.clone()\n", train]
+    assert run_in_order(as_ipynb(tmp_path / "proof.ipynb", proof))["proof.ipynb"]["error"] is None
+    assert run_in_order(as_ipynb(tmp_path / "unsafe.ipynb", [setup, "", train]))["unsafe.ipynb"]["cell"] == 3
+    notebook = Notebook(client, tmp_path / "nb.ipynb", proof)
+    notebook.open()
+    assert await notebook.diagnostics() == {1: [], 2: [], 3: []}
+    notebook.type_in(2, "y = y.clone()\nz = torch.cat([y,\n")
+    await notebook.until({1: [], 2: ["GG000"], 3: []})
+    await asyncio.sleep(0.5)  # cell 3 would be published after cell 2 in the same round
+    assert {n: [d.code for d in found] for n, found in notebook.shown().items()} == {1: [], 2: ["GG000"], 3: []}
+    assert notebook.shown()[2][0].range == lsp.Range(lsp.Position(1, 14), lsp.Position(1, 15))
+    notebook.type_in(2, "y = y.clone()\nz = torch.cat([y, y])\n")
+    await notebook.until({1: [], 2: [], 3: []})
+    notebook.type_in(2, "z = torch.cat([y, y])\n")  # the clone is gone: `y += 1` changes what exp saved
+    await notebook.until({1: [], 2: [], 3: ["GG001"]})
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_no_quick_fix_edits_a_cell_that_does_not_parse(client: LanguageClient, tmp_path):
+    """While the cell that saved the tensor does not parse, the finding it explains stays, but its
+    fix that would clone there is not offered: that cell's text is not the one analysed."""
+    notebook = Notebook(client, tmp_path / "nb.ipynb", [
+        "import torch\nx = torch.randn(4, requires_grad=True)\n", "y = x.exp()\n", "y += 1\ny.sum().backward()\n"])
+    notebook.open()
+    await notebook.until({1: [], 2: [], 3: ["GG001"]})
+
+    async def fixes() -> list[str]:
+        [diagnostic] = notebook.shown()[3]
+        actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(notebook.cells[2][0]), range=diagnostic.range,
+            context=lsp.CodeActionContext(diagnostics=[diagnostic])))
+        return [action.title for action in actions]
+
+    assert any("Clone" in title for title in await fixes())
+    notebook.type_in(2, "y = x.exp()\nz = torch.cat([y,\n")
+    await notebook.until({1: [], 2: ["GG000"], 3: ["GG001"]})
+    await asyncio.sleep(0.5)  # cell 3's diagnostic of this version (its data names the version)
+    assert await fixes() == ["gradguard: Rewrite out of place: `y = y + 1`", "gradguard: disable GG001 for this line"]

@@ -300,3 +300,50 @@ def test_a_cell_that_does_not_parse_is_reported_and_the_others_are_analysed(tmp_
     assert "Found 2 problems (1 fixed, 1 remaining)." in fixed.stderr
     assert json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))["cells"][3]["source"][1] == \
         "y = y + 1  # expect: GG001\n"
+
+
+PARSE_UNITS = [("markdown", "# Cells that do not parse on their own"),
+               ("code", "import torch\n\nx = torch.randn(4, requires_grad=True)\ny = x.exp()\n"),
+               ("code", "z = torch.cat([y,\n"),  # ends inside a bracket ...
+               ("code", "y])\n"),  # ... that this cell closes: together they would parse
+               ("code", "for step in range(2):\n    h = x * step\n"),
+               ("code", "    y.mul_(2)\n"),  # indented: not the loop's body
+               ("code", "y += 1\ny.sum().backward()\n"),
+               ("code", 'doc = """Training notes\n'),  # ends inside a string ...
+               ("code", 'more notes"""\n')]  # ... that this cell closes
+
+
+def _written(path: Path, cells: list[tuple[str, str]]) -> Path:
+    path.write_text(json.dumps({"cells": [{"cell_type": kind, "metadata": {}, "source": source,
+                                           **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+                                          for kind, source in cells],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1), encoding="utf-8")
+    return path
+
+
+def test_each_cell_is_a_parse_unit_of_its_own(tmp_path):
+    """A kernel compiles each cell on its own: a cell that ends inside a bracket or a string does
+    not take in the next cell, an indented cell is not the body of the previous one's loop."""
+    broken = {3, 4, 6, 8, 9}
+    outcomes = run_in_order(_written(tmp_path / "nb.ipynb", PARSE_UNITS), _written(
+        tmp_path / "parsing.ipynb", [(kind, "" if n in broken else source) for n, (kind, source) in
+                                     enumerate(PARSE_UNITS, 1)]))
+    assert (outcomes["nb.ipynb"]["cell"], outcomes["nb.ipynb"]["error"]) == (3, "SyntaxError: '[' was never closed "
+                                                                                "(<cell 3>, line 1)")
+    parsing = outcomes["parsing.ipynb"]
+    assert parsing["cell"] == 7 and "modified by an inplace operation" in parsing["error"]
+    proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+    skipped = ": gradguard skips line 1 until it parses; the rest of the file is analysed"
+    assert proc.stdout.splitlines() == [
+        "nb.ipynb:cell 3:1:15: GG000 [error] '[' was never closed" + skipped,
+        "nb.ipynb:cell 4:1:2: GG000 [error] unmatched ']'" + skipped,
+        "nb.ipynb:cell 6:1:4: GG000 [error] unexpected indent" + skipped,
+        "nb.ipynb:cell 7:1:1: GG001 [error] [*] `y` is the output of `x.exp` (cell 2, line 4), which it saves for "
+        "backward; `+=` changes it in place, so `backward()` will raise.",
+        "nb.ipynb:cell 8:1:7: GG000 [error] unterminated triple-quoted string literal (detected at line 1)" + skipped,
+        "nb.ipynb:cell 9:1:11: GG000 [error] unterminated triple-quoted string literal (detected at line 1)" + skipped]
+    verified = run("verify", "--format", "json", "nb.ipynb", cwd=tmp_path)
+    assert {(v["cell"], v["location"]["row"], v["location"]["column"], v["code"], v["origin"])
+            for v in json.loads(verified.stdout)} == {(3, 1, 15, "GV001", "runtime"), (7, 1, 1, "GG001", "static")}
+    assert verified.stderr.startswith('  File "nb.ipynb", cell 3, line 1\n    z = torch.cat([y,\n                  ^\n'
+                                      "SyntaxError: '[' was never closed\n"), verified.stderr

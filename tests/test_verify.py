@@ -375,6 +375,18 @@ def test_a_run_past_its_timeout_is_killed_with_its_process_group(tmp_path):
     assert not status.exists() or "zombie" in status.read_text()
 
 
+def test_a_script_that_does_not_parse_stops_at_its_syntax_error(tmp_path):
+    write(tmp_path, "half.py", """
+        import torch
+        x = torch.ones(2,
+        """)
+    run = verify("--format", "json", "half.py", cwd=tmp_path)
+    assert {(f["code"], f["location"]["row"], f["location"]["column"], f["origin"]) for f in json.loads(run.stdout)} \
+        == {("GG000", 2, 15, "static"), ("GV001", 2, 15, "runtime")}
+    assert run.stderr.startswith('  File "half.py", line 2\n    x = torch.ones(2,\n                  ^\n'
+                                 "SyntaxError: '(' was never closed\n"), run.stderr
+
+
 def test_the_memory_limit_stops_a_huge_allocation(tmp_path):
     write(tmp_path, "pyproject.toml", "[tool.gradguard.verify]\nmemory = 1024\n")
     write(tmp_path, "huge.py", """

@@ -346,3 +346,29 @@ def test_notebook_squiggle_in_its_cell_quick_fix_and_save_then_the_notebook_runs
         "".join(before[2]["source"]).replace("y += 1", "y = y + 1")]
     assert run_in_order(path)["train.ipynb"]["error"] is None
     assert _check(path) == []
+
+
+@pytest.fixture
+def vscode_fixing_notebooks_on_save(request: pytest.FixtureRequest) -> Iterator[CodeServer]:
+    """The workspace asks each notebook cell for gradguard's fix all when the notebook is saved."""
+    yield from _start(request, {"gradguard.interpreter": PYTHON,
+                                "notebook.codeActionsOnSave": {"source.fixAll.gradguard": "explicit"}})
+
+
+def test_notebook_verify_lens_in_its_cell_and_fix_all_on_save(vscode_fixing_notebooks_on_save: CodeServer) -> None:
+    """The verify code lens shows on the cell that runs backward, and clicking it runs the notebook
+    and confirms the finding; saving runs `source.fixAll.gradguard` in every cell (VS Code asks
+    them all at once), which fixes the notebook: its cells, run in order with torch, no longer raise."""
+    from test_notebooks import NOTEBOOKS, run_in_order
+
+    vscode = vscode_fixing_notebooks_on_save
+    path = vscode.workspace / "train.ipynb"
+    shutil.copy(NOTEBOOKS / "cell_pair_exp.ipynb", path)
+    assert run_in_order(path)["train.ipynb"]["cell"] == 3
+    vscode.drive("notebook-lens-save", path, cell=2, line_text="y += 1", fix_text="y = y + 1  # expect: GG001",
+                 expect_result="ran on cpu; 1 finding: GG001 cell 3, line 2 (confirmed by the run).")
+    before = json.loads((NOTEBOOKS / "cell_pair_exp.ipynb").read_text())["cells"]
+    after = json.loads(path.read_text())["cells"]
+    assert ["".join(c["source"]) for c in after] == ["".join(c["source"]) for c in before[:2]] + [
+        "".join(before[2]["source"]).replace("y += 1", "y = y + 1")]
+    assert run_in_order(path)["train.ipynb"]["error"] is None

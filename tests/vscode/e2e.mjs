@@ -4,13 +4,14 @@
 // Environment (set by the test):
 //   CS_URL     code-server's URL          WS    the workspace folder     FILE  the .py file (in WS)
 //   OUT        folder for the screenshots
-//   SCENARIO   quickfix | settings | not-installed | untrusted | finding | verify | notebook
+//   SCENARIO   quickfix | settings | not-installed | untrusted | finding | verify | notebook | notebook-lens-save
 //   LINE, COL  where the finding is expected (1-based)   CODE  its rule code (GG001)
 //   FIX_TITLE  the quick fix's title      FIX_TEXT  the line's text after the fix   (quickfix)
 //   SETTINGS   the workspace's .vscode/settings.json                                 (settings)
 //   EXPECT_NOTE    what the notification must say                                   (untrusted)
 //   EXPECT_RESULT  what the verification's notification must say                    (verify)
 //   CELL       which code cell holds the finding (1-based, among code cells)   LINE_TEXT  its line's text (notebook)
+//   FIX_TEXT   the line after the fix, EXPECT_RESULT what the lens's verification says    (notebook-lens-save)
 //   CHROMIUM   the browser (default /usr/bin/chromium)   STEP_MS  timeout of each step (default 60000)
 // Exit status 0 only if every step of the scenario passed; the last step's name is printed on failure.
 import { chromium } from 'playwright-core';
@@ -394,9 +395,9 @@ async function finding() {
   await shot('logs');
 }
 
-/** A Jupyter notebook in VS Code's own notebook editor (no kernel): the squiggle in the right cell,
- * the quick fix from that cell, the notebook saved. */
-async function notebook() {
+/** Opens FILE in VS Code's own notebook editor (no kernel) and waits for the squiggle under
+ * LINE_TEXT in code cell CELL, and none in the others. */
+async function openNotebook() {
   step = 'load the workbench';
   await page.goto(`${env.CS_URL}/?folder=${encodeURIComponent(env.WS)}`);
   await page.locator('.monaco-workbench').waitFor();
@@ -433,7 +434,21 @@ async function notebook() {
   }
   log(`squiggle in code cell ${CELL} only`);
   await shot('notebook-diagnostic');
+  return { codeCells, cellEditor, target, CELL };
+}
 
+/** Ctrl+S in the notebook, then FIX_TEXT on disk. */
+async function saveNotebook() {
+  step = 'save (Ctrl+S) and read the notebook on disk';
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+S');
+  await until(() => fs.readFileSync(FILE, 'utf8').includes(JSON.stringify(env.FIX_TEXT).slice(1, -1)), 'the fix on disk');
+  log('saved');
+}
+
+/** A Jupyter notebook: the squiggle in the right cell, the quick fix from that cell, the notebook saved. */
+async function notebook() {
+  const { cellEditor, target, CELL } = await openNotebook();
   step = 'the quick fix menu (Ctrl+.) in that cell';
   await target.click();
   await page.keyboard.press('End');
@@ -452,15 +467,36 @@ async function notebook() {
     'the squiggle to go');
   log('fixed: no squiggle left in the notebook');
   await shot('notebook-fixed');
-
-  step = 'save (Ctrl+S) and read the notebook on disk';
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('Control+S');
-  await until(() => fs.readFileSync(FILE, 'utf8').includes(JSON.stringify(env.FIX_TEXT).slice(1, -1)), 'the fix on disk');
-  log('saved');
+  await saveNotebook();
 }
 
-const scenarios = { untrusted, finding, quickfix, settings, 'not-installed': notInstalled, verify: verifyCommand, notebook };
+/** A Jupyter notebook: the verify code lens on cell CELL only, clicked (EXPECT_RESULT in its
+ * notification); then Ctrl+S, whose code actions on save (the workspace's settings) fix it. */
+async function notebookLensAndSave() {
+  const { codeCells, cellEditor, target, CELL } = await openNotebook();
+  step = `the code lens "Verify in-place safety" in code cell ${CELL} only`;
+  const lenses = (n) => cellEditor(n).locator('.codelens-decoration a', { hasText: 'Verify in-place safety' });
+  await until(async () => (await lenses(CELL).count()) === 1, `the lens in cell ${CELL}`);
+  for (let n = 1; n <= (await codeCells.count()); n += 1) {
+    if (n !== CELL && (await lenses(n).count()) > 0) throw new Error(`a code lens in code cell ${n}`);
+  }
+  await shot('notebook-lens');
+  step = 'click the lens: the notebook is verified';
+  await lenses(CELL).first().click();
+  const answer = page.locator('.notification-toast').filter({ hasText: `${NAME}:` }).filter({ hasNotText: 'verifying' }).first();
+  await answer.waitFor({ timeout: Math.max(STEP_MS, 180000) });
+  const said = (await answer.innerText()).replace(/\s+/g, ' ').trim();
+  log(`notification: ${JSON.stringify(said)}`);
+  if (!said.includes(env.EXPECT_RESULT)) throw new Error(`the notification does not say ${JSON.stringify(env.EXPECT_RESULT)}`);
+  await answer.locator('.codicon-notifications-clear').click().catch(() => {});
+  await shot('notebook-verified');
+  await target.click();
+  await saveNotebook();
+  await shot('notebook-fixed-on-save');
+}
+
+const scenarios = { untrusted, finding, quickfix, settings, 'not-installed': notInstalled, verify: verifyCommand, notebook,
+  'notebook-lens-save': notebookLensAndSave };
 let failed = false;
 try {
   await scenarios[SCENARIO]();

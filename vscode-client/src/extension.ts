@@ -449,8 +449,9 @@ export function describeVerification(result: unknown): { text: string; problem: 
     const origins: Record<string, string> = { both: 'confirmed by the run', runtime: 'found by the run', static: 'not seen in the run' };
     // GV002 says that the run did not complete: `problem` says it in full
     const items = r.findings.filter((f: { code?: unknown }) => !(problem && f.code === 'GV002'))
-      .map((f: { code?: unknown; line?: unknown; origin?: unknown }) =>
-        `${String(f.code)} line ${String(f.line)}${f.origin ? ` (${origins[String(f.origin)] ?? String(f.origin)})` : ''}`);
+      .map((f: { code?: unknown; cell?: unknown; line?: unknown; origin?: unknown }) =>
+        `${String(f.code)} ${typeof f.cell === 'number' ? `cell ${f.cell}, ` : ''}line ${String(f.line)}` +
+        `${f.origin ? ` (${origins[String(f.origin)] ?? String(f.origin)})` : ''}`);
     const summary = `ran${on}; ${items.length === 0 ? 'no findings' : `${items.length} finding${items.length > 1 ? 's' : ''}: ${items.join(', ')}`}.`;
     return problem ? { text: `${summary} The run did not complete: ${problem}`, problem: true } : { text: summary, problem: false };
   }

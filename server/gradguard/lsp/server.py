@@ -30,13 +30,13 @@ from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.project import ProjectIndex, ReadingInterrupted
 from gradguard.config import ConfigError, ProjectSettings, Settings
-from gradguard.engine import OpenDocument, broken_cells, fix_document, project_index
-from gradguard.findings import Applicability, Finding, Position, Span
+from gradguard.engine import OpenDocument, broken_cells, fix_document, fix_notebook, project_index
+from gradguard.findings import Applicability, Finding, Fix, Position, Span
 from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 from gradguard.knowledge import ops
 from gradguard.lsp import verify_command
 from gradguard.lsp import notebooks
-from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range
+from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range, to_workspace_edit
 from gradguard.lsp.notebooks import OpenNotebook
 from gradguard.lsp.hover import rule_hover, tensor_hover
 from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio, serve_tcp
@@ -44,9 +44,12 @@ from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
 from gradguard.project_python import InterpreterError, find_interpreter, runs_here, site_packages
 from gradguard.source.lines import lines_of
+from gradguard.source.notebook import Notebook
 from gradguard.source.parser import collector_paused
 
 FIX_ALL = "source.fixAll.gradguard"
+NOTEBOOK_FIX_ALL = "notebook.source.fixAll.gradguard"  # VS Code's notebook-level kind: asked once, for the notebook
+FIX_ALL_TITLE = "gradguard: fix all safely fixable problems"
 
 
 @dataclass
@@ -136,11 +139,7 @@ class GradguardServer(LanguageServer):
     def snapshot(self, uri: str) -> tuple[int | None, str, str] | None:
         """(version, text, path) of the open document or synced notebook (its program) at `uri`."""
         if (notebook := self.notebook(uri)) is not None:
-            # until the notebook has parsed once, its cells that do not parse are left out (blank):
-            # from then on, the blocks of its program keep their last good tree while one does not parse
-            opened = self.opened.get(uri)
-            parsed = opened is not None and opened.blocks.module is not None
-            return notebook.version, notebook.model.program if parsed else notebook.model.analysable_program, notebook.path
+            return notebook.version, notebook.program, notebook.path
         document = self.open_document(uri)
         return None if document is None else (document.version, document.source, document.path)
 
@@ -219,6 +218,13 @@ class GradguardServer(LanguageServer):
         """`VerifyHost`: the token a client must present to run code."""
         return self.token
 
+    def cell_in_notebook(self, cell_uri: str) -> tuple[str, Notebook, int] | None:
+        """`VerifyHost`: the synced notebook holding the cell at `cell_uri`, its program, the cell's number."""
+        notebook_uri = notebooks.notebook_of_cell(self.workspace, cell_uri)
+        notebook = self.notebook(notebook_uri) if notebook_uri is not None else None
+        number = notebook.number_of(cell_uri) if notebook is not None else None
+        return None if number is None else (notebook.uri, notebook.model, number)
+
     def schedule(self, uri: str) -> None:
         """Make sure the document's latest version gets analysed and published.
 
@@ -248,8 +254,9 @@ class GradguardServer(LanguageServer):
             return False
         findings, first = outcome
         notebook = self.notebook(uri)
-        if notebook is not None and notebook.version == version and text != notebook.model.program:
-            findings = [*broken_cells(path, notebook.model, self.settings_for(path)), *findings]
+        if notebook is not None and notebook.version == version and notebook.model.broken:
+            findings = [*broken_cells(path, notebook.model, self.settings_for(path)),
+                        *notebook.outside_broken(findings)]
         if first:  # the user is about to read them, and likely to type: background work waits
             self.scheduler.active()
             asyncio.ensure_future(self.settle_in(uri))
@@ -551,7 +558,7 @@ def did_close_notebook(ls: GradguardServer, params: lsp.DidCloseNotebookDocument
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-    code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]))
+    code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL, NOTEBOOK_FIX_ALL]))
 def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     if (notebook_uri := notebooks.notebook_of_cell(ls.workspace, uri)) is not None:
@@ -581,24 +588,35 @@ def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.C
             end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith(("\n", "\r")) \
                 else Span(Position(1, 0), Position(len(lines) + 1, 0))
             edit = lsp.TextEdit(range=to_range(document, end), new_text=fixed.text)
-            actions.append(lsp.CodeAction(title="gradguard: fix all safely fixable problems",
-                                          kind=FIX_ALL,
+            actions.append(lsp.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL,
                                           edit=lsp.WorkspaceEdit(changes={uri: [edit]})))
     return actions
 
 
 def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-    """Quick fixes in a notebook's cell: their edits may reach into the earlier cell that saved
-    the tensor (one workspace edit over both cells)."""
+    """The code actions of a notebook's cell: its quick fixes, and "fix all" when asked for by kind."""
     analysed, notebook = ls.analysed.get(notebook_uri), ls.notebook(notebook_uri)
-    kinds = [getattr(k, "value", k) for k in params.context.only or ()]
-    if analysed is None or notebook is None or analysed.version != notebook.version or \
-            (kinds and not any(k.startswith("quickfix") for k in kinds)):
+    if analysed is None or notebook is None or analysed.version != notebook.version:
         return []
     number = notebook.number_of(params.text_document.uri)
     document = notebook.cell_document(number) if number is not None else None
     if document is None:
         return []
+    kinds = [getattr(k, "value", k) for k in params.context.only or ()]
+    actions = cell_quick_fixes(ls, notebook, number, analysed, params) \
+        if not kinds or any(k.startswith("quickfix") for k in kinds) else []
+    if any(NOTEBOOK_FIX_ALL.startswith(k) for k in kinds):
+        actions += cell_fix_all(ls, notebook, number, NOTEBOOK_FIX_ALL)
+    elif any(FIX_ALL.startswith(k) for k in kinds):
+        actions += cell_fix_all(ls, notebook, number, FIX_ALL)
+    return actions
+
+
+def cell_quick_fixes(ls: GradguardServer, notebook: OpenNotebook, number: int, analysed: Analysed,
+                     params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Quick fixes in cell `number`: their edits may reach into the earlier cell that saved
+    the tensor (one workspace edit over both cells)."""
+    document = notebook.cell_document(number)
     localised = notebook.localised(analysed.findings)
     diagnostics = {index: diagnostic for diagnostic in ls.cell_diagnostics(notebook, number, analysed)
                    for index in [diagnostic.data["index"]]}
@@ -619,6 +637,23 @@ def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeAc
         if (silence := noqa_action(document, finding, diagnostics[index])) is not None:
             actions.append(silence)
     return actions
+
+
+def cell_fix_all(ls: GradguardServer, notebook: OpenNotebook, number: int, kind: str) -> list[lsp.CodeAction]:
+    """Every safe fix of the notebook, as `gradguard check --fix` makes them, in one workspace
+    edit over its cells (`NOTEBOOK_FIX_ALL`); for `FIX_ALL`, only the edits of cell `number`: on
+    save VS Code asks each cell for `source.fixAll` at once, and their answers together fix the notebook."""
+    settings = ls.settings_for(notebook.path)
+    edits = notebook.fix_all_edits(lambda model: fix_notebook(notebook.path, model, settings, ls.project,
+                                                              unsafe=False)[0])
+    if kind == FIX_ALL:
+        edits = [edit for edit in edits if edit.span.cell == number]
+    if not edits:
+        return []
+    versioned = ls.client_supports("workspace", "workspace_edit", "document_changes")
+    edit = to_workspace_edit(notebook.cell_document(number), Fix(FIX_ALL_TITLE, Applicability.SAFE, tuple(edits)),
+                             versioned, partial(notebooks.in_cell, notebook=notebook))
+    return [] if edit is None else [lsp.CodeAction(title=FIX_ALL_TITLE, kind=kind, edit=edit)]
 
 
 def wanted_findings(analysed: Analysed, params: lsp.CodeActionParams) -> list[int]:
@@ -663,8 +698,8 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
         notebook = ls.notebook(notebook_uri)
         cell = notebook.number_of(uri) if notebook is not None else None
         program_line = notebook.model.program_line(cell, line + 1) if cell is not None else None
-        if program_line is None:
-            return None  # a markdown cell, or one left out of the program
+        if program_line is None or notebook.model.in_broken_cell(program_line):
+            return None  # a markdown cell, one left out of the program, or one that does not parse
         analysed_uri = notebook_uri
     if text is None:
         version = ls.version_of(analysed_uri)

@@ -9,6 +9,10 @@ Over TCP any local process could connect and claim trust, so there the command a
 token the server was started with (`TOKEN_VARIABLE` in its environment), presented by the client
 as the setting `"token"`; without that variable, the command is refused over TCP.
 The server is reached through `VerifyHost` only.
+
+In a synced notebook the lenses go on its cells (the script's on the first cell that calls
+`.backward()`, a module class's on its line in its cell) and the command runs the saved notebook,
+its code cells in order as `gradguard verify nb.ipynb` does; its findings go to the cells.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import hmac
 import re
 import threading
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Protocol, TypeVar
 
@@ -30,8 +35,9 @@ from gradguard.config import ConfigError, Settings
 from gradguard.engine import project_index
 from gradguard.findings import Finding
 from gradguard.lsp.settings import EditorVerify
-from gradguard.source.files import read_source
 from gradguard.project_python import InterpreterError, find_interpreter
+from gradguard.source.files import NOTEBOOK_MAX_BYTES, is_notebook, read_source
+from gradguard.source.notebook import Notebook
 from gradguard.verify.settings import load_verify_settings
 from gradguard.verify.pipeline import FileVerification, static_findings, verify
 
@@ -57,7 +63,15 @@ class VerifyHost(Protocol):
         """The rule settings of the file at `path`."""
 
     def publish_findings(self, uri: str, version: int | None, text: str, findings: list[Finding]) -> None:
-        """Publish `findings` as the diagnostics of `uri` at `version`, whose text was `text`."""
+        """Publish `findings` as the diagnostics of `uri` at `version`, whose text was `text`
+        (a notebook's: its program, findings in its lines)."""
+
+    def version_of(self, uri: str) -> int | None | bool:
+        """The version of the open document or synced notebook at `uri` (False when none is)."""
+
+    def cell_in_notebook(self, cell_uri: str) -> tuple[str, Notebook, int] | None:
+        """The synced notebook holding the cell at `cell_uri` (its URI and its cells as one
+        program), and the cell's number in it; None for a document that is no notebook's cell."""
 
 
 def module_classes(text: str) -> list[tuple[int, str]]:
@@ -80,15 +94,36 @@ def module_classes(text: str) -> list[tuple[int, str]]:
     return [(node.lineno - 1, node.name) for node in classes if node.name in modules]
 
 
+@lru_cache(maxsize=4)
+def program_classes(text: str) -> tuple[tuple[int, str], ...]:
+    """`module_classes` of a notebook's program, parsed once for all its cells' lens requests."""
+    return tuple(module_classes(text))
+
+
+def _lens(line: int, arguments: list[str]) -> lsp.CodeLens:
+    position = lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0))
+    return lsp.CodeLens(range=position, command=lsp.Command(title=TITLE, command=COMMAND, arguments=arguments))
+
+
 def code_lenses(uri: str, text: str) -> list[lsp.CodeLens]:
     """One lens above each nn.Module subclass, and one on the first line of a script that calls `.backward()`."""
-    def lens(line: int, arguments: list[str]) -> lsp.CodeLens:
-        position = lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0))
-        return lsp.CodeLens(range=position, command=lsp.Command(title=TITLE, command=COMMAND, arguments=arguments))
-
-    lenses = [lens(line, [uri, name]) for line, name in module_classes(text)]
+    lenses = [_lens(line, [uri, name]) for line, name in module_classes(text)]
     if _BACKWARD.search(text):
-        lenses.insert(0, lens(0, [uri]))
+        lenses.insert(0, _lens(0, [uri]))
+    return lenses
+
+
+def cell_lenses(notebook_uri: str, notebook: Notebook, number: int) -> list[lsp.CodeLens]:
+    """The lenses of cell `number` of a notebook: its nn.Module subclasses', and the notebook's
+    own (it runs every cell) if this is the first cell that calls `.backward()`."""
+    lenses = []
+    for line, name in program_classes(notebook.analysable_program):
+        found = notebook.cell_at(line + 1)
+        if found is not None and found[0].number == number:
+            lenses.append(_lens(found[1] - 1, [notebook_uri, name]))
+    first = next((cell for cell in notebook.cells if cell.python and _BACKWARD.search(cell.program_text)), None)
+    if first is not None and first.number == number:
+        lenses.insert(0, _lens(0, [notebook_uri]))
     return lenses
 
 
@@ -109,13 +144,15 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
             (len(arguments) > 1 and not isinstance(arguments[1], str)) or len(arguments) > 2:
         raise JsonRpcInvalidParams("gradguard.verify takes [uri] or [uri, target]")
     uri, target = arguments[0], arguments[1] if len(arguments) > 1 else None
+    if (cell := host.cell_in_notebook(uri)) is not None:
+        uri = cell[0]  # a notebook's cell (VS Code's "Verify Current Module" there): its notebook is run
     document = ls.workspace.get_text_document(uri)
     path = Path(document.path)
     try:
         settings = load_verify_settings(path)
         interpreter = find_interpreter(path, editor.interpreter, editor.active_interpreter,
                                        named_by="gradguard.interpreter")
-        text = read_source(path).text  # the run and the merge use the saved file
+        text = read_source(path, limit=NOTEBOOK_MAX_BYTES if is_notebook(path.name) else None).text  # the saved file
     except (ConfigError, InterpreterError, OSError) as error:
         raise JsonRpcInvalidParams(f"gradguard.verify: {error}") from error
     settings = replace(settings, device=editor.device or settings.device, timeout=editor.timeout or settings.timeout)
@@ -126,10 +163,21 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
         return verify([(str(path), static, file_settings)], target, settings, interpreter)[0]
 
     result = await off_the_loop(static_then_run)
-    host.publish_findings(uri, document.version, text, [v.finding for v in result.findings])
+    notebook = Notebook.parse(text) if is_notebook(path.name) else None
+    version = host.version_of(uri)
+    host.publish_findings(uri, None if version is False else version, text if notebook is None else notebook.program,
+                          [v.finding for v in result.findings])
     return {"device": result.device, "problem": result.problem, "interpreter": interpreter.describe(),
-            "findings": [{"code": v.finding.code, "line": v.finding.span.start.line, "origin": v.origin,
-                          "message": v.finding.message} for v in result.findings]}
+            "findings": [described(v.finding, v.origin, notebook) for v in result.findings]}
+
+
+def described(finding: Finding, origin: str, notebook: Notebook | None) -> dict:
+    """The command's answer for one finding: in a notebook, its cell (numbered as in the file) and the line in it."""
+    if notebook is None:
+        return {"code": finding.code, "line": finding.span.start.line, "origin": origin, "message": finding.message}
+    local = notebook.localised(finding)
+    return {"code": local.code, "cell": local.span.cell, "line": local.span.start.line, "origin": origin,
+            "message": local.message}
 
 
 async def off_the_loop(work: Callable[[], T]) -> T:
@@ -166,6 +214,7 @@ def register(server: LanguageServer, host: VerifyHost) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls: LanguageServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
         if ls.workspace.get_notebook_document(cell_uri=params.text_document.uri) is not None:
-            return []  # a notebook's cell is no file to run: `gradguard verify nb.ipynb` runs the notebook
+            cell = host.cell_in_notebook(params.text_document.uri)
+            return cell_lenses(*cell) if cell is not None else []
         document = ls.workspace.get_text_document(params.text_document.uri)
         return code_lenses(params.text_document.uri, document.source)

@@ -60,8 +60,10 @@ def check(context: RuleContext) -> Iterator[Finding]:
         if problem.unreadable:
             message = f"gradguard could not read this file: {problem.message}"
         elif context.document.stale_lines:
-            skipped = ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in context.document.stale_lines)
-            message = f"{problem.message}: gradguard skips lines {skipped} until they parse; the rest of the file is analysed"
+            stale = context.document.stale_lines
+            skipped = f"line {stale[0][0]} until it parses" if len(stale) == 1 and stale[0][0] == stale[0][1] else \
+                "lines " + ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in stale) + " until they parse"
+            message = f"{problem.message}: gradguard skips {skipped}; the rest of the file is analysed"
         else:
             message = f"gradguard could not analyse this file: {problem.message}"
         yield Finding(CODE, Severity.ERROR, message, context.document.filename, Span(problem.position, end))

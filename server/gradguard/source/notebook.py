@@ -27,9 +27,10 @@ import json
 import re
 import tokenize
 from bisect import bisect_right
-from functools import cached_property
+from functools import cached_property, lru_cache
 from dataclasses import dataclass, replace
 from json.decoder import scanstring
+from typing import Mapping
 
 from gradguard.findings import Edit, Finding, Position, Related, Span
 from gradguard.source.files import NotANotebook
@@ -129,6 +130,12 @@ class _StatementStarts:
         return frozenset(self.masked_lines)
 
 
+@lru_cache(maxsize=256)
+def cell_syntax_problem(program_text: str) -> SyntaxProblem | None:
+    """Where a cell's program text stops parsing (cached: an editor's keystroke changes one cell)."""
+    return python_syntax_problem(program_text)
+
+
 def cell_for(number: int, kind: str, source: str, language: str = "python") -> Cell:
     """A cell of `kind` holding `source` (its lines to mask found, its cell magic judged)."""
     python = kind == "code" and language == "python"
@@ -185,19 +192,40 @@ class Notebook:
     @cached_property
     def broken(self) -> tuple[tuple[Cell, SyntaxProblem], ...]:
         """The Python cells that do not parse on their own, with CPython's error in the cell's
-        lines (looked for only when the program does not parse)."""
-        if python_syntax_problem(self.program) is None:
-            return ()
+        lines. Each cell is a parse unit, as a kernel compiles it: one that ends inside a bracket
+        or a string does not reach into the next."""
         return tuple((cell, problem) for cell in self.cells if cell.python and cell.source
-                     for problem in [python_syntax_problem(cell.program_text)] if problem is not None)
+                     for problem in [cell_syntax_problem(cell.program_text)] if problem is not None)
 
     @cached_property
     def analysable_program(self) -> str:
         """The program with its `broken` cells blank (their lines kept): one half-written cell
         does not hide what the others hold."""
+        return self.program_standing_in({})
+
+    def program_standing_in(self, stand_ins: Mapping[int, str]) -> str:
+        """The program with each `broken` cell as its stand-in in `stand_ins` (by cell number: a
+        text that parses, such as the cell's last version that did), padded with blank lines to
+        the cell's length; blank when it has none or a longer one."""
         broken = {cell.number for cell, _ in self.broken}
-        return "".join("\n" * len(cell.program_lines) if cell.number in broken else cell.program_text
-                       for cell in self.cells if cell.python)
+        if not broken:
+            return self.program
+        parts = []
+        for cell in self.cells:
+            if not cell.python:
+                continue
+            if cell.number not in broken:
+                parts.append(cell.program_text)
+                continue
+            count, stand_in = len(cell.program_lines), stand_ins.get(cell.number, "")
+            lines = stand_in.count("\n")
+            parts.append(stand_in + "\n" * (count - lines) if lines <= count else "\n" * count)
+        return "".join(parts)
+
+    def in_broken_cell(self, line: int) -> bool:
+        """Whether the program's 1-based `line` lies in a `broken` cell."""
+        found = self.cell_at(line)
+        return found is not None and any(cell is found[0] for cell, _ in self.broken)
 
     @cached_property
     def _starts(self) -> tuple[list[int], list[Cell]]:
@@ -209,6 +237,11 @@ class Notebook:
                 cells.append(cell)
                 line += len(cell.program_lines)
         return starts, cells
+
+    def units(self) -> list[tuple[int, Cell]]:
+        """Each Python cell with code and the program line it starts at: what a kernel compiles
+        one at a time."""
+        return list(zip(*self._starts))
 
     def cell_at(self, line: int) -> tuple[Cell, int] | None:
         """The cell holding the program's 1-based `line`, and the line's number in it."""
@@ -259,7 +292,10 @@ class Notebook:
         """`finding` (program lines) placed in cells: its span, its related places in this
         notebook and its fixes' edits; a fix with an edit that crosses cells is dropped.
         `relative`: messages name other cells as earlier or later ones, not by number (an
-        editor's client may sync only some cells: their numbers are not the ones the user sees)."""
+        editor's client may sync only some cells: their numbers are not the ones the user sees).
+        A finding in a cell already (a cell's syntax error) stays as it is."""
+        if finding.span.cell is not None:
+            return finding
         fixes = []
         for fix in finding.fixes:
             edits = [self._local_edit(edit) for edit in fix.edits]

@@ -64,7 +64,10 @@ def _user_traceback(error: BaseException) -> str:
     start = error.__traceback__
     while start is not None and not is_user_file(start.tb_frame.f_code.co_filename):
         start = start.tb_next
-    text = "".join(traceback.format_exception(type(error), error, start or error.__traceback__))
+    if start is None and isinstance(error, SyntaxError):  # the user's code never ran: its error is all there is
+        text = "".join(traceback.format_exception_only(type(error), error))
+    else:
+        text = "".join(traceback.format_exception(type(error), error, start or error.__traceback__))
     from gradguard.verify.targets import RUN_NOTEBOOKS
 
     for path, notebook in RUN_NOTEBOOKS.items():
@@ -80,6 +83,9 @@ def _exception_finding(error: BaseException, device: str) -> dict:
     frames = user_frames(error.__traceback__)
     if site is None and frames:
         site = frames[-1]
+    if site is None and isinstance(error, SyntaxError) and error.filename and error.lineno:  # no frame of the file ran
+        column = max((error.offset or 1) - 1, 0)
+        site = Site(error.filename, error.lineno, column, column + 1)
     if site is None:
         site = Site("", 1, 0, 0)
     text = str(error).split("\n")[0]

@@ -9,6 +9,7 @@ import linecache
 import runpy
 import sys
 from pathlib import Path
+from types import CodeType
 
 import torch
 from torch import nn
@@ -44,8 +45,21 @@ def run_path(path: str, run_name: str) -> dict:
     program = notebook.program
     linecache.cache[path] = (len(program), None, program.splitlines(True), path)  # tracebacks show the cells' code
     namespace: dict = {"__name__": run_name, "__builtins__": builtins}
-    exec(compile(program, path, "exec"), namespace)
+    for start, cell in notebook.units():  # one cell at a time, as a kernel runs them, in the program's lines
+        exec(_compiled(cell.program_text, start, path), namespace)
     return namespace
+
+
+def _compiled(text: str, start: int, path: str) -> CodeType:
+    """A notebook cell's code, its lines numbered from the program's line `start`; a syntax error
+    shows the cell's line (CPython would read the line from the notebook's JSON)."""
+    try:
+        return compile("\n" * (start - 1) + text, path, "exec")
+    except SyntaxError as error:
+        lines = text.splitlines(True)
+        if error.lineno is not None and 0 <= error.lineno - start < len(lines):
+            error.text = lines[error.lineno - start]
+        raise
 
 
 def run_target(path: str, name: str, settings: dict, device: torch.device) -> None:
