@@ -223,3 +223,18 @@ def test_typing_below_the_module_level_code_runs_it_from_the_statement_typed_in(
     assert found == [[], [], [("GG001", 28, [27, 30])], [("GG001", 28, [27, 30])], []]
     # a line added re-parses the statement above it too: before `h.mul_(2)`, `loss = …`, `loss.backward(…)`
     assert checkpoints == [[], [9], [9, 10], [9, 10], [9, 10]]
+
+
+def test_a_factory_reparsed_beside_a_new_statement_is_followed_again_by_the_class_that_calls_it() -> None:
+    """A class's `__init__` builds its layers through a top-level factory: when an edit re-parses
+    the factory and adds a statement (the module level runs again), the methods analysed with the
+    modules it built are analysed again, with the new factory's layers."""
+    path = ROOT / "tests" / "programs" / "dqn_hard_target_copy_before_backward.py"
+    text = path.read_text().replace("agent.update(*batch)", "")  # `update` analysed on its own
+    opened = OpenDocument(str(path))
+    project = project_index(use_jedi=False)
+    opened.analyse(text, Settings(), project)
+    edited = text.replace("\ndef q_network(", "\npass\ndef q_network(")
+    found = opened.analyse(edited, Settings(), project)
+    assert shown(found) == shown(analyse_document(Document.parse(str(path), edited), Settings(), project))
+    assert [(f.code, f.span.start.line) for f in found] == [("GG001", 23)]

@@ -106,10 +106,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return self.result
 
     def _reusable_units(self) -> dict[cst.FunctionDef, Unit]:
-        """The previous version's units that may stand (each checked again before it is taken)."""
-        if self.previous is None or (self.bodies_only and self.entered & self.replaced):
+        """The previous version's units that may stand: all of them but those that ran into a
+        replaced function when the module level's result stood; else each one checked against
+        what the module level built (`reuse.py`)."""
+        if self.previous is None or (self.module_reused and self.entered & self.replaced):
             return {}
-        if not self.bodies_only:
+        if not self.module_reused:
             if self.previous_globals is None:
                 return {}
             self.reuse = Reuse(self.previous_globals, self.previous.body, self.definitions, self.result.names,
@@ -123,8 +125,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             self.result.names = {s: n for s, n in previous.names.items() if s in top_level}
             self.previous_globals = dict(previous.definitions.globals) if previous.definitions is not None else None
         self.result.body = tuple(self.module.body)
-        reused = previous is not None and self.bodies_only and self._reuse_module_level(previous)
-        if reused:
+        self.module_reused = previous is not None and self.bodies_only and self._reuse_module_level(previous)
+        if self.module_reused:
             self.result.checkpoints = previous.checkpoints  # its statements stand; the next version may start there
         else:
             state = State(self.definitions.globals)

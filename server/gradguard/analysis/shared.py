@@ -32,7 +32,8 @@ class InterpreterState:
         # reuse of the previous version's result (see `Interpreter.run`)
         self.previous = previous
         self.replaced = replaced  # the previous version's functions this version no longer has
-        self.reuse: Reuse | None = None  # after an edit of the module-level code: which units stand
+        self.module_reused = False  # the previous version's module-level result stands (only function bodies changed)
+        self.reuse: Reuse | None = None  # when it does not: which of the previous units stand
         self.source_of: Callable[[cst.CSTNode], str | None] = _no_source  # a top-level statement's text, if at hand
         self.previous_globals: dict[str, Value] | None = None  # the previous version's, as its analysis left them
         self.flags_set = False  # the function being analysed changed a tensor's flags (`set_flags`)
