@@ -238,3 +238,12 @@ def test_a_factory_reparsed_beside_a_new_statement_is_followed_again_by_the_clas
     found = opened.analyse(edited, Settings(), project)
     assert shown(found) == shown(analyse_document(Document.parse(str(path), edited), Settings(), project))
     assert [(f.code, f.span.start.line) for f in found] == [("GG001", 23)]
+
+
+def test_deleting_the_only_line_that_did_not_parse_clears_its_syntax_error() -> None:
+    opened = OpenDocument("cell.py")
+    project = project_index(use_jedi=False)
+    assert opened.analyse("x = 1\n# a comment\n", Settings(), project) == []
+    assert [(f.code, f.span.start.line) for f in opened.analyse("raeturn x\n# a comment\n", Settings(), project)] == [
+        ("GG000", 1)]
+    assert opened.analyse("# a comment\n", Settings(), project) == []

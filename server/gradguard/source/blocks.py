@@ -182,6 +182,8 @@ class BlockTree:
             self._problem = _problem_from(text, lines, first)
             if self._problem is None:
                 self._parse_whole(text, parsed)
+        else:  # every block parses (an edit may have deleted the only one that did not)
+            self._problem = None
         self.lines = lines
         self._index_blocks()
         return self._document(text)
