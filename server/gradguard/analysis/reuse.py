@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import symtable
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -51,6 +51,16 @@ def globals_read(code: str) -> frozenset[str]:
                     if symbol.is_global() or (table.get_type() == "class" and not symbol.is_local()))
         tables.extend(table.get_children())
     return frozenset(read)
+
+
+def read_globals(names: dict[cst.CSTNode, frozenset[str]], body: Sequence[cst.BaseStatement],
+                 source: Callable[[cst.CSTNode], str | None]) -> None:
+    """`globals_read` of each top-level statement in `body` whose text `source` gives, into `names`."""
+    for statement in body:
+        if statement not in names and isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            code = source(statement)
+            if code is not None:
+                names[statement] = globals_read(code)
 
 
 def same_binding(old: object, new: object) -> bool:

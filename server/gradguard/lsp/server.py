@@ -340,10 +340,18 @@ class GradguardServer(LanguageServer):
 
     async def settle_in(self, uri: str) -> None:
         """After a document's first diagnostics: read the files it imports, if any, and analyse it
-        again; then put what is in memory now out of the garbage collector's way."""
+        again; prepare it for the first keystroke; then put what is in memory now out of the
+        garbage collector's way."""
         if uri in self.settling:
             await self.read_imports(uri)
+        async with self.scheduler.background_turn():
+            await self.scheduler.run(self.prepare, uri)
         await self.scheduler.settle_memory()
+
+    def prepare(self, uri: str) -> None:
+        """`OpenDocument.prepare` for the document at `uri`, if it is still open."""
+        if (opened := self.opened.get(uri)) is not None:
+            opened.prepare()
 
     async def read_imports(self, uri: str) -> None:
         """Read the files a document imports (with `$/progress`), one executor job each, while the

@@ -29,6 +29,7 @@ from gradguard.source.parser import parse_module
 from gradguard.source.positions import spans_of
 
 _STAND_IN = "class _:\n"
+_RECENT = 32  # re-parsed statements remembered as where the user types
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,6 +163,7 @@ class BlockTree:
         self._positions: dict[cst.CSTNode, dict[cst.CSTNode, Span]] = {}  # per block statement, from its start
         self._unsplit: str | None = None  # parsed whole, not split into blocks yet: the text
         self._whole: Document | None = None  # CPython refuses the text libcst parsed: no blocks
+        self._recent: dict[cst.CSTNode, None] = {}  # the statements of the blocks the last edits re-parsed, oldest first
 
     # ---- versions -----------------------------------------------------------------------
 
@@ -172,7 +174,7 @@ class BlockTree:
         `replaced` then lists the statements of the previous version that this one no longer has.
         """
         lines = text.split("\n")  # fast, and exact: text with lone \r line ends is always parsed whole
-        self._split()
+        self.split()
         self.replaced = []
         if self.module is None or not self.blocks or "\r" in text and text.count("\r") != text.count("\r\n") \
                 or not self._reparse_region(lines):
@@ -204,7 +206,7 @@ class BlockTree:
         self._unsplit = text if document.module is not None else None
         self._whole = None
 
-    def _split(self) -> None:
+    def split(self) -> None:
         """Split the tree parsed whole into blocks, by CPython's lines of its statements."""
         text, self._unsplit = self._unsplit, None
         if text is None or self.module is None:
@@ -290,6 +292,12 @@ class BlockTree:
 
     def _splice(self, i: int, j: int, blocks: list[Block], delta: int) -> None:
         self.blocks = [*self.blocks[:i], *blocks, *(b.moved(delta) for b in self.blocks[j + 1:])]
+        for block in blocks:  # where the user types: the new nodes findings name are likely there
+            for statement in (block.node, *(m.node for m in block.members)):
+                self._recent.pop(statement, None)
+                self._recent[statement] = None
+        for old in list(self._recent)[:-_RECENT]:
+            del self._recent[old]
         assert self.module is not None
         if self.replaced:  # else the same statements stand (a region that stopped parsing keeps its tree)
             self.module = self.module.with_changes(body=[b.node for b in self.blocks])
@@ -312,10 +320,11 @@ class BlockTree:
 
         Blocks are resolved on demand: first the block of `scope` (the function `node` is likely
         in), then those of `likely` (the caller's guess: the functions whose analysis reported
-        something), then, if the node is still not found, all the others (without a `scope`,
-        the module-level code's before the functions and classes).
+        something), then those the last edits re-parsed, then, if the node is still not found,
+        all the others, nearest the edits first (without a `scope`, the module-level code's before
+        the functions and classes).
         """
-        self._split()
+        self.split()
         if self._whole is not None:
             return self._whole.span(node)
         if node not in self._owner:
@@ -323,8 +332,10 @@ class BlockTree:
             if first is not None and first.node not in self._positions:
                 self._resolve(first)
         if node not in self._owner:
-            for block in sorted(self._where.values(), key=lambda b: (b.node not in likely, scope is None and isinstance(
-                    b.node, (cst.FunctionDef, cst.ClassDef)))):  # without a function: the module-level code's first
+            edited = max((b.first for b in self._where.values() if b.node in self._recent), default=0)
+            for block in sorted(self._where.values(), key=lambda b: (
+                    b.node not in likely, b.node not in self._recent,
+                    scope is None and isinstance(b.node, (cst.FunctionDef, cst.ClassDef)), abs(b.first - edited))):
                 if block.node not in self._positions:
                     self._resolve(block)
                     if node in self._owner:
@@ -346,7 +357,7 @@ class BlockTree:
 
     def name_at(self, line: int, column: int) -> cst.Name | None:
         """The name at (1-based `line`, 0-based `column`) in the current version, if any."""
-        self._split()
+        self.split()
         for block in self._where.values():
             if block.members or block.broken or not block.first <= line <= block.last:
                 continue
