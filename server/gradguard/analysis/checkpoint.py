@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 from dataclasses import replace
 
-import libcst as cst
 
 from gradguard.analysis.events import Checkpoint
 from gradguard.analysis.shared import InterpreterState
@@ -46,63 +45,58 @@ def take(interpreter: InterpreterState, state: State, index: int, steps: int) ->
     if interpreter.result.cuts or interpreter.budget.unread or state.dead:
         return None
     definitions = interpreter.definitions
-    values = _Copier(definitions, definitions)
-    env = values.names(state.env)
-    pending = {id(change): replace(change) for change in interpreter.pending}
-    return Checkpoint(
-        prefix=tuple(interpreter.module.body[:index]),
-        definitions=definitions,
-        env=env,
-        globals=None if definitions.globals is state.env else values.names(definitions.globals),
-        saves=dict(state.saves),
-        grad_enabled=state.grad_enabled,
-        classes=values.classes(definitions.classes),
-        bases={name: tuple(values.value(v) for v in found) for name, found in definitions.bases.items()},
-        class_attributes={name: values.names(found) for name, found in definitions.class_attributes.items()},
-        star_imports=list(definitions.star_imports),
-        changes=[pending.get(id(c), c) for c in interpreter.result.changes],
-        pending=list(pending.values()),
-        entered=frozenset(interpreter.entered),
-        seen=dict(interpreter.seen),
-        deferred=[replace(d, template=values.value(d.template)) for d in interpreter.deferred],
-        planned=frozenset(interpreter.planned),
-        cut_calls=frozenset(interpreter.cut_calls),
-        summaries=values.summaries(interpreter.summaries),
-        callee_records=frozenset(interpreter.callee_records),
-        last_callee_env=values.names(interpreter.last_callee_env),
-        next_serial=interpreter.next_serial,
-        followed=interpreter.followed,
-        steps=steps,
-        hovers=interpreter.hovers,
-    )
+    live = Checkpoint(
+        prefix=tuple(interpreter.module.body[:index]), definitions=definitions, env=state.env,
+        globals=None if definitions.globals is state.env else definitions.globals, saves=state.saves,
+        grad_enabled=state.grad_enabled, classes=definitions.classes, bases=definitions.bases,
+        class_attributes=definitions.class_attributes, star_imports=definitions.star_imports,
+        changes=interpreter.result.changes, pending=interpreter.pending, entered=frozenset(interpreter.entered),
+        seen=interpreter.seen, deferred=interpreter.deferred, planned=frozenset(interpreter.planned),
+        cut_calls=frozenset(interpreter.cut_calls), summaries=interpreter.summaries,
+        callee_records=frozenset(interpreter.callee_records), last_callee_env=interpreter.last_callee_env,
+        next_serial=interpreter.next_serial, followed=interpreter.followed, steps=steps, hovers=interpreter.hovers)
+    return _copied(live, _Copier(definitions, definitions))
 
 
 def restore(checkpoint: Checkpoint, interpreter: InterpreterState, state: State) -> None:
     """Put `interpreter` and its module-level `state` where the checkpoint was taken: a copy of
     it, whose values refer to the interpreter's own definitions."""
     definitions = interpreter.definitions
-    values = _Copier(checkpoint.definitions, definitions)
-    env = values.names(checkpoint.env)
-    definitions.globals = env if checkpoint.globals is None else values.names(checkpoint.globals)
-    definitions.classes = values.classes(checkpoint.classes)
-    definitions.bases = {name: tuple(values.value(v) for v in found) for name, found in checkpoint.bases.items()}
-    definitions.class_attributes = {name: values.names(found) for name, found in checkpoint.class_attributes.items()}
-    definitions.star_imports = list(checkpoint.star_imports)
-    state.env, state.saves, state.grad_enabled = env, dict(checkpoint.saves), checkpoint.grad_enabled
+    copied = _copied(checkpoint, _Copier(checkpoint.definitions, definitions))
+    definitions.globals = copied.env if copied.globals is None else copied.globals
+    definitions.classes, definitions.bases = copied.classes, copied.bases
+    definitions.class_attributes, definitions.star_imports = copied.class_attributes, copied.star_imports
+    state.env, state.saves, state.grad_enabled = copied.env, copied.saves, copied.grad_enabled
+    interpreter.result.changes, interpreter.pending = copied.changes, copied.pending
+    interpreter.entered, interpreter.seen = set(copied.entered), copied.seen
+    interpreter.deferred, interpreter.planned = copied.deferred, set(copied.planned)
+    interpreter.cut_calls, interpreter.summaries = set(copied.cut_calls), copied.summaries
+    interpreter.callee_records, interpreter.last_callee_env = set(copied.callee_records), copied.last_callee_env
+    interpreter.next_serial, interpreter.followed = copied.next_serial, copied.followed
+    interpreter.budget.steps += copied.steps
+
+
+def _copied(checkpoint: Checkpoint, values: _Copier) -> Checkpoint:
+    """`checkpoint` with its containers, the values in them that can change and its pending
+    changes (a later backward pass confirms them) copied."""
     pending = {id(change): replace(change) for change in checkpoint.pending}
-    interpreter.result.changes = [pending.get(id(c), c) for c in checkpoint.changes]
-    interpreter.pending = list(pending.values())
-    interpreter.entered = set(checkpoint.entered)
-    interpreter.seen = dict(checkpoint.seen)
-    interpreter.deferred = [replace(d, template=values.value(d.template)) for d in checkpoint.deferred]
-    interpreter.planned = set(checkpoint.planned)
-    interpreter.cut_calls = set(checkpoint.cut_calls)
-    interpreter.summaries = values.summaries(checkpoint.summaries)
-    interpreter.callee_records = set(checkpoint.callee_records)
-    interpreter.last_callee_env = values.names(checkpoint.last_callee_env)
-    interpreter.next_serial = checkpoint.next_serial
-    interpreter.followed = checkpoint.followed
-    interpreter.budget.steps += checkpoint.steps
+    env = values.names(checkpoint.env)
+    return replace(
+        checkpoint,
+        env=env,
+        globals=None if checkpoint.globals is None else values.names(checkpoint.globals),
+        saves=dict(checkpoint.saves),
+        classes={name: (node, values.value(template)) for name, (node, template) in checkpoint.classes.items()},
+        bases={name: tuple(values.value(v) for v in found) for name, found in checkpoint.bases.items()},
+        class_attributes={name: values.names(found) for name, found in checkpoint.class_attributes.items()},
+        star_imports=list(checkpoint.star_imports),
+        changes=[pending.get(id(c), c) for c in checkpoint.changes],
+        pending=list(pending.values()),
+        seen=dict(checkpoint.seen),
+        deferred=[replace(d, template=values.value(d.template)) for d in checkpoint.deferred],
+        summaries={key: (values.value(found), functions) for key, (found, functions) in checkpoint.summaries.items()},
+        last_callee_env=values.names(checkpoint.last_callee_env),
+    )
 
 
 class _Copier:
@@ -116,14 +110,6 @@ class _Copier:
 
     def names(self, names: dict[str, Value]) -> dict[str, Value]:
         return {name: self.value(value) for name, value in names.items()}  # type: ignore[misc]
-
-    def classes(self, classes: dict[str, tuple[cst.ClassDef, ModuleValue | None]]
-                ) -> dict[str, tuple[cst.ClassDef, ModuleValue | None]]:
-        return {name: (node, self.value(template)) for name, (node, template) in classes.items()}  # type: ignore[misc]
-
-    def summaries(self, summaries: dict[tuple[object, ...], tuple[Value, frozenset[cst.FunctionDef]]]
-                  ) -> dict[tuple[object, ...], tuple[Value, frozenset[cst.FunctionDef]]]:
-        return {key: (self.value(found), functions) for key, (found, functions) in summaries.items()}  # type: ignore[misc]
 
     def value(self, value: Value | None) -> Value | None:
         if value is None:
