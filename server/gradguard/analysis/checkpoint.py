@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 from dataclasses import replace
 
-
 from gradguard.analysis.events import Checkpoint
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
