@@ -8,6 +8,11 @@ for the thread: that one goes first, and the stopped analysis runs again after i
 document never holds back the diagnostics of the others, and a quick analysis is never stopped
 half-way. Background work (reading imports, collecting closed documents' trees) takes turns,
 one job at a time, once no document has changed for `IDLE` seconds.
+
+While the user types, the cyclic garbage collector waits: a collection of the young generations
+that lands on a keystroke costs milliseconds (a keystroke's analysis keeps a few thousand
+objects: re-parsed blocks, results, checkpoints), so it runs in a background turn once typing
+pauses, and automatic collection resumes after it.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ class Scheduler:
         self._cost: dict[str, float] = {}  # per document: how long its last analysis ran (seconds)
         self._background = asyncio.Lock()
         self._releasing = False  # a collection of closed documents' trees is queued
+        self._tidying = False  # the collector waits for typing to pause (`active`)
+        self._thresholds = gc.get_threshold()  # of automatic collection, when it runs
         self.last_activity = 0.0  # the event loop's time of the latest change, or first diagnostics
         self.stopping = False  # shut down, or the client is gone: every analysis stops
 
@@ -92,8 +99,20 @@ class Scheduler:
 
     def active(self) -> None:
         """A document changed or got its first diagnostics: the user is about to read or type,
-        so background work waits."""
+        so background work waits, and so does the garbage collector (`_tidy`)."""
         self.last_activity = asyncio.get_running_loop().time()
+        if not self._tidying:
+            self._tidying = True
+            gc.set_threshold(0)  # no automatic collection (analyses pause the collector and resume it: not this)
+            asyncio.ensure_future(self._tidy())
+
+    async def _tidy(self) -> None:
+        """Once typing pauses: collect the young generations, and let the collector run again."""
+        async with self.background_turn():
+            self._tidying = False
+            await self.run(gc.collect, 1)
+            if not self._tidying:  # no keystroke came while it ran
+                gc.set_threshold(*self._thresholds)
 
     @asynccontextmanager
     async def background_turn(self) -> AsyncIterator[None]:
