@@ -5,6 +5,8 @@ of them, not after all of them. Once all are read, the document is analysed agai
 Raw JSON-RPC, so that the order in which the server's messages arrive is exact.
 """
 
+import asyncio
+import gc
 import json
 import queue
 import subprocess
@@ -19,6 +21,7 @@ import pytest
 from gradguard.analysis.budget import Cancelled
 from gradguard.config import Settings
 from gradguard.engine import OpenDocument, project_index
+from gradguard.lsp.scheduler import IDLE, Scheduler
 
 from lsp_wire import framed, read_message
 
@@ -292,3 +295,28 @@ def test_an_analysis_no_longer_wanted_stops_within_100_ms(tmp_path: Path):
         # where the budget's CPU time cuts may differ (the GG000 notes); the findings may not
         assert [(f.code, f.span.start.line) for f in findings if f.code != "GG000"] == \
             [(f.code, f.span.start.line) for f in fresh if f.code != "GG000"] == [("GG001", len(later.splitlines()) - 1)]
+
+
+def test_the_garbage_collector_waits_while_the_user_types() -> None:
+    """A change turns automatic collection off (a collection landing on a keystroke costs
+    milliseconds); once typing pauses for `IDLE`, the young generations are collected and
+    automatic collection resumes with its thresholds; a change during the pause waits again."""
+    thresholds = gc.get_threshold()
+
+    async def typing() -> list[tuple[int, int, int]]:
+        scheduler = Scheduler()
+        seen = []
+        for _ in range(3):  # keystrokes closer together than IDLE
+            scheduler.active()
+            seen.append(gc.get_threshold())
+            await asyncio.sleep(IDLE / 3)
+        await asyncio.sleep(IDLE * 2)
+        seen.append(gc.get_threshold())
+        return seen
+
+    try:
+        seen = asyncio.run(typing())
+    finally:
+        gc.set_threshold(*thresholds)
+    assert [s[0] for s in seen[:3]] == [0, 0, 0]
+    assert seen[3] == thresholds
