@@ -13,7 +13,7 @@ from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.events import ScopeResult, Seen
 from gradguard.analysis.interpreter import interpret, read_top_level
 from gradguard.analysis.libraries import Environment
-from gradguard.analysis.reuse import read_globals
+from gradguard.analysis.reuse import read_ahead
 from gradguard.analysis.project import ProjectIndex
 from gradguard.config import Settings
 from gradguard.findings import Edit, Finding, Position, Severity
@@ -95,7 +95,7 @@ class OpenDocument:
         diagnostics: the document split into blocks, what each top-level statement reads."""
         self.blocks.split()
         if self._previous is not None and self.blocks.module is not None:
-            read_globals(self._previous.names, self.blocks.module.body, self.blocks.source_of)
+            read_ahead(self._previous.facts, self.blocks.module.body, self.blocks.source_of)
 
     def forget(self) -> None:
         """Interpret the next version afresh (what it imports has changed)."""

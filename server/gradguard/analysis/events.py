@@ -145,6 +145,21 @@ class Checkpoint:
 
 
 @dataclass
+class StatementFacts:
+    """What `reuse.py` asks of each top-level statement, kept from version to version (a keystroke
+    re-parses a few statements): the globals it reads, the functions and classes it defines."""
+
+    reads: dict[cst.CSTNode, frozenset[str]] = field(default_factory=dict)
+    defines: dict[cst.CSTNode, tuple[cst.FunctionDef | cst.ClassDef, ...]] = field(default_factory=dict)
+
+    def kept_for(self, body: Sequence[cst.BaseStatement]) -> StatementFacts:
+        """These facts, of the statements in `body` only."""
+        top_level = set(body)
+        return StatementFacts({s: n for s, n in self.reads.items() if s in top_level},
+                              {s: d for s, d in self.defines.items() if s in top_level})
+
+
+@dataclass
 class ScopeResult:
     """Everything observed while interpreting one file: all its in-place changes; those of the
     module-level code, the functions it ran and the functions it left for later (`plan`); and
@@ -162,7 +177,7 @@ class ScopeResult:
     cut_short: bool = False  # the file's budget ran out: functions were left unanalysed
     body: tuple[cst.BaseStatement, ...] = ()  # the file's top-level statements
     checkpoints: tuple[Checkpoint, ...] = ()  # the module level's state before statements typed in, shortest first
-    names: dict[cst.CSTNode, frozenset[str]] = field(default_factory=dict)  # per top-level statement: `reuse.globals_read`
+    facts: StatementFacts = field(default_factory=StatementFacts)  # of its top-level statements (`reuse.py`)
 
     def seen(self, name: cst.Name) -> Seen | None:
         """What `name` held where it stands, at module level or in a function (asked by hovers only:

@@ -114,15 +114,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not self.module_reused:
             if self.previous_globals is None:
                 return {}
-            self.reuse = Reuse(self.previous_globals, self.previous.body, self.definitions, self.result.names,
+            self.reuse = Reuse(self.previous_globals, self.previous.body, self.definitions, self.result.facts,
                                self.source_of)
         return self.previous.units
 
     def _module_level(self) -> None:
         previous = self.previous
         if previous is not None:
-            top_level = set(self.module.body)
-            self.result.names = {s: n for s, n in previous.names.items() if s in top_level}
+            self.result.facts = previous.facts.kept_for(self.module.body)
             self.previous_globals = dict(previous.definitions.globals) if previous.definitions is not None else None
         self.result.body = tuple(self.module.body)
         self.module_reused = previous is not None and self.bodies_only and self._reuse_module_level(previous)

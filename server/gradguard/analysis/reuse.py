@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Sequence
 
 import libcst as cst
 
-from gradguard.analysis.events import Unit
+from gradguard.analysis.events import StatementFacts, Unit
 from gradguard.analysis.values import (
     BuiltinRef,
     ConstValue,
@@ -53,14 +53,23 @@ def globals_read(code: str) -> frozenset[str]:
     return frozenset(read)
 
 
-def read_globals(names: dict[cst.CSTNode, frozenset[str]], body: Sequence[cst.BaseStatement],
-                 source: Callable[[cst.CSTNode], str | None]) -> None:
-    """`globals_read` of each top-level statement in `body` whose text `source` gives, into `names`."""
+def defined(facts: StatementFacts, statement: cst.CSTNode) -> tuple[cst.FunctionDef | cst.ClassDef, ...]:
+    """`defined_in(statement)`, kept in `facts`."""
+    found = facts.defines.get(statement)
+    if found is None:
+        found = facts.defines[statement] = tuple(defined_in(statement))
+    return found
+
+
+def read_ahead(facts: StatementFacts, body: Sequence[cst.BaseStatement],
+               source: Callable[[cst.CSTNode], str | None]) -> None:
+    """The facts of each definition in `body` whose text `source` gives, known from now on."""
     for statement in body:
-        if statement not in names and isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        defined(facts, statement)
+        if statement not in facts.reads and isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             code = source(statement)
             if code is not None:
-                names[statement] = globals_read(code)
+                facts.reads[statement] = globals_read(code)
 
 
 def same_binding(old: object, new: object) -> bool:
@@ -87,13 +96,13 @@ class Reuse:
     """Which previous units still hold, for one version whose module-level code changed."""
 
     def __init__(self, old: dict[str, Value], old_body: tuple[cst.BaseStatement, ...], new: Definitions,
-                 names: dict[cst.CSTNode, frozenset[str]], source: Callable[[cst.CSTNode], str | None]) -> None:
+                 facts: StatementFacts, source: Callable[[cst.CSTNode], str | None]) -> None:
         self.old, self.new = old, new  # the previous version's globals, this version's definitions
         self.source = source  # a top-level statement's text, if the document has it at hand
         self.kept = set(old_body)  # the previous version's top-level statements
-        self.names = names  # per top-level statement: `globals_read` (kept from version to version)
-        self.statement_of = {defined: statement for statement in (new.module.body if new.module else ())
-                             for defined in defined_in(statement)}  # function or class -> top-level statement
+        self.names = facts.reads
+        self.statement_of = {definition: statement for statement in (new.module.body if new.module else ())
+                             for definition in defined(facts, statement)}  # function or class -> top-level statement
 
     def holds(self, function: cst.FunctionDef, unit: Unit) -> bool:
         """Whether `unit`, the previous analysis of `function`, holds in this version."""
@@ -122,7 +131,6 @@ class Reuse:
                         done.add(defined)
                         todo.append(defined)
         return read
-
 
     def _code(self, statement: cst.CSTNode) -> str:
         code = self.source(statement)
