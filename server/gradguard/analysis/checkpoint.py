@@ -18,8 +18,8 @@ frozen values are shared.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
+from typing import TypeVar
 
 from gradguard.analysis.events import Checkpoint
 from gradguard.analysis.shared import InterpreterState
@@ -35,6 +35,7 @@ from gradguard.analysis.values import (
 )
 
 MAX_CHECKPOINTS = 4  # per open document
+T = TypeVar("T")
 
 
 def take(interpreter: InterpreterState, state: State, index: int, steps: int) -> Checkpoint | None:
@@ -119,12 +120,12 @@ class _Copier:
         if isinstance(value, ModuleValue):
             return self._module(value)
         if isinstance(value, SequenceValue):
-            sequence = self._copies[id(value)] = copy.copy(value)
+            sequence = self._copies[id(value)] = _shallow(value)
             sequence.items = tuple(self.value(item) for item in value.items)  # type: ignore[misc]
             sequence.repeated = self.value(value.repeated)
             return sequence
         if isinstance(value, DictValue):
-            mapping = self._copies[id(value)] = copy.copy(value)
+            mapping = self._copies[id(value)] = _shallow(value)
             mapping.entries = {key: self.value(item) for key, item in value.entries.items()}  # type: ignore[misc]
             return mapping
         if isinstance(value, FunctionRef) and (value.bound_self is not None or value.closure is not None
@@ -148,7 +149,7 @@ class _Copier:
         known = self._copies.get(id(module))
         if known is not None:
             return known  # type: ignore[return-value]
-        found = self._copies[id(module)] = copy.copy(module)
+        found = self._copies[id(module)] = _shallow(module)
         if found.definitions is self.old:
             found.definitions = self.new
         found.parameters = dict(module.parameters)
@@ -158,3 +159,11 @@ class _Copier:
         found.forward_hooks = [self.value(hook) for hook in module.forward_hooks]  # type: ignore[misc]
         found.mapping = self.value(module.mapping)  # type: ignore[assignment]
         return found
+
+
+def _shallow(value: T) -> T:
+    """A shallow copy of a (non-frozen, slot-less) dataclass instance: its fields, not `copy.copy`'s
+    reduce protocol (a checkpoint copies a few hundred of them at every keystroke)."""
+    copied = object.__new__(type(value))
+    copied.__dict__.update(value.__dict__)
+    return copied
