@@ -12,6 +12,8 @@
 - `exit` raises SystemExit (1 unless a `shutdown` came first), which pygls' `start_io` swallowed:
   the process exited 0. Here it propagates.
 - Documents split their lines where LSP does.
+- cattrs builds the code that reads a message type the first time one arrives (ms for a
+  notebook's change): `warm_up` has it built for what typing sends before the first keystroke.
 """
 
 from __future__ import annotations
@@ -252,3 +254,25 @@ class LspWorkspace(Workspace):
                               language_id: str | None = None) -> TextDocument:
         return LspTextDocument(doc_uri, source=source, version=version, language_id=language_id,
                                sync_kind=self._sync_kind, position_codec=self._position_codec)
+
+
+_RANGE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+_TYPED = [{"range": _RANGE, "text": "x"}]
+_SAMPLES: list[tuple[dict[str, Any], type]] = [
+    ({"textDocument": {"uri": "file:///a.py", "version": 2}, "contentChanges": _TYPED},
+     lsp.DidChangeTextDocumentParams),
+    ({"notebookDocument": {"uri": "file:///a.ipynb", "version": 1}, "change": {"cells": {"textContent": [
+        {"document": {"uri": "vscode-notebook-cell:/a.ipynb#1", "version": 2}, "changes": _TYPED}]}}},
+     lsp.DidChangeNotebookDocumentParams),
+]
+
+
+def warm_up(converter: Converter) -> None:
+    """Have `converter` build its code for the notifications typing sends, and for the
+    diagnostics published back, now rather than at the first keystroke."""
+    for sample, kind in _SAMPLES:
+        converter.structure(sample, kind)
+    location = lsp.Location("file:///a.py", lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1)))
+    converter.unstructure(lsp.PublishDiagnosticsParams("file:///a.py", [lsp.Diagnostic(
+        location.range, "m", lsp.DiagnosticSeverity.Error, "GG001", source="gradguard",
+        related_information=[lsp.DiagnosticRelatedInformation(location, "m")])], version=1))

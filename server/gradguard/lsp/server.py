@@ -39,7 +39,7 @@ from gradguard.lsp import notebooks
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range, to_workspace_edit
 from gradguard.lsp.notebooks import OpenNotebook
 from gradguard.lsp.hover import rule_hover, tensor_hover
-from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio, serve_tcp
+from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio, serve_tcp, warm_up
 from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
 from gradguard.project_python import InterpreterError, find_interpreter, runs_here, site_packages
@@ -481,6 +481,7 @@ async def pull_settings(ls: GradguardServer) -> None:
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: GradguardServer, params: lsp.InitializedParams) -> None:
     ls.event_loop = asyncio.get_running_loop()
+    warm_up(ls.protocol._converter)  # pygls keeps its converter to itself
     if ls.pulls_settings:
         await pull_settings(ls)
 
