@@ -30,6 +30,7 @@ from gradguard.source.parser import THREAD_STACK
 
 SLICE = 0.05  # seconds an analysis runs before a newer version or another document may stop it
 IDLE = 0.3  # seconds of quiet (no change, no first diagnostics) before background work goes on
+TIDY_AFTER = 500_000  # objects allocated (less those freed) while typing, past which the collector runs anyway
 
 T = TypeVar("T")
 
@@ -101,6 +102,8 @@ class Scheduler:
         """A document changed or got its first diagnostics: the user is about to read or type,
         so background work waits, and so does the garbage collector (`_tidy`)."""
         self.last_activity = asyncio.get_running_loop().time()
+        if gc.get_count()[0] > TIDY_AFTER:  # typing that never pauses: its garbage is not kept for ever
+            gc.collect(1)
         if not self._tidying:
             self._tidying = True
             gc.set_threshold(0)  # no automatic collection (analyses pause the collector and resume it: not this)
