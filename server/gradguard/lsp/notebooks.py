@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Callable
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.workspace import TextDocument, Workspace
@@ -98,6 +99,9 @@ def line_edits(number: int, old: str, new: str) -> list[Edit]:
             if tag != "equal"]
 
 
+_unquoted = lru_cache(maxsize=4096)(unquote)  # how pygls keys its documents: a cell's URI, at every keystroke
+
+
 def open_notebook(workspace: Workspace, uri: str, version: int,
                   previous: OpenNotebook | None = None) -> OpenNotebook | None:
     """The synced notebook at `uri` as it is now (its `version` as the server counts them), or
@@ -106,7 +110,8 @@ def open_notebook(workspace: Workspace, uri: str, version: int,
     notebook = workspace.get_notebook_document(notebook_uri=uri)
     if notebook is None:
         return None
-    documents = [workspace.get_text_document(cell.document) for cell in notebook.cells]
+    documents = [workspace.text_documents.get(_unquoted(cell.document)) or workspace.get_text_document(cell.document)
+                 for cell in notebook.cells]
     languages = tuple((document.language_id or "python").lower() for document in documents)
     known = {(cell.kind, cell.source, language): cell for cell, language in zip(
         previous.model.cells, previous.languages)} if previous is not None else {}
