@@ -259,20 +259,22 @@ class LspWorkspace(Workspace):
 _RANGE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
 _TYPED = [{"range": _RANGE, "text": "x"}]
 _SAMPLES: list[tuple[dict[str, Any], type]] = [
-    ({"textDocument": {"uri": "file:///a.py", "version": 2}, "contentChanges": _TYPED},
-     lsp.DidChangeTextDocumentParams),
-    ({"notebookDocument": {"uri": "file:///a.ipynb", "version": 1}, "change": {"cells": {"textContent": [
-        {"document": {"uri": "vscode-notebook-cell:/a.ipynb#1", "version": 2}, "changes": _TYPED}]}}},
-     lsp.DidChangeNotebookDocumentParams),
+    ({"jsonrpc": "2.0", "method": lsp.TEXT_DOCUMENT_DID_CHANGE, "params": {
+        "textDocument": {"uri": "file:///a.py", "version": 2}, "contentChanges": _TYPED}},
+     lsp.DidChangeTextDocumentNotification),
+    ({"jsonrpc": "2.0", "method": lsp.NOTEBOOK_DOCUMENT_DID_CHANGE, "params": {
+        "notebookDocument": {"uri": "file:///a.ipynb", "version": 1}, "change": {"cells": {"textContent": [
+            {"document": {"uri": "vscode-notebook-cell:/a.ipynb#1", "version": 2}, "changes": _TYPED}]}}}},
+     lsp.DidChangeNotebookDocumentNotification),
 ]
 
 
 def warm_up(converter: Converter) -> None:
-    """Have `converter` build its code for the notifications typing sends, and for the
-    diagnostics published back, now rather than at the first keystroke."""
+    """Have `converter` build its code for the notifications typing sends (as pygls reads them:
+    whole messages), and for the diagnostics published back, now rather than at the first keystroke."""
     for sample, kind in _SAMPLES:
         converter.structure(sample, kind)
     location = lsp.Location("file:///a.py", lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1)))
-    converter.unstructure(lsp.PublishDiagnosticsParams("file:///a.py", [lsp.Diagnostic(
-        location.range, "m", lsp.DiagnosticSeverity.Error, "GG001", source="gradguard",
-        related_information=[lsp.DiagnosticRelatedInformation(location, "m")])], version=1))
+    converter.unstructure(lsp.PublishDiagnosticsNotification(lsp.PublishDiagnosticsParams("file:///a.py", [
+        lsp.Diagnostic(location.range, "m", lsp.DiagnosticSeverity.Error, "GG001", source="gradguard",
+                       related_information=[lsp.DiagnosticRelatedInformation(location, "m")])], version=1)))
