@@ -247,3 +247,86 @@ def test_deleting_the_only_line_that_did_not_parse_clears_its_syntax_error() -> 
     assert [(f.code, f.span.start.line) for f in opened.analyse("raeturn x\n# a comment\n", Settings(), project)] == [
         ("GG000", 1)]
     assert opened.analyse("# a comment\n", Settings(), project) == []
+
+
+def _equal_version_after_version(*texts: str) -> list[list[tuple[str, int]]]:
+    """Each text analysed after the one before it in one open document: its findings, asserted
+    equal to a full analysis of the same text."""
+    opened = OpenDocument("edited.py")
+    project = project_index(use_jedi=False)
+    found = []
+    for text in texts:
+        findings = opened.analyse(text, Settings(), project)
+        assert shown(findings) == shown(analyse_document(Document.parse("edited.py", text), Settings(), project))
+        found.append([(f.code, f.span.start.line) for f in findings])
+    return found
+
+
+CLASS_AT_ITS_TIME = '''import torch
+INPLACE = {}
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = torch.nn.ReLU(inplace=INPLACE)
+
+    def forward(self, x):
+        y = torch.sigmoid(x)
+        return self.act(y)
+
+
+INPLACE = False
+'''
+
+
+def test_a_class_built_with_a_global_as_it_was_then_is_analysed_again_when_that_changes() -> None:
+    """`__init__` runs where the class is defined: it reads `INPLACE` as bound there, not as the
+    module level leaves it (the same at the end in both versions)."""
+    inplace, not_inplace = CLASS_AT_ITS_TIME.format("True"), CLASS_AT_ITS_TIME.format("False")
+    assert _equal_version_after_version(inplace, not_inplace, inplace) == [[("GG001", 12)], [], [("GG001", 12)]]
+
+
+def test_a_class_defined_inside_a_function_stays_known_after_an_edit_elsewhere() -> None:
+    program = '''import torch
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def forward(self, x):
+        return torch.sigmoid(x)
+
+
+def build():
+    class Inner(Base):
+        def forward(self, x):
+            x.requires_grad_()
+            y = super().forward(x)
+            y.mul_(2)
+            return y
+    return Inner()
+
+
+LR = {}
+'''
+    assert _equal_version_after_version(program.format("0.1"), program.format("0.2")) == [[("GG001", 15)]] * 2
+
+
+def test_a_flag_a_function_changed_in_a_module_level_model_is_not_seen_by_the_next_version() -> None:
+    """`freeze()` turns the weight's requires_grad off in the module's model: after an edit of
+    `train`, the model is built again, as a full analysis builds it, before `train` runs."""
+    program = '''import torch
+import torch.nn as nn
+
+model = nn.Linear(3, 3)
+
+
+def train(x):
+    model.weight.mul_({})
+    return model.weight
+
+
+def freeze():
+    model.weight.requires_grad_(False)
+'''
+    assert _equal_version_after_version(program.format(2), program.format(3)) == [[("GG002", 8)]] * 2

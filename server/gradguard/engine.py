@@ -28,6 +28,7 @@ from gradguard.source.notebook import Notebook
 from gradguard.source.parser import SKIPPED, collector_paused
 
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+PREPARED_CHECKPOINTS = 4  # spread over an open document's module-level code once it is open (`OpenDocument.prepare`)
 
 
 def project_index(*, use_jedi: bool = True, capacity: int = 128, python: str | None = None) -> ProjectIndex:
@@ -90,12 +91,29 @@ class OpenDocument:
             return None
         return describe(RuleContext(self._document, [], project), name.value, seen)
 
-    def prepare(self) -> None:
+    def prepare(self, project: ProjectIndex, cancelled: Callable[[], bool] | None = None) -> None:
         """What the first keystroke would otherwise pay for, done while the user reads the first
-        diagnostics: the document split into blocks, what each top-level statement reads."""
+        diagnostics: the document split into blocks, what each top-level statement reads, and
+        checkpoints of its module-level code spread over it (the same findings, from a run that
+        takes them). `cancelled()` answering True (a keystroke) stops it, keeping what was."""
         self.blocks.split()
-        if self._previous is not None and self.blocks.module is not None:
-            read_ahead(self._previous.facts, self.blocks.module.body, self.blocks.source_of)
+        previous, document = self._previous, self._document
+        if previous is None or document is None or document.module is None or self.blocks.module is None:
+            return
+        read_ahead(previous.facts, self.blocks.module.body, self.blocks.source_of)
+        count = len(document.module.body)
+        if previous.checkpoints or previous.cut_short or count < PREPARED_CHECKPOINTS * 2:
+            return
+        marks = frozenset(count * k // (PREPARED_CHECKPOINTS + 1) for k in range(1, PREPARED_CHECKPOINTS + 1))
+        with collector_paused(), budget.using(Budget(cancelled=cancelled)):
+            try:
+                _, result = _interpret(document, project, hovers=True, source=self.blocks.source_of,
+                                       checkpoints_at=marks)
+            except Cancelled:
+                return
+        if result is not None and not result.cut_short:
+            result.facts = previous.facts
+            self._previous = result
 
     def forget(self) -> None:
         """Interpret the next version afresh (what it imports has changed)."""
@@ -141,12 +159,14 @@ class OpenDocument:
 
 def _interpret(document: Document, project: ProjectIndex | None, previous: ScopeResult | None = None,
                replaced: list[cst.CSTNode] | None = None, hovers: bool = False,
-               source: Callable[[cst.CSTNode], str | None] | None = None) -> tuple[Document, ScopeResult | None]:
+               source: Callable[[cst.CSTNode], str | None] | None = None,
+               checkpoints_at: frozenset[int] = frozenset()) -> tuple[Document, ScopeResult | None]:
     """The interpreter's result for `document` (and the document, marked skipped if too deep)."""
     if document.module is None:
         return document, None
     try:
-        result = interpret(document.module, document.filename, project, previous, replaced or (), hovers, source)
+        result = interpret(document.module, document.filename, project, previous, replaced or (), hovers, source,
+                           checkpoints_at)
     except RecursionError:
         return replace(document, module=None, syntax_problem=SyntaxProblem(
             "its expressions are nested too deeply to analyse", Position(1, 0), skipped=True)), None

@@ -59,6 +59,11 @@ class Budget:
         self._reading = 0  # imported files being read, one inside another
         self._reading_since = 0.0  # when the outermost of them started
         self.unread: set[str] = set()  # imported files left unread: reading them had no time left
+        self.short_reads = False  # an imported file was read only in part (good for this analysis only)
+
+    def fits(self, steps: int) -> bool:
+        """Whether `steps` more steps stay within every open scope."""
+        return self.steps + steps <= self._limit
 
     def step(self) -> None:
         """One abstract step: raises `OverBudget` for the outermost scope it exceeds, `Cancelled`."""

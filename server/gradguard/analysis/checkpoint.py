@@ -40,9 +40,9 @@ T = TypeVar("T")
 
 def take(interpreter: InterpreterState, state: State, index: int, steps: int) -> Checkpoint | None:
     """A checkpoint of `interpreter`'s module level before its top-level statement `index`, having
-    spent `steps` (None where the analysis stopped short before it: a run from the top decides
-    those cuts)."""
-    if interpreter.result.cuts or interpreter.budget.unread or state.dead:
+    spent `steps` (None where the analysis stopped short before it, or read an import only in
+    part: a run from the top decides those)."""
+    if interpreter.result.cuts or interpreter.budget.unread or interpreter.budget.short_reads or state.dead:
         return None
     definitions = interpreter.definitions
     live = Checkpoint(

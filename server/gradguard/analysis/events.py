@@ -101,7 +101,8 @@ class Unit:
     nested: tuple[Deferred, ...] = ()
     seen: dict[cst.Name, Seen] = field(default_factory=dict)
     cuts: tuple[Cut, ...] = ()
-    sets_flags: bool = False  # it changed a tensor's flags, in the module-level modules holding it too
+    shares: bool = False  # it changed what later analyses see (`InterpreterState.shared_changed`)
+    steps: int = 0  # the budget's steps it took
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,7 @@ class ScopeResult:
     cuts: list[Cut] = field(default_factory=list)  # where the analysis stopped short (see `Cut`)
     module_cuts: list[Cut] = field(default_factory=list)
     cut_short: bool = False  # the file's budget ran out: functions were left unanalysed
+    cut_calls: bool = False  # some analysis stopped following a function's calls (`InterpreterState.cut_calls`)
     body: tuple[cst.BaseStatement, ...] = ()  # the file's top-level statements
     checkpoints: tuple[Checkpoint, ...] = ()  # the module level's state before statements typed in, shortest first
     facts: StatementFacts = field(default_factory=StatementFacts)  # of its top-level statements (`reuse.py`)

@@ -69,12 +69,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
                  previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (), hovers: bool = False,
-                 source: Callable[[cst.CSTNode], str | None] | None = None) -> None:
+                 source: Callable[[cst.CSTNode], str | None] | None = None,
+                 checkpoints_at: frozenset[int] = frozenset()) -> None:
         replaced = list(replaced)
         super().__init__(module, path, project, previous,
                          frozenset(f for node in replaced for f in defined_in(node) if isinstance(f, cst.FunctionDef)), hovers)
         if source is not None:
             self.source_of = source
+        self.checkpoints_at = checkpoints_at
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
         self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
 
@@ -101,6 +103,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     raise
                 self._cut_file(error.reason)
         self.deferred = []
+        self.result.cut_calls = bool(self.cut_calls)
         called = set(self.result.module_entered).union(*(unit.entered for unit in self.result.units.values()))
         self.result.changes = [c for c in self.result.changes if c.standalone_of not in called]
         return self.result
@@ -109,20 +112,21 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         """The previous version's units that may stand: all of them but those that ran into a
         replaced function when the module level's result stood; else each one checked against
         what the module level built (`reuse.py`)."""
-        if self.previous is None or (self.module_reused and self.entered & self.replaced):
-            return {}
+        previous = self.previous
+        if previous is None or previous.definitions is None or previous.cut_calls or self.cut_calls or (
+                self.module_reused and self.entered & self.replaced):
+            return {}  # calls some analyses stopped following: what each reused result saw is not known
         if not self.module_reused:
-            if self.previous_globals is None:
+            if previous.definitions.star_imports != self.definitions.star_imports:
                 return {}
-            self.reuse = Reuse(self.previous_globals, self.previous.body, self.definitions, self.result.facts,
-                               self.source_of)
-        return self.previous.units
+            self.reuse = Reuse(dict(previous.definitions.globals), previous.body, self.definitions,
+                               self.result.facts, self.source_of)
+        return previous.units
 
     def _module_level(self) -> None:
         previous = self.previous
         if previous is not None:
             self.result.facts = previous.facts.kept_for(self.module.body)
-            self.previous_globals = dict(previous.definitions.globals) if previous.definitions is not None else None
         self.result.body = tuple(self.module.body)
         self.module_reused = previous is not None and self.bodies_only and self._reuse_module_level(previous)
         if self.module_reused:
@@ -158,7 +162,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             at = next((i for i, (a, b) in enumerate(zip(body, previous.body)) if a is not b),
                       min(len(body), len(previous.body)))
         for index in range(start, len(body)):
-            if index == at and index > start:
+            if index > start and (index == at or index in self.checkpoints_at):
                 taken = checkpoint_take(self, state, index, self.budget.steps - steps)
                 if taken is not None:  # typing moves on, or back to a statement above: a few are kept
                     self.result.checkpoints = (*self.result.checkpoints, taken)[-MAX_CHECKPOINTS:]
@@ -166,18 +170,21 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _analyse_deferred(self, deferred: Deferred, units: dict[cst.FunctionDef, Unit]) -> None:
         unit = units.get(deferred.function)
-        if unit is not None and not unit.entered & self.replaced and not unit.sets_flags and (
-                self.reuse is None or self.reuse.holds(deferred.function, unit)):
+        if unit is not None and not unit.entered & self.replaced and not unit.shares and \
+                self.budget.fits(unit.steps) and (self.reuse is None or self.reuse.holds(deferred.function, unit)):
             self.result.changes.extend(unit.changes)
             self.result.cuts.extend(unit.cuts)
             self.defer(*unit.nested)
+            self.budget.steps += unit.steps  # as if it ran: the file's budget cuts where a run from the top would
         else:
             start, cuts, queued = len(self.result.changes), len(self.result.cuts), len(self.deferred)
-            self.entered, self.seen, self.flags_set = set(), {}, False
+            steps, stopped = self.budget.steps, len(self.cut_calls)
+            self.entered, self.seen, self.shared_changed = set(), {}, False
             self.analyse_function(deferred.function, self_value=self.instance_copy(deferred.template),
                                   is_forward=deferred.is_forward)
             unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
-                        self.seen, tuple(self.result.cuts[cuts:]), self.flags_set)
+                        self.seen, tuple(self.result.cuts[cuts:]), self.shared_changed or len(self.cut_calls) > stopped,
+                        self.budget.steps - steps)
         self.result.units[deferred.function] = unit
 
     def _cut_file(self, reason: str) -> None:
@@ -219,7 +226,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         the bodies of functions and methods (not `__init__`) that the module-level code did not
         run; the definitions are updated to the new functions."""
         definitions = previous.definitions
-        if definitions is None or definitions.module is None or previous.module_entered & self.replaced:
+        if definitions is None or definitions.module is None or previous.module_entered & self.replaced or any(
+                unit.shares for unit in previous.units.values()):  # its modules no longer as the module level left them
             return False
         new_for = _replacements(definitions.module, self.module)
         if new_for is None:
@@ -505,6 +513,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         template = ModuleValue(name, None, user_class=name, definitions=self.definitions, is_module=is_module,
                                torch_base=torch_base)
         self.definitions.classes[name] = (node, template)
+        if self.analysing is not None:  # a class defined inside a function: later analyses see it
+            self.shared_changed = True
         attributes = self.definitions.class_attributes[name] = {}
         for line in node.body.body:  # `SIZES = OrderedDict(...)` in the class body
             for statement in line.body if isinstance(line, cst.SimpleStatementLine) else ():
@@ -676,7 +686,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def set_flags(self, state: State, old: TensorValue, new: TensorValue) -> None:
         """`old`'s flags (requires_grad, leaf) are now `new`'s, for every holder of the tensor: the
         names of this scope and the modules whose parameter it is."""
-        self.flags_set = True
+        self.shared_changed = True
         self.rebind(state, old, new)
         roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
         for module in {id(m): m for root in roots for m in root.tree()}.values():
@@ -1234,18 +1244,20 @@ _INT_OPERATORS: dict[str, Callable[[int, int], int]] = {
 
 def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
               previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (),
-              hovers: bool = False, source: Callable[[cst.CSTNode], str | None] | None = None) -> ScopeResult:
+              hovers: bool = False, source: Callable[[cst.CSTNode], str | None] | None = None,
+              checkpoints_at: frozenset[int] = frozenset()) -> ScopeResult:
     """Interpret a parsed file; the result lists every in-place change with its context.
 
     With `previous` (the result for the file's previous version, whose statements `replaced` this
     version no longer has), what the change cannot have affected keeps its result: the
     module-level code's when only function and method bodies (not `__init__`) changed, and each
     function's whose code and the globals it reads are as they were (`Interpreter.run`);
-    `source` gives a top-level statement's text, where the caller has it (libcst's code otherwise).
+    `source` gives a top-level statement's text, where the caller has it (libcst's code otherwise);
+    `checkpoints_at`: the top-level statements to take a checkpoint before (`checkpoint.py`).
     """
     if previous is not None and previous.cut_short:
         previous = None
-    interpreter = Interpreter(module, path, project, previous, replaced, hovers, source)
+    interpreter = Interpreter(module, path, project, previous, replaced, hovers, source, checkpoints_at)
     result = interpreter.run()
     result.definitions = interpreter.definitions
     if interpreter.budget.unread:

@@ -177,6 +177,8 @@ class ProjectIndex:
             self._loading.discard(file)
         if short:  # stopped short, or without a file it imports: good for this analysis only, read again by the next
             self._short[file] = current
+            if current is not None:
+                current.short_reads = True
         else:
             self._short.pop(file, None)
         self._definitions[file] = definitions

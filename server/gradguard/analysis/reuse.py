@@ -2,13 +2,22 @@
 the module-level code (a notebook's training-loop cell, a script's main block).
 
 A function or method is analysed on its own with the module's globals as the module-level code
-left them (and, for a method, its class's instance built by `__init__`). After an edit outside
-it, its previous result (`Unit`) stands when the top-level statements holding its code, and the
-code of every function it followed a call into, are the same (the same nodes: unchanged blocks
-keep theirs), and every global name that code, or the code of the classes and functions of this
-file those names are bound to, reads is bound as before: to the same import, builtin, constant,
-or class or function of this file. A name bound to a tensor, a module, a list or anything built
-by the module-level code is never the same: the function is analysed again.
+leaves them at its end (and, for a method, with its class's instance, built where the class
+statement ran, reading the globals as they were there). After an edit of the module-level code,
+its previous result (`Unit`) stands when:
+
+- the top-level statements holding its code, and the code of every function it followed a call
+  into, are the same (the same nodes: unchanged blocks keep theirs);
+- every class statement that code names (its own class included) ran before the first statement
+  the edit changed, so it built what it built before;
+- every global that code, or the code of the classes and functions of this file it names, reads
+  is bound as before: to the same import, builtin, constant, or class or function of this file,
+  or to the very same object (a frozen value a checkpoint kept, such as a tensor bound above the
+  edit). A list, dict or module the module level built again is never the same.
+
+A result whose analysis changed what later analyses see (`Unit.shares`), or which would not fit
+in the file's budget, is not reused; nor is any when an analysis stopped following a call, or
+the file's star imports changed.
 """
 
 from __future__ import annotations
@@ -100,7 +109,13 @@ class Reuse:
         self.old, self.new = old, new  # the previous version's globals, this version's definitions
         self.source = source  # a top-level statement's text, if the document has it at hand
         self.kept = set(old_body)  # the previous version's top-level statements
-        self.names = facts.reads
+        body = new.module.body if new.module else ()
+        self.position = {statement: index for index, statement in enumerate(body)}
+        # the top-level statements before this one ran as they did: what a class statement built
+        # when it ran (its instance, by `__init__`, reading the globals as they were then) stands
+        self.first_changed = next((i for i, (a, b) in enumerate(zip(body, old_body)) if a is not b),
+                                  min(len(body), len(old_body)))
+        self.facts, self.names = facts, facts.reads
         self.statement_of = {definition: statement for statement in (new.module.body if new.module else ())
                              for definition in defined(facts, statement)}  # function or class -> top-level statement
 
@@ -109,12 +124,16 @@ class Reuse:
         statements = {self.statement_of.get(f) for f in (function, *unit.entered)} - {None}
         if self.statement_of.get(function) is None or not statements <= self.kept:
             return False  # a statement changed around it (a class whose `__init__` changed builds other modules)
-        read = self._read_from(statements)  # type: ignore[arg-type]
+        read, visited = self._read_from(statements)  # type: ignore[arg-type]
+        if any(self.position.get(s, self.first_changed) >= self.first_changed and
+               any(isinstance(d, cst.ClassDef) for d in defined(self.facts, s)) for s in visited):
+            return False  # a class statement that ran again: its instance may be built otherwise
         return all(same_binding(self.old.get(name, _ABSENT), self.new.globals.get(name, _ABSENT))
                    for name in read)
 
-    def _read_from(self, statements: set[cst.CSTNode]) -> set[str]:
-        """The names `statements` read, and those the classes and functions of this file they name read."""
+    def _read_from(self, statements: set[cst.CSTNode]) -> tuple[set[str], set[cst.CSTNode]]:
+        """The names `statements` read, and those the classes and functions of this file they name
+        read; and the top-level statements those are."""
         read: set[str] = set()
         todo, done = list(statements), set(statements)
         while todo:
@@ -126,11 +145,11 @@ class Reuse:
                 read.add(name)
                 value: Value | None = self.new.globals.get(name)
                 if isinstance(value, FunctionRef) and value.definitions is self.new:
-                    defined = self.statement_of.get(value.node)
-                    if defined is not None and defined not in done:
-                        done.add(defined)
-                        todo.append(defined)
-        return read
+                    holder = self.statement_of.get(value.node)
+                    if holder is not None and holder not in done:
+                        done.add(holder)
+                        todo.append(holder)
+        return read, done
 
     def _code(self, statement: cst.CSTNode) -> str:
         code = self.source(statement)

@@ -32,11 +32,14 @@ class InterpreterState:
         # reuse of the previous version's result (see `Interpreter.run`)
         self.previous = previous
         self.replaced = replaced  # the previous version's functions this version no longer has
+        self.bodies_only = False  # only function bodies (not `__init__`) were replaced (set by `Interpreter`)
         self.module_reused = False  # the previous version's module-level result stands (only function bodies changed)
         self.reuse: Reuse | None = None  # when it does not: which of the previous units stand
         self.source_of: Callable[[cst.CSTNode], str | None] = _no_source  # a top-level statement's text, if at hand
-        self.previous_globals: dict[str, Value] | None = None  # the previous version's, as its analysis left them
-        self.flags_set = False  # the function being analysed changed a tensor's flags (`set_flags`)
+        self.checkpoints_at: frozenset[int] = frozenset()  # top-level statements a checkpoint is taken before
+        # the function being analysed changed what later analyses see: a tensor's flags in the module's
+        # modules (`set_flags`), a class it defines, a function whose calls are no longer followed
+        self.shared_changed = False
         # what the interpretation found
         self.result = ScopeResult()
         self.entered: set[cst.FunctionDef] = set()  # the functions the code being analysed followed calls into

@@ -49,6 +49,7 @@ class Scheduler:
         self._releasing = False  # a collection of closed documents' trees is queued
         self._tidying = False  # the collector waits for typing to pause (`active`)
         self._thresholds = gc.get_threshold()  # of automatic collection, when it runs
+        self._tidy_task: asyncio.Future[None] | None = None  # kept: the loop holds only a weak reference
         self.last_activity = 0.0  # the event loop's time of the latest change, or first diagnostics
         self.stopping = False  # shut down, or the client is gone: every analysis stops
 
@@ -107,7 +108,7 @@ class Scheduler:
         if not self._tidying:
             self._tidying = True
             gc.set_threshold(0)  # no automatic collection (analyses pause the collector and resume it: not this)
-            asyncio.ensure_future(self._tidy())
+            self._tidy_task = asyncio.ensure_future(self._tidy())
 
     async def _tidy(self) -> None:
         """Once typing pauses: collect the young generations, and let the collector run again."""

@@ -351,7 +351,8 @@ class GradguardServer(LanguageServer):
     def prepare(self, uri: str) -> None:
         """`OpenDocument.prepare` for the document at `uri`, if it is still open."""
         if (opened := self.opened.get(uri)) is not None:
-            opened.prepare()
+            since = self.scheduler.last_activity
+            opened.prepare(self.project, lambda: self.scheduler.stopping or self.scheduler.last_activity != since)
 
     async def read_imports(self, uri: str) -> None:
         """Read the files a document imports (with `$/progress`), one executor job each, while the
