@@ -6,10 +6,13 @@ A version whose module-level code changed takes a checkpoint before its first to
 statement that the previous version did not have: the next keystroke lands there again. A
 later version whose top-level statements before that point are the same (the same nodes:
 unchanged blocks keep theirs) starts from a copy of it. The last `MAX_CHECKPOINTS` are kept,
-for typing that moves on to the next statement and backspacing that goes back to the one above. Everything the interpreter would have
-built by running those statements is in it: the names and live saves, the file's classes, the
-changes found and those still waiting for a backward pass, the functions left for later, what
-the hovers show, the steps spent (so a budget cuts where a run from the top would).
+for typing that moves on to the next statement and backspacing that goes back to the one above
+(and an open document gets a few spread over it before its first keystroke: `engine.py`).
+
+Everything the interpreter would have built by running those statements is in it: the names and
+live saves, the file's classes, the changes found and those still waiting for a backward pass,
+the functions left for later, what the hovers show, the steps spent (so a budget cuts where a
+run from the top would).
 
 Abstract values that can change after they are built (modules, lists, dicts, a method bound to
 a module) are copied, once each, keeping which of them share what; tensors and the other
@@ -154,7 +157,8 @@ class _Copier:
             found.definitions = self.new
         found.parameters = dict(module.parameters)
         found.buffers = dict(module.buffers)
-        found.children = None if module.children is None else [self.value(c) for c in module.children]  # type: ignore[misc]
+        found.children = None if module.children is None else \
+            [self.value(c) for c in module.children]  # type: ignore[misc]
         found.named_children = self.names(module.named_children)
         found.forward_hooks = [self.value(hook) for hook in module.forward_hooks]  # type: ignore[misc]
         found.mapping = self.value(module.mapping)  # type: ignore[assignment]

@@ -163,7 +163,8 @@ class BlockTree:
         self._positions: dict[cst.CSTNode, dict[cst.CSTNode, Span]] = {}  # per block statement, from its start
         self._unsplit: str | None = None  # parsed whole, not split into blocks yet: the text
         self._whole: Document | None = None  # CPython refuses the text libcst parsed: no blocks
-        self._recent: dict[cst.CSTNode, None] = {}  # the statements of the blocks the last edits re-parsed, oldest first
+        # the statements of the blocks the last edits re-parsed, oldest first (where the user types)
+        self._recent: dict[cst.CSTNode, None] = {}
 
     # ---- versions -----------------------------------------------------------------------
 
