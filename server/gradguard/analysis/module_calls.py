@@ -151,8 +151,15 @@ class ModuleCalls(InterpreterState):
                     *(c for c in module.named_children.values() if isinstance(c, ModuleValue) and c.is_module)]
         value = source
         for child in children:
-            value = self.call_module(child, [value], {}, node, state, report_node=child.node or node)
+            value = self.call_module(child, [value], {}, node, state, report_node=self.reported_at(child, node))
         return value
+
+    def reported_at(self, child: ModuleValue, node: cst.CSTNode) -> cst.CSTNode:
+        """Where a change a container's `child` makes is reported: at its construction when this
+        file's code built it, else at the container called (`node`'s callee: another file built it)."""
+        if child.node is not None and child.built_in == self.definitions.path:
+            return child.node
+        return node.func if isinstance(node, cst.Call) else node
 
     def copy_object(self, value: Value) -> Value:
         """`copy.deepcopy(value)`: modules and their submodules with parameters of their own (a
@@ -385,7 +392,7 @@ class ModuleCalls(InterpreterState):
                 return self.module_output(module, source, node, state)
             value = source
             for child in module.children:
-                value = self.call_module(child, [value], {}, node, state, report_node=child.node or node)
+                value = self.call_module(child, [value], {}, node, state, report_node=self.reported_at(child, node))
             return value
         if module.user_class is not None and module.definitions is not None:
             forward = module.definitions.method(module.user_class, "forward" if module.is_module else "__call__")

@@ -13,6 +13,7 @@ from gradguard.analysis.values import (
     ConstValue,
     DictValue,
     DistributionValue,
+    ModuleValue,
     OptimizerValue,
     Origin,
     ParametersValue,
@@ -92,7 +93,10 @@ class TorchCalls(InterpreterState):
         if name.startswith(_DISTRIBUTIONS):
             return self.distribution(name, args, kwargs, node, state)
         if name.startswith("torch.nn.") and name.count(".") == 2:
-            return self.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
+            built = self.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
+            if isinstance(built, ModuleValue):  # its construction is where a change it makes is reported, in its file only
+                built.built_in = self.call_definitions[-1].path if self.call_stack else self.definitions.path
+            return built
         if name.startswith("torch.Tensor.") and args:
             receiver = args[0]
             if isinstance(receiver, ArgumentValue):

@@ -216,10 +216,11 @@ class UserCalls(InterpreterState):
             return UNKNOWN
         here = definitions is self.definitions
         if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
-                (here and self.syntax_fact(function, _may_build))
+                self.syntax_fact(function, _may_build)
                 or (self.in_library(definitions) and self.syntax_fact(function, _returns))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
-            # ops saved), nothing comes out of it: nothing to follow (a library's factories aside)
+            # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's
+            # own that build `torch.nn` modules, and a library's)
             return UNKNOWN
         self.followed += 1
         params = function.params
