@@ -1167,10 +1167,9 @@ def _single_index(kinds: list[Value | str]) -> Value:
 
 
 def _lambda_function(node: cst.Lambda) -> cst.FunctionDef:
-    """A lambda as the `def` it stands for, built around its own parameter and body nodes (so that
-    positions inside it are the lambda's)."""
-    return cst.FunctionDef(cst.Name("lambda_"), node.params,
-                           cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(node.body)])]))
+    """A lambda as the one-line `def` it stands for, built around its own parameter and body nodes (so
+    that positions inside it are the lambda's; its statement is the caller's, as a one-line def's)."""
+    return cst.FunctionDef(cst.Name("lambda_"), node.params, cst.SimpleStatementSuite([cst.Return(node.body)]))
 
 
 def _jumps(loop: cst.For) -> bool:
