@@ -94,6 +94,20 @@ def test_composite_ops_decompose() -> None:
         assert facts.saved_inputs({a: True for a in facts.tensor_args}) == frozenset()
 
 
+def test_composite_overloads_record_their_siblings_kernel() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.randn(5, requires_grad=True)
+    recorded = {"std": x.std(), "std.dim": x.std(0), "var.dim": x.var(0, unbiased=False),
+                "std_mean": torch.std_mean(x)[0], "where.ScalarOther": torch.where(x > 0, x, 0.0)}
+    for name, result in recorded.items():
+        kernel = ops.kernel_of(_op(name))
+        assert kernel is not None and kernel.name.startswith(name.split(".")[0] + "."), name
+        assert type(result.grad_fn).__name__.lower().startswith(name.split(".")[0].replace("_", "")), name
+    assert ops.kernel_of(_op("std.dim")).saves_result and ops.kernel_of(_op("std.dim")).saves == {"self": None}
+    assert ops.kernel_of(_op("max.other")) is None  # records maximum's kernel, not max's
+    assert ops.kernel_of(_op("std.correction")) is None  # not composite: its own kernel
+
+
 def test_views() -> None:
     for name in ("view", "transpose.int", "select.int", "slice.Tensor", "detach", "alias", "contiguous", "reshape"):
         assert _op(name).view_of == "self", name

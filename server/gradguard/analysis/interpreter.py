@@ -24,7 +24,15 @@ from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
 from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
-from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, is_torch_name, normalise_torch_name, qualname_of
+from gradguard.analysis.names import (
+    OPERATOR_SYMBOLS,
+    decorated_as,
+    dotted_name,
+    is_static_method,
+    is_torch_name,
+    normalise_torch_name,
+    qualname_of,
+)
 from gradguard.analysis.saved_tensors import SavedTensors
 from gradguard.analysis.checkpoint import MAX_CHECKPOINTS, restore as checkpoint_restore, take as checkpoint_take
 from gradguard.analysis.reuse import Reuse, defined_in
@@ -422,15 +430,17 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def _passes(self, body: cst.BaseSuite, entry: State, current: State,
                 bind_target: Callable[[State], None] | None) -> None:
         """Run a loop's body to its fixed point in `current`: two passes (what one iteration
-        leaves for the next), one inside `MAX_TWO_PASS_LOOPS` loops (so nested loops cost 2**3
-        times their body at most, not 2**depth; the second pass could only add findings)."""
-        for _ in range(2 if self.loop_depth <= MAX_TWO_PASS_LOOPS else 1):
+        leaves for the next, its saves as certain as they were: a loop repeats), one inside
+        `MAX_TWO_PASS_LOOPS` loops (so nested loops cost 2**3 times their body at most, not
+        2**depth; the second pass could only add findings)."""
+        passes = 2 if self.loop_depth <= MAX_TWO_PASS_LOOPS else 1
+        for index in range(passes):
             iteration = current.copy()
             iteration.dead = False
             if bind_target is not None:
                 bind_target(iteration)
             self.exec_block(body.body, iteration)
-            self._replace(current, entry.join(iteration))
+            self._replace(current, entry.join_repeated(iteration) if index + 1 < passes else entry.join(iteration))
 
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.eval(node.iter, state)
@@ -531,7 +541,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         for method in methods:
             if method is init:
                 continue
-            self.defer(Deferred(method, template, is_module and method.name.value == "forward"))
+            self.defer(Deferred(method, None if is_static_method(method) else template,
+                                is_module and method.name.value == "forward"))
 
     _statement_handlers: dict[type, Callable[[Interpreter, object, State], None]] = {
         cst.SimpleStatementLine: _simple_line,
@@ -795,7 +806,24 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return self.tensor_attribute(owner, attribute, node, state)
         if isinstance(owner, DistributionValue) and attribute in surface.DISTRIBUTION_TENSORS:
             return self.distribution_method(owner, attribute, [], node, state)
+        if isinstance(owner, FunctionRef) and isinstance(owner.node, cst.ClassDef):
+            return self.class_member(owner, attribute)
         return UNKNOWN
+
+    @staticmethod
+    def class_member(owner: FunctionRef, attribute: str) -> Value:
+        """`Class.attribute` for a class of the project: a function of its body, called with every
+        argument given (`Capsule.squash(s)`, `Base.forward(self, x)`) but a classmethod's first (the
+        class's template instance stands for the class), or a class attribute."""
+        if owner.name not in owner.definitions.classes:
+            return UNKNOWN
+        found = owner.definitions.method(owner.name, attribute)
+        if found is not None:
+            template = owner.definitions.classes[owner.name][1]
+            return FunctionRef(attribute, found[0], found[1],
+                               bound_self=template if decorated_as(found[0], "classmethod") else None)
+        shared = owner.definitions.class_attribute(owner.name, attribute)
+        return shared if shared is not None else UNKNOWN
 
     def _subscript(self, node: cst.Subscript, state: State) -> Value:
         base = self.eval(node.value, state)
@@ -819,6 +847,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if isinstance(base, ModuleValue) and base.mapping is not None and len(kinds) == 1 \
                 and not isinstance(kinds[0], str):
             return self.subscript_of(base.mapping, kinds[0], state)
+        if isinstance(base, ModuleValue) and base.user_class is None and base.children is not None \
+                and base.children_exact and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice) \
+                and (bounds := _constant_slice(node.slice[0].slice)) is not None:
+            # `self.layers[:-1]`, `self.features[:4]`: a container of the same kind
+            return ModuleValue(base.class_name, node, children=base.children[bounds], training=base.training)
         if isinstance(base, ModuleValue):
             index = kinds[0] if len(kinds) == 1 else None
             if base.children is not None and isinstance(index, ConstValue) and isinstance(index.value, int):
@@ -936,6 +969,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.bind(node.target, value, state, node.value)
         return value
 
+    def _lambda(self, node: cst.Lambda, state: State) -> Value:
+        """`lambda x: ...`: a function like a `def` returning its expression, seeing the names around it."""
+        definitions = self.call_definitions[-1] if self.call_stack else self.definitions
+        inside = bool(self.call_stack) or self.analysing is not None
+        return FunctionRef("<lambda>", self.syntax_fact(node, _lambda_function), definitions,
+                           closure=state.env if inside else None)
+
     def _if_exp(self, node: cst.IfExp, state: State) -> Value:
         test = self.eval(node.test, state)
         if isinstance(test, ConstValue) and isinstance(test.value, bool):
@@ -984,6 +1024,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 args.append(value)
         if isinstance(receiver, ModuleValue) and method in receiver.named_children:
             callee, method = receiver.named_children[method], None
+        if isinstance(receiver, FunctionRef) and isinstance(receiver.node, cst.ClassDef) and method is not None:
+            callee, method = self.class_member(receiver, method), None
         if isinstance(callee, BuiltinRef):
             return self.call_builtin(callee.name, args, kwargs, node, state)
         if method is not None and receiver is not None and not isinstance(receiver, ImportRef):
@@ -1039,6 +1081,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         cst.Comparison: _comparison,
         cst.BooleanOperation: _boolean,
         cst.IfExp: _if_exp,
+        cst.Lambda: _lambda,
         cst.NamedExpr: _named_expr,
         cst.Call: _call,
         cst.ListComp: Containers.comprehension,
@@ -1064,11 +1107,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
             found = receiver.definitions.method(receiver.user_class, method)
             if found is not None:
-                return self.call_user_function(found[0], found[1], receiver, args, kwargs, node, state)
+                bound = None if is_static_method(found[0]) else receiver
+                return self.call_user_function(found[0], found[1], bound, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue):
             return self.call_module_method(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, OptimizerValue):
             if method == "step":
+                self.run_step_closure(args[0] if args else kwargs.get("closure"), node, state)
                 for parameter in receiver.parameters:
                     saved_mode = state.grad_enabled
                     state.grad_enabled = Tri.NO
@@ -1087,6 +1132,16 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not isinstance(receiver, TensorValue):
             return UNKNOWN
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
+
+
+    def run_step_closure(self, closure: Value | None, node: cst.Call, state: State) -> None:
+        """`optimizer.step(closure)` calls the closure first, with grad enabled (LBFGS needs it)."""
+        if not isinstance(closure, FunctionRef) or not isinstance(closure.node, cst.FunctionDef):
+            return
+        saved_mode, state.grad_enabled = state.grad_enabled, Tri.YES
+        self.call_user_function(closure.node, closure.definitions, closure.bound_self, [], {}, node, state,
+                                closure=closure.closure)
+        state.grad_enabled = saved_mode
 
 
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
@@ -1173,6 +1228,12 @@ def _bound_names(target: cst.BaseExpression) -> Iterable[str]:
 def _single_index(kinds: list[Value | str]) -> Value:
     """The index of `x[i]` (UNKNOWN for a slice or several indices)."""
     return kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
+
+
+def _lambda_function(node: cst.Lambda) -> cst.FunctionDef:
+    """A lambda as the one-line `def` it stands for, built around its own parameter and body nodes (so
+    that positions inside it are the lambda's; its statement is the caller's, as a one-line def's)."""
+    return cst.FunctionDef(cst.Name("lambda_"), node.params, cst.SimpleStatementSuite([cst.Return(node.body)]))
 
 
 def _jumps(loop: cst.For) -> bool:

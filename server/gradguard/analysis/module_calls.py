@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from gradguard.analysis.names import dotted_name, is_torch_name, normalise_torch_name, qualname_of
+from gradguard.analysis.names import dotted_name, is_static_method, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
@@ -89,8 +89,11 @@ class ModuleCalls(InterpreterState):
             self.init_container(instance, args)
             if self.derives_from_dict(cls) and len(args) == 1 and isinstance(args[0], DictValue) and not kwargs:
                 instance.mapping = args[0]
-            for key, value in kwargs.items():  # a dataclass's fields (`GPT2Config(n_embd=16)`)
-                if cls.definitions.class_attribute(cls.name, key) is not None:
+            fields = annotated_fields(cls.node) if isinstance(cls.node, cst.ClassDef) else []
+            for key, value in zip(fields, args):  # a dataclass's or NamedTuple's fields in order
+                instance.named_children[key] = value
+            for key, value in kwargs.items():  # and by name (`GPT2Config(n_embd=16)`)
+                if key in fields or cls.definitions.class_attribute(cls.name, key) is not None:
                     instance.named_children[key] = value
             return instance
         if self.call_user_function(init[0], init[1], instance, args, kwargs, node, state) is UNKNOWN:
@@ -204,7 +207,7 @@ class ModuleCalls(InterpreterState):
         if owner.user_class is not None and owner.definitions is not None:
             found = owner.definitions.method(owner.user_class, attribute)
             if found is not None:
-                return FunctionRef(attribute, found[0], found[1], bound_self=owner)
+                return FunctionRef(attribute, found[0], found[1], bound_self=None if is_static_method(found[0]) else owner)
             shared = owner.definitions.class_attribute(owner.user_class, attribute)
             if shared is not None:
                 return shared
@@ -497,3 +500,10 @@ class ModuleCalls(InterpreterState):
         if isinstance(source, TensorValue):
             return replace(result, history=source.history, graph_known=source.graph_known)
         return replace(result, graph_known=False)
+
+
+def annotated_fields(cls: cst.ClassDef) -> list[str]:
+    """The names a class body annotates, in order: the fields of a dataclass or a `NamedTuple`."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return [small.target.value for line in body if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)]

@@ -43,3 +43,13 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return "." + ".".join(reversed(parts)) if parts else None
+
+
+def decorated_as(function: cst.FunctionDef, builtin: str) -> bool:
+    """Whether `function` is decorated with the builtin `builtin` (`staticmethod`, `classmethod`)."""
+    return any(dotted_name(d.decorator) in (builtin, f"builtins.{builtin}") for d in function.decorators)
+
+
+def is_static_method(function: cst.FunctionDef) -> bool:
+    """Whether `function` is decorated `@staticmethod`: no instance is bound to its first parameter."""
+    return decorated_as(function, "staticmethod")

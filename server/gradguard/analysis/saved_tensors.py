@@ -37,8 +37,8 @@ class SavedTensors(InterpreterState):
         Inside a followed call of this file's code the change is reported where it is written,
         with the calls that led there. Inside another file's code, only changes of what this
         file's ops saved are reported, at this file's call: that file's findings are its own.
-        A save meets one reported change: later changes of the same save are not reported again
-        (fixing the first one makes the program run).
+        A save meets one reported change, through its version counter or behind it (`.data`): later
+        changes of the same save are not reported again (fixing the first one makes the program run).
         """
         saved = state.saves.get(tensor.version_counter, ())
         storage_saved = state.saves.get(tensor.storage_of, ()) if tensor.storage_of is not None else ()
@@ -73,12 +73,9 @@ class SavedTensors(InterpreterState):
         )
         self.result.changes.append(change)
         if saved and change.bumps_version:
-            met = set(map(id, saved))
-            kept = tuple(r for r in state.saves.get(tensor.version_counter, ()) if id(r) not in met)
-            if kept:
-                state.saves[tensor.version_counter] = kept
-            else:
-                state.saves.pop(tensor.version_counter, None)
+            forget(state, tensor.version_counter, saved)
+        if storage_saved and tensor.storage_of is not None:
+            forget(state, tensor.storage_of, storage_saved)
         self.pending.append(change)  # until a backward pass (or the end of a forward) says whether one follows
 
     @staticmethod
@@ -113,3 +110,13 @@ class SavedTensors(InterpreterState):
             return
         state.saves = {vc: kept for vc, records in state.saves.items()
                        if (kept := tuple(r for r in records if r.serial not in graph))}
+
+
+def forget(state: State, version_counter: int, met: tuple[SavedRecord, ...]) -> None:
+    """Drop the saves of `version_counter` that a reported change has met."""
+    ids = set(map(id, met))
+    kept = tuple(r for r in state.saves.get(version_counter, ()) if id(r) not in ids)
+    if kept:
+        state.saves[version_counter] = kept
+    else:
+        state.saves.pop(version_counter, None)

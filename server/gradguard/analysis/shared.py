@@ -78,7 +78,7 @@ class InterpreterState:
         self.summaries: dict[tuple[object, ...], tuple[Value, frozenset[cst.FunctionDef]]] = {}
         # facts of the code alone (a loop's break/continue, whether a function may build what it
         # returns), each computed once per node and analysis
-        self.syntax_facts: dict[tuple[cst.CSTNode, object], bool] = {}
+        self.syntax_facts: dict[tuple[cst.CSTNode, object], object] = {}
         # where the interpretation is
         self.current_line: cst.SimpleStatementLine | None = None
         self.unrolling = 0  # loops over known sequences running element by element, one inside another

@@ -97,6 +97,20 @@ class State:
             saves[vc] = tuple(merged)
         return State(env, saves, self.grad_enabled.join(other.grad_enabled), globals=self.globals)
 
+    def join_repeated(self, iteration: State) -> State:
+        """The state at the head of a loop's next iteration: this state (the loop's entry) joined with
+        what one iteration leaves, where the saves that iteration made stay as certain as they were:
+        the next iteration runs after it."""
+        joined = self.join(iteration)
+        if self.dead or iteration.dead:
+            return joined
+        for vc, records in joined.saves.items():
+            before = self.saves.get(vc, ())
+            made = {replace(r, certain=False): r for r in iteration.saves.get(vc, ()) if r.certain and r not in before}
+            if made:
+                joined.saves[vc] = tuple(made.get(r, r) for r in records)
+        return joined
+
 
 def merge_tensors(a: TensorValue, b: TensorValue, saved_a: tuple[SavedRecord, ...],
                   saved_b: tuple[SavedRecord, ...]) -> tuple[TensorValue, tuple[SavedRecord, ...]]:

@@ -17,6 +17,7 @@ from gradguard.analysis.values import (
     OptimizerValue,
     Origin,
     ParametersValue,
+    SequenceValue,
     TensorValue,
     Tri,
     Value,
@@ -67,6 +68,9 @@ class TorchCalls(InterpreterState):
         if name in surface.BACKWARD_FUNCTIONS:
             outputs = args[0] if args else kwargs.get("tensors", kwargs.get("outputs", UNKNOWN))
             self.run_backward(outputs, kwargs, state)
+            if name == "torch.autograd.grad":
+                return self.gradients(outputs, args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN),
+                                      kwargs, node, state)
             return UNKNOWN
         if name in surface.RETURNS_ARGUMENT:
             return args[0] if args else UNKNOWN
@@ -124,6 +128,22 @@ class TorchCalls(InterpreterState):
                 args[0] = self.promote(args[0], state)
             return self.apply_aten(function, args, kwargs, node, state, None)
         return UNKNOWN
+
+    def gradients(self, outputs: Value, inputs: Value, kwargs: dict[str, Value], node: cst.Call,
+                  state: State) -> SequenceValue:
+        """What `torch.autograd.grad(outputs, inputs, ...)` returns: one gradient per input. With
+        `create_graph=True` each is in a graph that reuses what the graph of `outputs` saved (a later
+        backward through it needs those saves); otherwise it requires no grad."""
+        create_graph = self.flag([], kwargs, 0, "create_graph", False) & state.grad_enabled
+        history = frozenset()
+        if create_graph is not Tri.NO:
+            history = frozenset().union(*(t.history for t in contents(outputs) if isinstance(t, TensorValue)))
+        origin = Origin("a gradient from `torch.autograd.grad`", node)
+        if isinstance(inputs, SequenceValue) and inputs.repeated is None:
+            return SequenceValue(tuple(self.fresh_result(create_graph, origin, history) for _ in inputs.items))
+        if isinstance(inputs, SequenceValue) or inputs is UNKNOWN:
+            return SequenceValue(repeated=self.fresh_result(create_graph, origin, history))
+        return SequenceValue((self.fresh_result(create_graph, origin, history),))
 
     def call_functional(self, function: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                         state: State) -> Value:

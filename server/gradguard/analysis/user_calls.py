@@ -127,17 +127,18 @@ def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, .
 
 
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
+FactT = TypeVar("FactT")
 
 
 class UserCalls(InterpreterState):
     """The interpreter's part that follows calls into the file's and the project's own code."""
 
-    def syntax_fact(self, node: NodeT, fact: Callable[[NodeT], bool]) -> bool:
+    def syntax_fact(self, node: NodeT, fact: Callable[[NodeT], FactT]) -> FactT:
         """`fact(node)`, a fact of the code alone (a visitor walk), computed once per node in this analysis."""
         key = (node, fact)
         if key not in self.syntax_facts:
             self.syntax_facts[key] = fact(node)
-        return self.syntax_facts[key]
+        return self.syntax_facts[key]  # type: ignore[return-value]
 
     def summarised(self, callee: cst.CSTNode, args: list[Value], kwargs: dict[str, Value], state: State,
                    run: Callable[[], Value]) -> Value:
@@ -215,12 +216,13 @@ class UserCalls(InterpreterState):
             self.note_cut("calls", self.analysing, where, "calls")
             return UNKNOWN
         here = definitions is self.definitions
-        if not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
+        if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
                 self.syntax_fact(function, _may_build)
                 or (self.in_library(definitions) and self.syntax_fact(function, _returns))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's
-            # own that build `torch.nn` modules, and a library's)
+            # own that build `torch.nn` modules, and a library's; a closure may reach tensors
+            # through the names it sees)
             return UNKNOWN
         self.followed += 1
         params = function.params

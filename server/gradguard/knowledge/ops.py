@@ -132,6 +132,18 @@ def overloads(base: str) -> tuple[OpFacts, ...]:
     return _by_base().get(base, ())
 
 
+def kernel_of(composite: OpFacts) -> OpFacts | None:
+    """The overload of the same name whose grad_fn a composite overload records, if there is one:
+    the one non-composite functional sibling taking every tensor the composite takes
+    (``std.dim`` and ``std`` record ``std.correction``'s ``StdBackward0``)."""
+    if not (composite.composite and composite.differentiable):
+        return None
+    siblings = [facts for facts in overloads(composite.name.split(".", 1)[0])
+                if facts.kind == "functional" and not facts.composite and facts.differentiable
+                and composite.tensor_args <= facts.tensor_args]
+    return siblings[0] if len(siblings) == 1 else None
+
+
 def torch_version() -> str:
     """The torch version the table was generated from."""
     return _load()[0]

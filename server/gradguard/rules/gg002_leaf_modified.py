@@ -52,7 +52,8 @@ def _leaf_kind(change: InplaceChange) -> str | None:
         return None
     if target.is_leaf and target.requires_grad is not Tri.NO:
         return "leaf"
-    if target.view_of_leaf and target.multi_output_view is None:  # torch checks multi-output views first
+    if target.view_of_leaf and target.multi_output_view is None and not target.no_grad_view:
+        # torch checks multi-output views and views created under no_grad first (GG003)
         return "view of a leaf"
     return None
 
