@@ -83,7 +83,7 @@ class ModuleCalls(InterpreterState):
         """A new instance of `cls` with its `__init__` run on these arguments."""
         instance = ModuleValue(cls.name, node, user_class=cls.name, definitions=cls.definitions,
                                is_module=template.is_module, torch_base=template.torch_base,
-                               children=[] if template.torch_base else None)
+                               children=[] if template.torch_base else None, built_in=self.current_file())
         init = cls.definitions.method(cls.name, "__init__")
         if init is None:
             self.init_container(instance, args)

@@ -19,7 +19,7 @@ class SavedTensors(InterpreterState):
         if state.grad_enabled is Tri.NO:
             return
         record = replace(record, serial=self.next_serial,
-                         file=self.call_definitions[-1].path if self.call_stack else self.definitions.path,
+                         file=self.current_file(),
                          scope=self.call_stack[-1] if self.call_stack else self.analysing)
         self.next_serial += 1
         if self.call_site is not None:

@@ -84,6 +84,10 @@ class InterpreterState:
         self.unrolling = 0  # loops over known sequences running element by element, one inside another
         self.loop_depth = 0  # loops running to their fixed point, one inside another
 
+    def current_file(self) -> str | None:
+        """The file whose code runs now: this one, or that of the followed call running."""
+        return self.call_definitions[-1].path if self.call_stack else self.definitions.path
+
 
 def _no_source(node: cst.CSTNode) -> None:
     return None

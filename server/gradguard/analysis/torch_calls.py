@@ -99,7 +99,7 @@ class TorchCalls(InterpreterState):
         if name.startswith("torch.nn.") and name.count(".") == 2:
             built = self.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
             if isinstance(built, ModuleValue):  # its construction is where a change it makes is reported, in its file only
-                built.built_in = self.call_definitions[-1].path if self.call_stack else self.definitions.path
+                built.built_in = self.current_file()
             return built
         if name.startswith("torch.Tensor.") and args:
             receiver = args[0]

@@ -188,7 +188,7 @@ class ModuleValue:
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
     mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
     children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)
-    built_in: str | None = None  # the file whose code constructed this `torch.nn` module
+    built_in: str | None = None  # the file whose code constructed it (a `torch.nn` module, a user class's instance)
 
     def tree(self) -> list[ModuleValue]:
         """This module and every module under it, each once (objects may refer to each other)."""
