@@ -35,7 +35,7 @@ from gradguard.analysis.names import (
 )
 from gradguard.analysis.saved_tensors import SavedTensors
 from gradguard.analysis.checkpoint import MAX_CHECKPOINTS, restore as checkpoint_restore, take as checkpoint_take
-from gradguard.analysis.reuse import Reuse, defined_in
+from gradguard.analysis.reuse import Reuse, defined_in, first_changed
 from gradguard.analysis.state import State
 from gradguard.analysis.tensor_ops import TensorOps
 from gradguard.analysis.torch_calls import TorchCalls
@@ -127,7 +127,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not self.module_reused:
             if previous.definitions.star_imports != self.definitions.star_imports:
                 return {}
-            self.reuse = Reuse(dict(previous.definitions.globals), previous.body, self.definitions,
+            self.reuse = Reuse(previous.definitions.globals, previous.body, self.definitions,
                                self.result.facts, self.source_of)
         return previous.units
 
@@ -167,8 +167,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 checkpoint_restore(kept[-1], self, state)
                 start = len(kept[-1].prefix)
             self.result.checkpoints = tuple(kept)
-            at = next((i for i, (a, b) in enumerate(zip(body, previous.body)) if a is not b),
-                      min(len(body), len(previous.body)))
+            at = first_changed(body, previous.body)
         for index in range(start, len(body)):
             if index > start and (index == at or index in self.checkpoints_at):
                 taken = checkpoint_take(self, state, index, self.budget.steps - steps)

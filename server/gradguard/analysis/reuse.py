@@ -62,6 +62,12 @@ def globals_read(code: str) -> frozenset[str]:
     return frozenset(read)
 
 
+def first_changed(body: Sequence[cst.BaseStatement], old_body: Sequence[cst.BaseStatement]) -> int:
+    """The index of the first top-level statement of `body` that `old_body` does not have there
+    (the same nodes: unchanged blocks keep theirs)."""
+    return next((i for i, (a, b) in enumerate(zip(body, old_body)) if a is not b), min(len(body), len(old_body)))
+
+
 def defined(facts: StatementFacts, statement: cst.CSTNode) -> tuple[cst.FunctionDef | cst.ClassDef, ...]:
     """`defined_in(statement)`, kept in `facts`."""
     found = facts.defines.get(statement)
@@ -113,8 +119,7 @@ class Reuse:
         self.position = {statement: index for index, statement in enumerate(body)}
         # the top-level statements before this one ran as they did: what a class statement built
         # when it ran (its instance, by `__init__`, reading the globals as they were then) stands
-        self.first_changed = next((i for i, (a, b) in enumerate(zip(body, old_body)) if a is not b),
-                                  min(len(body), len(old_body)))
+        self.first_changed = first_changed(body, old_body)
         self.facts, self.names = facts, facts.reads
         self.statement_of = {definition: statement for statement in (new.module.body if new.module else ())
                              for definition in defined(facts, statement)}  # function or class -> top-level statement
