@@ -221,8 +221,9 @@ def test_typing_below_the_module_level_code_runs_it_from_the_statement_typed_in(
         found.append([(f.code, f.span.start.line, [r.span.start.line for r in f.related]) for f in findings])
         checkpoints.append([len(c.prefix) for c in opened._previous.checkpoints])
     assert found == [[], [], [("GG001", 28, [27, 30])], [("GG001", 28, [27, 30])], []]
-    # a line added re-parses the statement above it too: before `h.mul_(2)`, `loss = …`, `loss.backward(…)`
-    assert checkpoints == [[], [9], [9, 10], [9, 10], [9, 10]]
+    # a line added re-parses the statement above it too: before `h.mul_(2)`, `loss = …`; a line edited
+    # re-parses only itself: before `loss.backward(…)`
+    assert checkpoints == [[], [9], [9, 10], [9, 10, 11], [9, 10]]
 
 
 def test_a_factory_reparsed_beside_a_new_statement_is_followed_again_by_the_class_that_calls_it() -> None:

@@ -21,7 +21,7 @@ frozen values are shared.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from enum import Enum, auto
 from typing import TypeVar
 
 from gradguard.analysis.events import Checkpoint
@@ -82,11 +82,10 @@ def restore(checkpoint: Checkpoint, interpreter: InterpreterState, state: State)
 def _copied(checkpoint: Checkpoint, values: _Copier) -> Checkpoint:
     """`checkpoint` with its containers, the values in them that can change and its pending
     changes (a later backward pass confirms them) copied."""
-    pending = {id(change): replace(change) for change in checkpoint.pending}
-    env = values.names(checkpoint.env)
-    return replace(
+    pending = {id(change): _shallow(change) for change in checkpoint.pending}
+    return _evolved(
         checkpoint,
-        env=env,
+        env=values.names(checkpoint.env),
         globals=None if checkpoint.globals is None else values.names(checkpoint.globals),
         saves=dict(checkpoint.saves),
         classes={name: (node, values.value(template)) for name, (node, template) in checkpoint.classes.items()},
@@ -96,7 +95,8 @@ def _copied(checkpoint: Checkpoint, values: _Copier) -> Checkpoint:
         changes=[pending.get(id(c), c) for c in checkpoint.changes],
         pending=list(pending.values()),
         seen=dict(checkpoint.seen),
-        deferred=[replace(d, template=values.value(d.template)) for d in checkpoint.deferred],
+        deferred=[d if d.template is None else _evolved(d, template=values.value(d.template))
+                  for d in checkpoint.deferred],
         summaries={key: (values.value(found), functions) for key, (found, functions) in checkpoint.summaries.items()},
         last_callee_env=values.names(checkpoint.last_callee_env),
     )
@@ -120,28 +120,33 @@ class _Copier:
         known = self._copies.get(id(value))
         if known is not None:
             return known  # type: ignore[return-value]
-        if isinstance(value, ModuleValue):
-            return self._module(value)
-        if isinstance(value, SequenceValue):
+        kind = _KINDS.get(type(value))
+        if kind is None:
+            kind = _KINDS[type(value)] = _kind_of(value)
+        if kind is _Kind.SHARED:
+            return value
+        if kind is _Kind.MODULE:
+            return self._module(value)  # type: ignore[arg-type]
+        if kind is _Kind.SEQUENCE:
             sequence = self._copies[id(value)] = _shallow(value)
-            sequence.items = tuple(self.value(item) for item in value.items)  # type: ignore[misc]
-            sequence.repeated = self.value(value.repeated)
+            sequence.items = tuple(self.value(item) for item in value.items)  # type: ignore[union-attr]
+            sequence.repeated = self.value(value.repeated)  # type: ignore[union-attr]
             return sequence
-        if isinstance(value, DictValue):
+        if kind is _Kind.DICT:
             mapping = self._copies[id(value)] = _shallow(value)
-            mapping.entries = {key: self.value(item) for key, item in value.entries.items()}  # type: ignore[misc]
+            mapping.entries = {key: self.value(item) for key, item in value.entries.items()}  # type: ignore[union-attr]
             return mapping
-        if isinstance(value, FunctionRef) and (value.bound_self is not None or value.closure is not None
-                                               or value.definitions is self.old is not self.new):
-            closure: dict[str, Value] | None = {} if value.closure is not None else None
-            bound = self._copies[id(value)] = replace(value, closure=closure, definitions=self._definitions(value))
-            object.__setattr__(bound, "bound_self", self.value(value.bound_self))  # it may refer back to `bound`
-            if closure is not None and value.closure is not None:
-                closure.update(self.names(value.closure))
+        if kind is _Kind.FUNCTION and (value.bound_self is not None or value.closure is not None  # type: ignore[union-attr]
+                                       or value.definitions is self.old is not self.new):  # type: ignore[union-attr]
+            closure: dict[str, Value] | None = {} if value.closure is not None else None  # type: ignore[union-attr]
+            bound = self._copies[id(value)] = _evolved(value, closure=closure, definitions=self._definitions(value))
+            bound.__dict__["bound_self"] = self.value(value.bound_self)  # type: ignore[union-attr]  # it may refer back to `bound`
+            if closure is not None:
+                closure.update(self.names(value.closure))  # type: ignore[union-attr, arg-type]
             return bound
-        if isinstance(value, SuperValue):
-            found = self._copies[id(value)] = replace(value, instance=self._module(value.instance),
-                                                      definitions=self._definitions(value))
+        if kind is _Kind.SUPER:
+            found = self._copies[id(value)] = _evolved(value, instance=self._module(value.instance),  # type: ignore[union-attr]
+                                                       definitions=self._definitions(value))
             return found
         return value
 
@@ -166,8 +171,38 @@ class _Copier:
 
 
 def _shallow(value: T) -> T:
-    """A shallow copy of a (non-frozen, slot-less) dataclass instance: its fields, not `copy.copy`'s
-    reduce protocol (a checkpoint copies a few hundred of them at every keystroke)."""
+    """A shallow copy of a (slot-less) dataclass instance: its fields, not `copy.copy`'s reduce
+    protocol (a checkpoint copies a few hundred of them at every keystroke)."""
     copied = object.__new__(type(value))
     copied.__dict__.update(value.__dict__)
     return copied
+
+
+def _evolved(value: T, **changes: object) -> T:
+    """`dataclasses.replace(value, **changes)` for a (slot-less, frozen or not) dataclass without
+    `__post_init__`, copying its fields rather than running `__init__` (several times faster)."""
+    copied = _shallow(value)
+    copied.__dict__.update(changes)
+    return copied
+
+
+class _Kind(Enum):
+    """How `_Copier` copies a value of one type."""
+
+    SHARED = auto()  # frozen: shared as it is
+    MODULE = auto()
+    SEQUENCE = auto()
+    DICT = auto()
+    FUNCTION = auto()  # copied when bound, a closure or of the old definitions
+    SUPER = auto()
+
+
+def _kind_of(value: object) -> _Kind:
+    for base, kind in ((ModuleValue, _Kind.MODULE), (SequenceValue, _Kind.SEQUENCE), (DictValue, _Kind.DICT),
+                       (FunctionRef, _Kind.FUNCTION), (SuperValue, _Kind.SUPER)):
+        if isinstance(value, base):
+            return kind
+    return _Kind.SHARED
+
+
+_KINDS: dict[type, _Kind] = {}  # per type of value met: its kind

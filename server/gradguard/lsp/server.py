@@ -72,6 +72,8 @@ class GradguardServer(LanguageServer):
         self.pulls_settings = False  # the client sent no initializationOptions: ask it (workspace/configuration)
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic) instead of receiving them
         self.projects = ProjectSettings()
+        self._settings: dict[str, Settings] = {}  # per file path: its settings (`settings_for`), asked at every keystroke
+        self._settings_key: tuple | None = None  # what they were read under: the editor's settings, the projects, the root
         self.event_loop: asyncio.AbstractEventLoop | None = None  # the server's, once initialized
         self.project = self.new_project(None)
         self.analysed: dict[str, Analysed] = {}
@@ -275,8 +277,13 @@ class GradguardServer(LanguageServer):
 
     def settings_for(self, path: str) -> Settings:
         """The editor's settings when it sent some (the CLI's keys), else the file's pyproject.toml."""
-        root = Path(self.workspace.root_path) if self.workspace.root_path else None
-        return self.editor.for_path(Path(path), self.projects, root)
+        key = (self.editor, self.projects, self.workspace.root_path)
+        if self._settings_key is None or any(a is not b for a, b in zip(key, self._settings_key)):
+            self._settings_key, self._settings = key, {}  # changed settings, a pyproject.toml saved: read again
+        if (known := self._settings.get(path)) is None:
+            root = Path(self.workspace.root_path) if self.workspace.root_path else None
+            known = self._settings[path] = self.editor.for_path(Path(path), self.projects, root)
+        return known
 
     def analyse(self, uri: str, path: str, text: str, version: int | None) -> tuple[list[Finding], bool] | None:
         """The findings for `text`, and whether this was the document's first analysis; None when

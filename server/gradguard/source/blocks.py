@@ -71,7 +71,7 @@ def _problem_from(text: str, lines: list[str], first: int) -> SyntaxProblem | No
     """CPython's syntax error in `text`, whose lines before `first` are whole top-level statements
     that parse: only the text from line `first` on is compiled (an edit near the end of a long
     file, or in a late notebook cell, does not compile the whole file at every keystroke)."""
-    suffix = text[sum(len(line) + 1 for line in lines[:first - 1]):]
+    suffix = "\n".join(lines[first - 1:])  # `lines` is `text` split at \n
     opening = next((line for line in lines[first - 1:] if line.strip() and not line.lstrip().startswith("#")), "")
     if first <= 1 or "__future__" in suffix or opening[:1].isspace() or _CONTINUES.match(opening):
         return python_syntax_problem(text)  # the edit may have joined the text to the statement above it
@@ -79,6 +79,11 @@ def _problem_from(text: str, lines: list[str], first: int) -> SyntaxProblem | No
     if problem is None:
         return None
     return replace(problem, position=Position(problem.position.line + first - 1, problem.position.column))
+
+
+def _continues_below(lines: list[str], line: int) -> bool:
+    """Whether (1-based) `line` of `lines` ends in a backslash that joins the next line to it."""
+    return line >= 1 and lines[line - 1].rstrip("\r").endswith("\\")
 
 
 def _common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
@@ -254,19 +259,39 @@ class BlockTree:
             new_outer = replace(outer, node=node, last=outer.last + delta, members=new_members)
             self._splice(i, i, [new_outer], delta)
             return True
+        changed = [k for k, b in enumerate(self.blocks) if b.first <= len(old) - suffix and b.last > prefix]
+        if changed and (changed[0], changed[-1]) != (i, j) and not any(b.broken for b in self.blocks[i:j + 1]) \
+                and not _continues_below(lines, self.blocks[changed[0]].first - 1) \
+                and self._reparse(lines, changed[0], changed[-1], delta, alone=True):
+            return True  # the edited lines' own blocks parse on their own: their neighbours stand as they were
+        parsed = self._reparse(lines, i, j, delta)
+        if parsed is None:
+            # the region keeps its last good tree; `update` then asks CPython where the error is, and
+            # parses the file whole if it has none (the edit changed where blocks begin or end)
+            self._splice(i, j, [b.stale(self.blocks[i].first, self.blocks[j].last + delta)
+                                for b in self.blocks[i:j + 1]], delta)
+        return parsed is not False
+
+    def _reparse(self, lines: list[str], i: int, j: int, delta: int, alone: bool = False) -> bool | None:
+        """Parse the lines of blocks `i`..`j` (shifted by `delta` at their end) into blocks in their
+        place: True; None if they do not parse, False if they parse into statements CPython and
+        libcst do not agree on (or, `alone`, into none: their lines need a block to hold them).
+
+        Lines that parse on their own, beginning at the margin, are statements of their own in the
+        whole text too, unless the line above them continues into them (a backslash): what else
+        could join them to a neighbour (an open bracket or string, a line continuation, an indented
+        line, a clause such as `else:`, a decorator) does not parse alone.
+        """
         first, last = self.blocks[i].first, self.blocks[j].last + delta
         region = _text(lines, first, last)
         try:
+            tree = _ast(region)  # first: it refuses a half-typed line ten times faster
             module = parse_module(region)
-            tree = _ast(region)
         except (cst.ParserSyntaxError, SyntaxError, RecursionError, ValueError, MemoryError):
-            # the region keeps its last good tree; `update` then asks CPython where the error is, and
-            # parses the file whole if it has none (the edit changed where blocks begin or end)
-            self._splice(i, j, [b.stale(first, last) for b in self.blocks[i:j + 1]], delta)
-            return True
+            return None
         blocks = _blocks(list(module.body), tree.body, first, last, first - 1, module.default_indent, "",
                          members=True)
-        if blocks is None:
+        if blocks is None or (alone and not blocks):
             return False
         self.replaced = [b.node for b in self.blocks[i:j + 1]]
         self._splice(i, j, blocks, delta)
