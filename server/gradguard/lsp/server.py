@@ -164,30 +164,41 @@ class GradguardServer(LanguageServer):
 
     def cell_diagnostics(self, notebook: OpenNotebook, number: int, analysed: Analysed) -> list[lsp.Diagnostic]:
         """The diagnostics of cell `number` of `notebook`, from the notebook's findings."""
+        return self._cell_diagnostics(notebook, number, analysed.version, [
+            (i, f) for i, f in enumerate(notebook.localised(analysed.findings)) if f.span.cell == number])
+
+    def _cell_diagnostics(self, notebook: OpenNotebook, number: int, version: int | None,
+                          findings: list[tuple[int, Finding]]) -> list[lsp.Diagnostic]:
+        """`findings` (cell-local, with their index among the notebook's) as diagnostics of cell `number`."""
         document = notebook.cell_document(number)
-        if document is None:
+        if document is None or not findings:
             return []
         related = self.client_supports("text_document", "publish_diagnostics", "related_information") or \
             (self.pull and self.client_supports("text_document", "diagnostic", "related_document_support"))
         place = partial(notebooks.in_cell, notebook=notebook)
-        return [to_diagnostic(document, f, i, related, analysed.version, place)
-                for i, f in enumerate(notebook.localised(analysed.findings)) if f.span.cell == number]
+        return [to_diagnostic(document, f, i, related, version, place) for i, f in findings]
 
     def publish(self, uri: str, analysed: Analysed) -> None:
         """Keep `analysed` as the document's findings; push them, unless the client pulls them."""
         self.analysed[uri] = analysed
         notebook = self.notebook(uri)
         if notebook is not None and notebook.version == analysed.version:
+            by_cell: dict[int | None, list[tuple[int, Finding]]] = {}
+            for i, f in enumerate(notebook.localised(analysed.findings)):
+                by_cell.setdefault(f.span.cell, []).append((i, f))
             others_changed = False
             for number, cell in enumerate(notebook.cells, 1):
                 if notebook.model.cells[number - 1].kind != "code":
                     continue
-                diagnostics = self.cell_diagnostics(notebook, number, analysed)
+                found = by_cell.get(number, [])
+                before = self.cells_shown.get(cell.uri)
+                if not found and before is not None and before[0] == cell.version and not before[1]:
+                    continue  # a cell neither edited nor with findings: a keystroke publishes one or two cells
+                diagnostics = self._cell_diagnostics(notebook, number, analysed.version, found)
                 shown = (cell.version, [(d.range, d.message, d.code, d.severity, d.related_information)
                                         for d in diagnostics])
-                before = self.cells_shown.get(cell.uri)
                 if before == shown:
-                    continue  # a cell neither edited nor with other findings: a keystroke publishes one or two cells
+                    continue
                 self.cells_shown[cell.uri] = shown
                 if not self.pull:
                     self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
