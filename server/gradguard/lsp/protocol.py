@@ -169,7 +169,7 @@ class AnsweringProtocol(LanguageServerProtocol):
         """Requests before `initialize` are refused (-32002), and after `shutdown` (-32600);
         notifications then are dropped. `exit` and responses always go through."""
         method = getattr(message, "method", None)
-        if method in _TYPED and self.initialize_received and not self._shutdown:
+        if method in _TYPING and self.initialize_received and not self._shutdown:
             self.typed(method, message.params)
         elif method in (None, lsp.EXIT) or (self.initialize_received and not self._shutdown):
             super().handle_message(message)
@@ -201,7 +201,7 @@ class AnsweringProtocol(LanguageServerProtocol):
             self._server._report_server_error(error, JsonRpcException)
 
 
-_TYPED = frozenset({lsp.TEXT_DOCUMENT_DID_CHANGE, lsp.NOTEBOOK_DOCUMENT_DID_CHANGE})  # `AnsweringProtocol.typed`
+_TYPING = frozenset({lsp.TEXT_DOCUMENT_DID_CHANGE, lsp.NOTEBOOK_DOCUMENT_DID_CHANGE})  # `AnsweringProtocol.typed`
 
 
 async def serve(protocol: AnsweringProtocol, read: Callable[[], Awaitable[bytes]]) -> None:
