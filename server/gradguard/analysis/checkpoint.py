@@ -16,13 +16,15 @@ run from the top would).
 
 Abstract values that can change after they are built (modules, lists, dicts, a method bound to
 a module) are copied, once each, keeping which of them share what; tensors and the other
-frozen values are shared.
+frozen values are shared, and so are the classes' templates (what `__init__` built when the
+class statement ran: each instance, each method analysed, gets a copy of its own), which refer
+to the document's one `Definitions`.
 """
 
 from __future__ import annotations
 
 from enum import Enum, auto
-from typing import TypeVar
+from typing import Iterable, TypeVar
 
 from gradguard.analysis.events import Checkpoint
 from gradguard.analysis.shared import InterpreterState
@@ -83,6 +85,8 @@ def _copied(checkpoint: Checkpoint, values: _Copier) -> Checkpoint:
     """`checkpoint` with its containers, the values in them that can change and its pending
     changes (a later backward pass confirms them) copied."""
     pending = {id(change): _shallow(change) for change in checkpoint.pending}
+    if values.old is values.new:  # the classes' templates, never changed once their class statement ran, refer to these
+        values.share(template for _, template in checkpoint.classes.values())
     return _evolved(
         checkpoint,
         env=values.names(checkpoint.env),
@@ -110,6 +114,12 @@ class _Copier:
     def __init__(self, old: Definitions, new: Definitions) -> None:
         self.old, self.new = old, new
         self._copies: dict[int, object] = {}
+
+    def share(self, values: Iterable[Value | None]) -> None:
+        """Let these values (and what only they hold) stand as they are in the copies."""
+        for value in values:
+            if value is not None:
+                self._copies[id(value)] = value
 
     def names(self, names: dict[str, Value]) -> dict[str, Value]:
         return {name: self.value(value) for name, value in names.items()}  # type: ignore[misc]

@@ -12,6 +12,7 @@ from gradguard.analysis.values import (
     ModuleValue,
     SavedRecord,
     TensorValue,
+    TopLevel,
     Tri,
     Value,
 )
@@ -168,6 +169,7 @@ class ScopeResult:
 
     changes: list[InplaceChange] = field(default_factory=list)
     definitions: Definitions | None = None
+    top_level: TopLevel | None = None  # what `definitions` held when this run ended
     units: dict[cst.FunctionDef, Unit] = field(default_factory=dict)
     module_changes: list[InplaceChange] = field(default_factory=list)
     module_entered: frozenset[cst.FunctionDef] = frozenset()

@@ -58,6 +58,7 @@ from gradguard.analysis.values import (
     StringPattern,
     SuperValue,
     TensorValue,
+    TopLevel,
     Tri,
     Value,
     contents,
@@ -125,9 +126,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 self.module_reused and self.entered & self.replaced):
             return {}  # calls some analyses stopped following: what each reused result saw is not known
         if not self.module_reused:
-            if previous.definitions.star_imports != self.definitions.star_imports:
+            before = previous.top_level
+            if before is None or before.star_imports != self.definitions.star_imports:
                 return {}
-            self.reuse = Reuse(previous.definitions.globals, previous.body, self.definitions,
+            self.reuse = Reuse(before.globals, previous.body, self.definitions,
                                self.result.facts, self.source_of)
         return previous.units
 
@@ -140,6 +142,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if self.module_reused:
             self.result.checkpoints = previous.checkpoints  # its statements stand; the next version may start there
         else:
+            self.definitions.start(self.module)
             state = State(self.definitions.globals)
             try:
                 self.run_unit(self._module_statements(state), state, None)
@@ -809,18 +812,17 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return self.class_member(owner, attribute)
         return UNKNOWN
 
-    @staticmethod
-    def class_member(owner: FunctionRef, attribute: str) -> Value:
+    def class_member(self, owner: FunctionRef, attribute: str) -> Value:
         """`Class.attribute` for a class of the project: a function of its body, called with every
         argument given (`Capsule.squash(s)`, `Base.forward(self, x)`) but a classmethod's first (the
         class's template instance stands for the class), or a class attribute."""
         if owner.name not in owner.definitions.classes:
             return UNKNOWN
         found = owner.definitions.method(owner.name, attribute)
-        if found is not None:
+        if found is not None:  # a classmethod's `cls` is a copy: templates never change once built
             template = owner.definitions.classes[owner.name][1]
-            return FunctionRef(attribute, found[0], found[1],
-                               bound_self=template if decorated_as(found[0], "classmethod") else None)
+            return FunctionRef(attribute, found[0], found[1], bound_self=self.instance_copy(template)
+                               if decorated_as(found[0], "classmethod") else None)
         shared = owner.definitions.class_attribute(owner.name, attribute)
         return shared if shared is not None else UNKNOWN
 
@@ -1318,8 +1320,14 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     if previous is not None and previous.cut_short:
         previous = None
     interpreter = Interpreter(module, path, project, previous, replaced, hovers, source, checkpoints_at)
-    result = interpreter.run()
+    try:
+        result = interpreter.run()
+    except BaseException:  # stopped (a newer version): the definitions are the previous run's again
+        if interpreter.adopted:
+            previous.top_level.put_into(interpreter.definitions)  # type: ignore[union-attr]
+        raise
     result.definitions = interpreter.definitions
+    result.top_level = TopLevel.of(interpreter.definitions)
     if interpreter.budget.unread:
         result.cuts.append(Cut("imports", None, None, "time", tuple(sorted(interpreter.budget.unread))))
     return result

@@ -193,6 +193,7 @@ class ModuleCalls(InterpreterState):
             copy.buffers = {k: fresh(v) for k, v in item.buffers.items()}  # type: ignore[misc]
             copy.children = None if item.children is None else [fresh(c) for c in item.children]  # type: ignore[misc]
             copy.named_children = {k: fresh(v) for k, v in item.named_children.items()}
+            copy.mapping = fresh(item.mapping) if item.mapping is not None else None  # type: ignore[assignment]
             return copy
 
         return fresh(value)

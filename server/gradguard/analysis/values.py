@@ -281,6 +281,12 @@ class Definitions:
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict, repr=False)
     star_imports: list[str] = field(default_factory=list, repr=False)  # `from .activations import *`: the modules
 
+    def start(self, module: cst.Module) -> None:
+        """Bind nothing yet, for a run of `module`'s top level (new containers: those of a run
+        before stay as they were, `TopLevel`)."""
+        self.module, self.globals, self.classes, self.bases = module, {}, {}, {}
+        self.class_attributes, self.star_imports = {}, []
+
     def mro(self, class_name: str, depth: int = 0) -> Iterator[tuple[Definitions, str]]:
         """The class and its bases of the project, in the order Python searches them (depth first)."""
         if class_name not in self.classes or depth > 16:
@@ -311,6 +317,30 @@ class Definitions:
             if isinstance(node.body, cst.IndentedBlock) and function in node.body.body:
                 return name
         return None
+
+
+@dataclass(frozen=True)
+class TopLevel:
+    """What a file's `Definitions` held when an interpretation of it ended. An open document keeps
+    one `Definitions` from version to version (what its values refer to stays the same object,
+    so a checkpoint's values need no new one); each run starts from this, the last finished run's."""
+
+    module: cst.Module | None
+    globals: dict[str, Value]
+    classes: dict[str, tuple[cst.ClassDef, ModuleValue | None]]
+    bases: dict[str, tuple[Value, ...]]
+    class_attributes: dict[str, dict[str, Value]]
+    star_imports: list[str]
+
+    @classmethod
+    def of(cls, definitions: Definitions) -> TopLevel:
+        return cls(definitions.module, definitions.globals, definitions.classes, definitions.bases,
+                   definitions.class_attributes, definitions.star_imports)
+
+    def put_into(self, definitions: Definitions) -> None:
+        definitions.module, definitions.globals, definitions.classes = self.module, self.globals, self.classes
+        definitions.bases, definitions.class_attributes = self.bases, self.class_attributes
+        definitions.star_imports = self.star_imports
 
 
 @dataclass(frozen=True, eq=False)
