@@ -121,7 +121,7 @@ def open_notebook(workspace: Workspace, uri: str, version: int,
         same = known.get((kind, document.source, language))
         cells.append(cell_for(number, kind, document.source, language) if same is None else
                      same if same.number == number else replace(same, number=number))
-    path = TextDocument(notebook.uri).path
+    path = previous.path if previous is not None and previous.uri == uri else TextDocument(notebook.uri).path
     model = Notebook("", tuple(cells))
     broken = {cell.number for cell, _ in model.broken}
     before = previous.last_parsed if previous is not None else {}

@@ -29,6 +29,7 @@ from typing import AsyncIterator, Callable, TypeVar
 from gradguard.source.parser import THREAD_STACK
 
 SLICE = 0.05  # seconds an analysis runs before a newer version or another document may stop it
+HANDOFF = 0.01  # seconds the event loop waits, blocked, for an analysis it submits (`Scheduler.analyse`)
 IDLE = 0.3  # seconds of quiet (no change, no first diagnostics) before background work goes on
 TIDY_AFTER = 500_000  # objects allocated (less those freed) while typing, past which the collector runs anyway
 
@@ -58,10 +59,19 @@ class Scheduler:
         return await asyncio.get_running_loop().run_in_executor(self._thread, job, *args)
 
     async def analyse(self, uri: str, job: Callable[..., T], *args: object) -> T:
-        """`run(job, *args)` for an analysis of `uri`, which counts as waiting until it starts."""
+        """`run(job, *args)` for an analysis of `uri`, which counts as waiting until it starts.
+
+        The event loop waits for it, blocked, up to `HANDOFF` seconds (less than `SLICE`: no
+        analysis would have been stopped meanwhile): the thread hand-offs of the event loop's own
+        way cost a keystroke a tenth of a millisecond, and up to half a millisecond at times;
+        a longer analysis is then awaited as any other job."""
         with self._lock:
             self._waiting[uri] += 1
-        return await self.run(self._started, uri, job, *args)
+        future = self._thread.submit(self._started, uri, job, *args)
+        try:
+            return future.result(timeout=HANDOFF)
+        except TimeoutError:
+            return await asyncio.wrap_future(future)
 
     def _started(self, uri: str, job: Callable[..., T], *args: object) -> T:
         with self._lock:
