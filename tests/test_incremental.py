@@ -108,6 +108,18 @@ def test_a_block_that_stops_parsing_gets_one_syntax_error_and_the_others_keep_th
         ("GG001", 8), ("GG001", 15)]
 
 
+def test_lines_left_blank_by_a_deleted_statement_are_parsed_when_typed_in_again() -> None:
+    """Deleting the last statement leaves blank lines: the block above owns them, so a half-typed
+    line there later is found (it was in no block: nothing parsed it, no syntax error was shown)."""
+    opened = OpenDocument("blank.py")
+    project = project_index(use_jedi=False)
+    found = [[(f.code, f.span.start.line) for f in opened.analyse(text, Settings(), project)]
+             for text in ["a = 1\nb = 2\n\nc = 3\n\n", "a = 1\nb = 2\n\n\n\n", "a = 1\nb = 2\nc.b(\n\n\n"]]
+    assert found == [[], [], [("GG000", 3)]]
+    assert opened.analyse("a = 1\nb = 2\nc = (1,\n\n\n", Settings(), project)[0].message.startswith(
+        "'(' was never closed")
+
+
 def test_typing_in_a_method_reparses_only_that_method() -> None:
     path = MODELS / "timm" / "models" / "vision_transformer.py"
     made_by("make models", path)

@@ -81,6 +81,15 @@ def _problem_from(text: str, lines: list[str], first: int) -> SyntaxProblem | No
     return replace(problem, position=Position(problem.position.line + first - 1, problem.position.column))
 
 
+def _parses(text: str) -> bool:
+    """Whether libcst parses `text` (which CPython may refuse: syntax newer than this Python's)."""
+    try:
+        parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
+        return False
+    return True
+
+
 def _continues_below(lines: list[str], line: int) -> bool:
     """Whether (1-based) `line` of `lines` ends in a backslash that joins the next line to it."""
     return line >= 1 and lines[line - 1].rstrip("\r").endswith("\\")
@@ -248,7 +257,7 @@ class BlockTree:
             k, m = inner[0], inner[-1]
             first, last = outer.members[k].first, outer.members[m].last + delta
             members = self._parse_members(outer.members[k:m + 1], lines, first, last)
-            if members is None:
+            if not members:  # a member that does not parse, or lines no member holds any longer
                 members = [b.stale(first, last) for b in outer.members[k:m + 1]]
             else:
                 self.replaced = [b.node for b in outer.members[k:m + 1]]
@@ -275,7 +284,8 @@ class BlockTree:
     def _reparse(self, lines: list[str], i: int, j: int, delta: int, alone: bool = False) -> bool | None:
         """Parse the lines of blocks `i`..`j` (shifted by `delta` at their end) into blocks in their
         place: True; None if they do not parse, False if they parse into statements CPython and
-        libcst do not agree on (or, `alone`, into none: their lines need a block to hold them).
+        libcst do not agree on, or only libcst parses them (or, `alone`, into none: their lines
+        need a block to hold them).
 
         Lines that parse on their own, beginning at the margin, are statements of their own in the
         whole text too, unless the line above them continues into them (a backslash): what else
@@ -286,14 +296,24 @@ class BlockTree:
         region = _text(lines, first, last)
         try:
             tree = _ast(region)  # first: it refuses a half-typed line ten times faster
+        except (SyntaxError, RecursionError, ValueError, MemoryError):
+            return None if alone or not _parses(region) else False  # libcst's newer syntax: parsed whole
+        try:
             module = parse_module(region)
-        except (cst.ParserSyntaxError, SyntaxError, RecursionError, ValueError, MemoryError):
+        except (cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
             return None
         blocks = _blocks(list(module.body), tree.body, first, last, first - 1, module.default_indent, "",
                          members=True)
-        if blocks is None or (alone and not blocks):
+        if blocks is None or (not blocks and (alone or len(self.blocks) == j - i + 1)):
             return False
-        self.replaced = [b.node for b in self.blocks[i:j + 1]]
+        if not blocks:  # only blank lines and comments are left: the block above (or below) owns them
+            if i > 0:
+                i -= 1
+                blocks = [replace(self.blocks[i], last=last)]
+            else:
+                j += 1
+                blocks = [replace(self.blocks[j].moved(delta), first=first)]
+        self.replaced = [b.node for b in self.blocks[i:j + 1] if all(b.node is not n.node for n in blocks)]
         self._splice(i, j, blocks, delta)
         return True
 
