@@ -353,6 +353,16 @@ class ProjectIndex:
         definitions = self.definitions_of(found[0])
         return UNKNOWN if definitions is None else definitions.globals.get(found[1], UNKNOWN)
 
+    def derives_from_module(self, qualname: str) -> bool:
+        """Whether the installed class `qualname` (absolute: `transformers.modeling_utils.PreTrainedModel`)
+        derives from `nn.Module`, by its package's index (its file not read)."""
+        top, _, rest = qualname.partition(".")
+        package = self.environment.locate([top]) if rest else None
+        if package is None or package.name != "__init__.py" or not self._index_ready(package):
+            return False
+        self._consulted(package, qualname, indexed=True)
+        return self.environment.derives_from_module(package, qualname.rsplit(".", 1)[-1])
+
     def absolute(self, from_path: str, qualname: str) -> str:
         """A relative import's name made absolute (`.mlp.Mlp` in `timm/layers/__init__.py` →
         `timm.layers.mlp.Mlp`), so that it means the same in any file it flows to; unchanged when
