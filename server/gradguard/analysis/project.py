@@ -453,14 +453,18 @@ class ProjectIndex:
         question = self._jedi_question(from_path, qualname) if self._use_jedi else None
         return self._placed(jedi_goto(*question, self.environment.python)) if question is not None else None
 
-    @staticmethod
-    def _jedi_question(from_path: Path, qualname: str) -> tuple[str, str] | None:
-        """(source, path) of the jedi query that places `qualname`, or None for names it cannot place."""
+    def _jedi_question(self, from_path: Path, qualname: str) -> tuple[str, str] | None:
+        """(source, path) of the jedi query that places `qualname`, or None for names it cannot place
+        (an attribute of a global of an installed module file: `transformers.modeling_utils.
+        ALL_ATTENTION_FUNCTIONS.get_interface` is no module to import from)."""
         if qualname.startswith(".") or not from_path.is_file():
             return None
         module, _, attribute = qualname.rpartition(".")
-        top = module.split(".")[0]
-        if not module or top in NEVER_READ or top in sys.stdlib_module_names:
+        parts = module.split(".")
+        if not module or parts[0] in NEVER_READ or parts[0] in sys.stdlib_module_names:
+            return None
+        if any((found := self.environment.locate(parts[:k])) is not None and found.name != "__init__.py"
+               for k in range(1, len(parts))):
             return None
         return f"from {module} import {attribute}\n", str(from_path)
 
