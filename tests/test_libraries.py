@@ -480,6 +480,27 @@ def test_a_library_top_level_holding_a_tensor_keeps_only_its_tree(tmp_path, monk
     assert _check_in_process(program, tmp_path / "cache") == (first, ["nets.py"])
 
 
+def test_a_model_whose_nn_module_base_is_in_another_file_of_its_package_is_called(tmp_path, monkeypatch):
+    """transformers' `BertModel(BertPreTrainedModel)`, `BertPreTrainedModel(PreTrainedModel)`,
+    `PreTrainedModel(nn.Module)` in another file, which a library's top level does not read: the
+    package's index says which of its classes derive from `nn.Module`, so calling the model runs its
+    `forward` (and a base without one still makes its subclasses modules)."""
+    nets = FAKE_PACKAGE["nets.py"].replace("import torch.nn as nn\n", "import torch.nn as nn\n\nfrom .base import ZooModel\n")
+    nets = nets.replace("class GateNet(nn.Module):", "class GatePreTrained(ZooModel):\n    pass\n\n\nclass GateNet(GatePreTrained):")
+    files = {**FAKE_PACKAGE, "nets.py": nets,
+             "base.py": "import torch.nn as nn\n\n\nclass ZooModel(nn.Module):\n    def post_init(self):\n        pass\n"}
+    site = _fake_site(tmp_path, files)
+    monkeypatch.syspath_prepend(str(site))
+    program = tmp_path / "train.py"
+    program.write_text(USER_PROGRAM)
+    findings, interpreted = _check_in_process(program, tmp_path / "cache")
+    assert [f[:2] for f in findings] == [("GG001", 9)]
+    assert "base.py" not in interpreted
+    fate = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(site)})
+    assert "modified by an inplace operation" in fate.stderr, fate.stderr[-2000:]  # the label, proven by torch
+
+
 def test_a_library_top_level_that_reads_another_package_keeps_only_its_tree(tmp_path, monkeypatch):
     """What `WIDTH = SETTINGS["width"]` binds depends on another package's file, which the entry's
     key does not cover: that top level is interpreted again by every run."""

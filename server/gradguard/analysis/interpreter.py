@@ -519,6 +519,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         bases = tuple(self.class_base(base.value, state) for base in node.bases)
         self.definitions.bases[name] = bases
         is_module, torch_base = self.module_kind(bases)
+        if not is_module and self.project is not None and any(
+                isinstance(b, ImportRef) and self.project.derives_from_module(b.qualname) for b in bases):
+            is_module = True  # an installed `nn.Module` of a file left unread (its package's index says)
         if not is_module and self.library and any(isinstance(b, ImportRef) for b in bases) and any(
                 isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body):
             is_module = True  # a library class with a `forward`, derived from a class of its other files

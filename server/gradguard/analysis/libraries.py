@@ -8,13 +8,15 @@ what jedi reports by running it; for gradguard's own, its `sys.path`. Their file
 like the project's own (`ProjectIndex`), so a library module's `forward` is interpreted by the same
 interpreter as a project module's.
 
-Two things cannot be read from the code that runs at import time, so each package's source is
+Three things are not found by interpreting a file's top level, so each package's source is
 indexed for them once per package version, and the index kept in the user's cache directory
 (`$XDG_CACHE_HOME/gradguard`, else `~/.cache/gradguard`), shared by every project: model
 registries filled by a decorator (`@register_model` in timm and torchvision: a function whose name
-starts with `register` decorating a `def`), and where each top-level class and function is
+starts with `register` decorating a `def`); where each top-level class and function is
 defined, for names re-exported through star imports and lazy modules (`from transformers import
-GPT2Config`).
+GPT2Config`); and which top-level classes derive from `nn.Module`, by their class statements
+(transformers' `PreTrainedModel(nn.Module, ...)`: a base in another file, which a library's
+top level does not read).
 
 What reading a library file's top level found is kept there too (`Reading`: its tree and its
 `Definitions`, keyed by package, version, the file's hash and place; an entry that another
@@ -50,6 +52,7 @@ from gradguard.analysis.values import (
     SavedRecord,
     TensorValue,
 )
+from gradguard.knowledge import modules as module_facts
 from gradguard.project_python import runs_here, site_packages
 from gradguard.source.parser import collector_paused
 from gradguard.stamp import source_stamp
@@ -62,9 +65,10 @@ NEVER_READ = frozenset({
     "fsspec", "triton", "functorch",
 })
 
-_FORMAT = 3  # of the cache's entries
+_FORMAT = 4  # of the cache's entries
 _PER_PROCESS = (TensorValue, ParametersValue, OptimizerValue, DistributionValue, SavedRecord)
-_DEFINED = re.compile(r"^(?:class|def)[ \t]+(\w+)", re.MULTILINE)
+_DEFINED = re.compile(r"^(class|def)[ \t]+(\w+)(?:[ \t]*\(([^)]*)\))?", re.MULTILINE)  # a class's bases, to a `)`
+_BASE_NAME = re.compile(r"[A-Za-z_][\w.]*")
 _DECORATED = re.compile(r"^[ \t]*@(?:[\w.]+\.)?(register\w*)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*def[ \t]+(\w+)",
                         re.MULTILINE)
 
@@ -150,6 +154,12 @@ class Environment:
             files = [f for f in files if not f.rsplit("/", 1)[-1].startswith("modular_")]
         return index.folder / files[0] if len(files) == 1 else None
 
+    def derives_from_module(self, package_file: Path, name: str) -> bool:
+        """Whether a top-level class `name` of the package holding `package_file` derives from
+        `nn.Module` by its class statement (through the package's own classes, by name)."""
+        index = self._index_of(package_file)
+        return index is not None and name in index.modules
+
     def stored_reading(self, file: Path, text: str) -> Reading | None:
         """What a run kept of reading the installed `file` with this very `text` (`keep_reading`), or
         None. Its definitions name `file` as their path, wherever the run that kept them found it."""
@@ -229,14 +239,14 @@ class Environment:
         entry = self.cache / "packages" / f"{name}-{key}.json"
         try:
             stored = json.loads(entry.read_text(encoding="utf-8"))
-            index = PackageIndex(folder, stored["registered"], stored["defined"])
+            index = PackageIndex(folder, stored["registered"], stored["defined"], frozenset(stored["modules"]))
         except (OSError, ValueError, TypeError, KeyError):
             index = _index_package(folder)
             try:
                 entry.parent.mkdir(parents=True, exist_ok=True)
                 temporary = entry.with_suffix(f".{os.getpid()}.tmp")
-                temporary.write_text(json.dumps({"registered": index.registered, "defined": index.defined}),
-                                     encoding="utf-8")
+                temporary.write_text(json.dumps({"registered": index.registered, "defined": index.defined,
+                                                 "modules": sorted(index.modules)}), encoding="utf-8")
                 os.replace(temporary, entry)
             except OSError:  # a read-only cache: indexed again next time
                 pass
@@ -300,12 +310,14 @@ def _writer_line(stamp: str) -> bytes:
 
 @dataclass
 class PackageIndex:
-    """What reading an installed package's source found: registered name -> file, and top-level
-    class or function name -> the files defining it (paths relative to the package's folder)."""
+    """What reading an installed package's source found: registered name -> file, top-level class
+    or function name -> the files defining it (paths relative to the package's folder), and the
+    names of its top-level classes that derive from `nn.Module`."""
 
     folder: Path
     registered: dict[str, str]
     defined: dict[str, list[str]]
+    modules: frozenset[str] = frozenset()
 
 
 def _version(folder: Path) -> str:
@@ -322,6 +334,7 @@ def _version(folder: Path) -> str:
 def _index_package(folder: Path) -> PackageIndex:
     """Reads every file of the package once (text only, no parse)."""
     index = PackageIndex(folder, {}, {})
+    bases: dict[str, set[str]] = {}
     for file in sorted(folder.rglob("*.py")):
         try:
             text = file.read_text(encoding="utf-8", errors="replace")
@@ -329,10 +342,34 @@ def _index_package(folder: Path) -> PackageIndex:
             continue
         relative = file.relative_to(folder).as_posix()
         for match in _DEFINED.finditer(text):
-            files = index.defined.setdefault(match.group(1), [])
+            files = index.defined.setdefault(match.group(2), [])
             if relative not in files:
                 files.append(relative)
+            if match.group(1) == "class" and match.group(3) is not None:
+                bases.setdefault(match.group(2), set()).update(_BASE_NAME.findall(match.group(3)))
         if "@" in text and "register" in text:
             for match in _DECORATED.finditer(text):
                 index.registered.setdefault(match.group(2), relative)
+    index.modules = _module_classes(bases)
     return index
+
+
+def _module_classes(bases: dict[str, set[str]]) -> frozenset[str]:
+    """The classes (of `bases`: class -> the names in its bases' text) that derive from a `torch.nn`
+    module, directly or through others of them (a name defined twice: either definition)."""
+    modules = {name for name, named in bases.items() if any(_is_torch_module(base) for base in named)}
+    grown = True
+    while grown:
+        found = {name for name, named in bases.items() if name not in modules
+                 and any(base.rsplit(".", 1)[-1] in modules for base in named)}
+        modules |= found
+        grown = bool(found)
+    return frozenset(modules)
+
+
+def _is_torch_module(base: str) -> bool:
+    """Whether a base, as written (`nn.Module`, `torch.nn.Linear`, `Module`), is a `torch.nn` module."""
+    prefix, _, name = base.rpartition(".")
+    if prefix not in ("", "nn", "torch.nn"):
+        return False
+    return name == "Module" or (prefix != "" and (name in module_facts.MODULES or name in module_facts.CONTAINERS))

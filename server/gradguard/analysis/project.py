@@ -353,6 +353,16 @@ class ProjectIndex:
         definitions = self.definitions_of(found[0])
         return UNKNOWN if definitions is None else definitions.globals.get(found[1], UNKNOWN)
 
+    def derives_from_module(self, qualname: str) -> bool:
+        """Whether the installed class `qualname` (absolute: `transformers.modeling_utils.PreTrainedModel`)
+        derives from `nn.Module`, by its package's index (its file not read)."""
+        top, _, rest = qualname.partition(".")
+        package = self.environment.locate([top]) if rest else None
+        if package is None or package.name != "__init__.py" or not self._index_ready(package):
+            return False
+        self._consulted(package, qualname, indexed=True)
+        return self.environment.derives_from_module(package, qualname.rsplit(".", 1)[-1])
+
     def absolute(self, from_path: str, qualname: str) -> str:
         """A relative import's name made absolute (`.mlp.Mlp` in `timm/layers/__init__.py` →
         `timm.layers.mlp.Mlp`), so that it means the same in any file it flows to; unchanged when
@@ -443,14 +453,18 @@ class ProjectIndex:
         question = self._jedi_question(from_path, qualname) if self._use_jedi else None
         return self._placed(jedi_goto(*question, self.environment.python)) if question is not None else None
 
-    @staticmethod
-    def _jedi_question(from_path: Path, qualname: str) -> tuple[str, str] | None:
-        """(source, path) of the jedi query that places `qualname`, or None for names it cannot place."""
+    def _jedi_question(self, from_path: Path, qualname: str) -> tuple[str, str] | None:
+        """(source, path) of the jedi query that places `qualname`, or None for names it cannot place
+        (an attribute of a global of an installed module file: `transformers.modeling_utils.
+        ALL_ATTENTION_FUNCTIONS.get_interface` is no module to import from)."""
         if qualname.startswith(".") or not from_path.is_file():
             return None
         module, _, attribute = qualname.rpartition(".")
-        top = module.split(".")[0]
-        if not module or top in NEVER_READ or top in sys.stdlib_module_names:
+        parts = module.split(".")
+        if not module or parts[0] in NEVER_READ or parts[0] in sys.stdlib_module_names:
+            return None
+        if any((found := self.environment.locate(parts[:k])) is not None and found.name != "__init__.py"
+               for k in range(1, len(parts))):
             return None
         return f"from {module} import {attribute}\n", str(from_path)
 

@@ -106,7 +106,8 @@ def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
 def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, reasons: list[str]) -> Finding:
     saved = f"the {record.what} of `{record.saved_by}` ({context.where(record.node, record.file, record.scope)})"
     if isinstance(record.run_by, cst.Call):
-        saved += f" that `{context.code(record.run_by.func)}(...)` ran ({context.where(record.run_by)})"
+        ran = context.where(record.run_by, record.file, record.scope)
+        saved += f" that `{context.code(record.run_by.func)}(...)` ran ({ran})"
     why = f"which `{record.saved_by}` saves for backward" if isinstance(record.run_by, cst.Call) else \
         "which it saves for backward"
     outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
