@@ -20,6 +20,7 @@ from gradguard.analysis.values import (
     ModuleValue,
     Origin,
     ParametersValue,
+    PartialValue,
     SavedRecord,
     SequenceValue,
     SuperValue,
@@ -182,6 +183,9 @@ class ModuleCalls(InterpreterState):
                 listed.items = tuple(fresh(v) for v in item.items)
                 listed.repeated = fresh(item.repeated) if item.repeated is not None else None
                 return listed
+            if isinstance(item, PartialValue):  # `self.act = partial(...)` of a copied module
+                return replace(item, func=fresh(item.func), args=tuple(fresh(a) for a in item.args),
+                               kwargs={k: fresh(v) for k, v in item.kwargs.items()})
             if isinstance(item, DictValue):
                 mapping = copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
                 mapping.entries = {k: fresh(v) for k, v in item.entries.items()}
