@@ -981,7 +981,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             value = self.iterate(self.eval(node.value.item, state), node, state)
         else:
             value = self.eval(node.value, state) if node.value is not None else ConstValue(None)
-        self.yielded(value, state)
+        self.yielded(node, value, state)
         return UNKNOWN
 
     def _lambda(self, node: cst.Lambda, state: State) -> Value:

@@ -24,10 +24,11 @@ if TYPE_CHECKING:
 @dataclass
 class GeneratorRun:
     """A generator's body running for one element of an iteration over it: the values its `yield`s
-    gave (each path stops at its first) and what was saved on the way to them."""
+    gave (each path stops at its first), which of them ran, and what was saved on the way to them."""
 
     function: cst.FunctionDef
     yields: list[Value] = field(default_factory=list)
+    reached: set[cst.Yield] = field(default_factory=set)
     saves: dict[int, tuple[SavedRecord, ...]] = field(default_factory=dict)
 
 

@@ -119,19 +119,23 @@ def _yields(callee: cst.CSTNode) -> bool:
 
 
 def is_generator(function: cst.FunctionDef) -> bool:
-    """Whether `function` is a generator function: a `yield` in its own body (not in a function,
-    lambda or class defined inside it)."""
+    """Whether `function` is a generator function: a `yield` in its own body."""
+    return bool(yield_nodes(function))
+
+
+def yield_nodes(function: cst.FunctionDef) -> frozenset[cst.Yield]:
+    """The `yield`s of `function`'s own body (not of a function, lambda or class defined inside it)."""
     finder = _YieldFinder()
     function.body.visit(finder)
-    return finder.found
+    return frozenset(finder.found)
 
 
 class _YieldFinder(cst.CSTVisitor):
     def __init__(self) -> None:
-        self.found = False
+        self.found: list[cst.Yield] = []
 
     def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = True
+        self.found.append(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -267,7 +271,8 @@ class UserCalls(InterpreterState):
     def run_generator(self, generator: GeneratorValue, state: State) -> Value:
         """What one iteration over `generator` (`next(gen)`) binds: its body run here, with the
         caller's saves, each path up to its first `yield`, and the values those give joined; UNKNOWN
-        when the body is not followed or a yielded value is not known.
+        when the body is not followed, a yielded value is not known or a `yield` is not reached (one
+        after another: `yield a` then `yield b`).
 
         Each element runs the body from its start: what runs after a `yield`, which Python runs
         only once the consumer asks for the next element, never runs before the consumer's code."""
@@ -280,18 +285,19 @@ class UserCalls(InterpreterState):
                                          generator.node, state, report=generator.report, closure=function.closure)
         finally:
             self.generator_runs.pop()
-        if ran is UNKNOWN or not run.yields:
+        if ran is UNKNOWN or not run.yields or len(run.reached) < len(self.syntax_fact(function.node, yield_nodes)):
             return UNKNOWN
         _add_saves(state.saves, run.saves)
         value = self.join_elements(run.yields, state)  # type: ignore[attr-defined]
         return SequenceValue((IntValue(), value)) if generator.enumerated and value is not UNKNOWN else value
 
-    def yielded(self, value: Value, state: State) -> None:
-        """A `yield` gave `value`: the element of the iteration running the generator (if one does)."""
+    def yielded(self, node: cst.Yield, value: Value, state: State) -> None:
+        """`node` gave `value`: the element of the iteration running the generator (if one does)."""
         run = self.generator_runs[-1] if self.generator_runs else None
         if run is None or not self.call_stack or self.call_stack[-1] is not run.function:
             return
         run.yields.append(value)
+        run.reached.add(node)
         _add_saves(run.saves, state.saves)
         state.dead = True  # the generator stops here until the next element is asked for
 
