@@ -115,6 +115,7 @@ class _FactoryFinder(cst.CSTVisitor):
 
 
 def _yields(callee: cst.CSTNode) -> bool:
+    """Whether `callee` is a generator function (not a class)."""
     return isinstance(callee, cst.FunctionDef) and is_generator(callee)
 
 
