@@ -33,7 +33,9 @@ from gradguard.analysis.values import (
     Definitions,
     DictValue,
     FunctionRef,
+    GeneratorValue,
     ModuleValue,
+    PartialValue,
     SequenceValue,
     SuperValue,
     Value,
@@ -154,6 +156,11 @@ class _Copier:
             if closure is not None:
                 closure.update(self.names(value.closure))  # type: ignore[union-attr, arg-type]
             return bound
+        if kind is _Kind.BOUND_CALL:  # a partial, a generator: what it will call with
+            found = self._copies[id(value)] = _evolved(value, func=self.value(value.func),  # type: ignore[union-attr]
+                                                       args=tuple(self.value(a) for a in value.args),  # type: ignore[union-attr]
+                                                       kwargs=self.names(value.kwargs))  # type: ignore[union-attr]
+            return found
         if kind is _Kind.SUPER:
             found = self._copies[id(value)] = _evolved(value, instance=self._module(value.instance),  # type: ignore[union-attr]
                                                        definitions=self._definitions(value))
@@ -205,11 +212,13 @@ class _Kind(Enum):
     DICT = auto()
     FUNCTION = auto()  # copied when bound, a closure or of the old definitions
     SUPER = auto()
+    BOUND_CALL = auto()  # a partial or a generator: its function and arguments copied
 
 
 def _kind_of(value: object) -> _Kind:
     for base, kind in ((ModuleValue, _Kind.MODULE), (SequenceValue, _Kind.SEQUENCE), (DictValue, _Kind.DICT),
-                       (FunctionRef, _Kind.FUNCTION), (SuperValue, _Kind.SUPER)):
+                       (FunctionRef, _Kind.FUNCTION), (SuperValue, _Kind.SUPER),
+                       ((PartialValue, GeneratorValue), _Kind.BOUND_CALL)):
         if isinstance(value, base):
             return kind
     return _Kind.SHARED

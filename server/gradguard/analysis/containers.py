@@ -9,6 +9,7 @@ has the saves of each, so an in-place change through it meets them all.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import libcst as cst
@@ -20,6 +21,7 @@ from gradguard.analysis.values import (
     ArgumentValue,
     ConstValue,
     DictValue,
+    GeneratorValue,
     IntValue,
     ModuleValue,
     Origin,
@@ -75,6 +77,8 @@ class Containers(InterpreterState):
 
     def iterate(self, iterable: Value, node: cst.CSTNode, state: State) -> Value:
         """What one iteration over `iterable` binds (any of its elements)."""
+        if isinstance(iterable, GeneratorValue):
+            return self.run_generator(iterable, state)  # type: ignore[attr-defined]
         if isinstance(iterable, TensorValue) and iterable.from_argument:
             return ArgumentValue("an element of an argument")  # a list as likely as a tensor's rows
         if isinstance(iterable, TensorValue):
@@ -244,6 +248,8 @@ class Containers(InterpreterState):
         """`zip`, `enumerate`, `reversed`, `list`, `tuple`, `sorted` (whose order is not known), `iter`."""
         if not args:
             return SequenceValue(mutable=name == "list")
+        if any(isinstance(a, GeneratorValue) for a in args) and name not in ("list", "tuple", "sorted"):
+            return _lazily(name, args)
         known = [self.elements(a) if not isinstance(a, TensorValue) else None for a in args]
         if name == "zip":
             if any(k is not None for k in known):  # as long as the shortest known one; the others repeat
@@ -368,6 +374,17 @@ class Containers(InterpreterState):
             except (ArithmeticError, ValueError):
                 return IntValue()
         return IntValue()
+
+
+def _lazily(name: str, args: list[Value]) -> Value:
+    """`iter(gen)` and `enumerate(gen)` of a generator, whose body runs when they are iterated (the
+    others, `zip` over one: not followed)."""
+    generator = args[0]
+    if name == "iter" and isinstance(generator, GeneratorValue):
+        return generator
+    if name == "enumerate" and isinstance(generator, GeneratorValue) and not generator.enumerated:
+        return replace(generator, enumerated=True)
+    return UNKNOWN
 
 
 def _is_int(value: Value | None) -> bool:

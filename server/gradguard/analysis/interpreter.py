@@ -48,12 +48,14 @@ from gradguard.analysis.values import (
     Definitions,
     DictValue,
     FunctionRef,
+    GeneratorValue,
     ImportRef,
     IntValue,
     ModuleValue,
     DistributionValue,
     OptimizerValue,
     Origin,
+    PartialValue,
     SequenceValue,
     StringPattern,
     SuperValue,
@@ -400,8 +402,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 return _builtin_instance(subject, (str, tuple, list, dict))
             return None
         if candidates and all(qualname_of(c) == "functools.partial" for c in candidates):
+            if isinstance(subject, PartialValue):
+                return True
             return False if isinstance(subject, (ConstValue, TensorValue, FunctionRef, ImportRef, BuiltinRef, ModuleValue,
-                                                 SequenceValue, DictValue)) else None  # partial objects are never built
+                                                 SequenceValue, DictValue, GeneratorValue)) else None
         if not isinstance(subject, ModuleValue) or subject.user_class is not None:
             return None
         names = []
@@ -593,7 +597,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             env[name] = self_value if (index == 0 and self_value is not None) else self.argument(param)
             if param.default is not None and env[name] is not self_value:
                 default = self.eval(param.default, defaults)
-                if isinstance(default, (ImportRef, FunctionRef, ModuleValue)) or (
+                if isinstance(default, (ImportRef, FunctionRef, ModuleValue, PartialValue)) or (
                         isinstance(default, ConstValue) and default.value is not None):
                     env[name] = default  # what runs when no caller says otherwise
         for star in (params.star_arg, params.star_kwarg):
@@ -973,6 +977,16 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.bind(node.target, value, state, node.value)
         return value
 
+    def _yield(self, node: cst.Yield, state: State) -> Value:
+        """`yield value` (`yield from iterable`: each of its elements): an element of the iteration
+        running the generator, if one does; what the generator is sent back is not known."""
+        if isinstance(node.value, cst.From):
+            value = self.iterate(self.eval(node.value.item, state), node, state)
+        else:
+            value = self.eval(node.value, state) if node.value is not None else ConstValue(None)
+        self.yielded(node, value, state)
+        return UNKNOWN
+
     def _lambda(self, node: cst.Lambda, state: State) -> Value:
         """`lambda x: ...`: a function like a `def` returning its expression, seeing the names around it."""
         definitions = self.call_definitions[-1] if self.call_stack else self.definitions
@@ -1030,11 +1044,15 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             callee, method = receiver.named_children[method], None
         if isinstance(receiver, FunctionRef) and isinstance(receiver.node, cst.ClassDef) and method is not None:
             callee, method = self.class_member(receiver, method), None
+        if isinstance(callee, PartialValue) and method is None:  # `act(x)` for `act = partial(F.relu, inplace=True)`
+            callee, args, kwargs = callee.func, [*callee.args, *args], {**callee.kwargs, **kwargs}
         if isinstance(callee, BuiltinRef):
             return self.call_builtin(callee.name, args, kwargs, node, state)
         if method is not None and receiver is not None and not isinstance(receiver, ImportRef):
             return self.call_method(receiver, method, args, kwargs, node, state)
         name = qualname_of(callee)
+        if name == "functools.partial":
+            return _partial(args, kwargs)
         if name in ("copy.deepcopy", "copy.copy") and args:
             return self.copy_object(args[0])
         if name == "itertools.repeat" and len(args) == 2 and isinstance(args[1], ConstValue) \
@@ -1086,6 +1104,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         cst.BooleanOperation: _boolean,
         cst.IfExp: _if_exp,
         cst.Lambda: _lambda,
+        cst.Yield: _yield,
         cst.NamedExpr: _named_expr,
         cst.Call: _call,
         cst.ListComp: Containers.comprehension,
@@ -1196,7 +1215,7 @@ def _truth(value: Value) -> bool | None:
         return bool(value.entries)
     if isinstance(value, SequenceValue) and value.repeated is None:
         return bool(value.items)
-    if isinstance(value, (FunctionRef, BuiltinRef)):
+    if isinstance(value, (FunctionRef, BuiltinRef, PartialValue, GeneratorValue)):
         return True
     return None
 
@@ -1209,7 +1228,7 @@ def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
         return (list if value.mutable else tuple) in types
     if isinstance(value, DictValue):
         return dict in types
-    if isinstance(value, (TensorValue, FunctionRef, ImportRef, BuiltinRef)) or (
+    if isinstance(value, (TensorValue, FunctionRef, ImportRef, BuiltinRef, PartialValue, GeneratorValue)) or (
             isinstance(value, ModuleValue) and value.mapping is None):
         return False
     return None
@@ -1232,6 +1251,20 @@ def _bound_names(target: cst.BaseExpression) -> Iterable[str]:
 def _single_index(kinds: list[Value | str]) -> Value:
     """The index of `x[i]` (UNKNOWN for a slice or several indices)."""
     return kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
+
+
+_CALLABLES = (ImportRef, FunctionRef, ModuleValue, BuiltinRef)
+
+
+def _partial(args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`functools.partial(func, *args, **kwargs)` (a partial of a partial: one over the inner
+    function, as Python builds it); UNKNOWN for a function not known or arguments not all known."""
+    if not args or "*" in kwargs:
+        return UNKNOWN
+    func, bound = args[0], args[1:]
+    if isinstance(func, PartialValue):
+        return PartialValue(func.func, (*func.args, *bound), {**func.kwargs, **kwargs})
+    return PartialValue(func, tuple(bound), dict(kwargs)) if isinstance(func, _CALLABLES) else UNKNOWN
 
 
 def _lambda_function(node: cst.Lambda) -> cst.FunctionDef:
@@ -1271,7 +1304,7 @@ MAX_TWO_PASS_LOOPS = 3  # loops nested deeper (followed calls included) run thei
 
 _NAMED_RESULTS = {"values": 0, "indices": 1}  # the fields of torch's named-tuple results (max, topk, sort ...)
 _OBJECTS = (TensorValue, ModuleValue, ImportRef, FunctionRef, SequenceValue, DictValue, OptimizerValue,
-            DistributionValue)
+            DistributionValue, PartialValue, GeneratorValue)
 
 
 def _compare(operator: str, left: Value, right: Value) -> bool | None:

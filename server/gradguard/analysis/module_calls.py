@@ -20,6 +20,7 @@ from gradguard.analysis.values import (
     ModuleValue,
     Origin,
     ParametersValue,
+    PartialValue,
     SavedRecord,
     SequenceValue,
     SuperValue,
@@ -182,6 +183,9 @@ class ModuleCalls(InterpreterState):
                 listed.items = tuple(fresh(v) for v in item.items)
                 listed.repeated = fresh(item.repeated) if item.repeated is not None else None
                 return listed
+            if isinstance(item, PartialValue):  # `self.act = partial(...)` of a copied module
+                return replace(item, func=fresh(item.func), args=tuple(fresh(a) for a in item.args),
+                               kwargs={k: fresh(v) for k, v in item.kwargs.items()})
             if isinstance(item, DictValue):
                 mapping = copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
                 mapping.entries = {k: fresh(v) for k, v in item.entries.items()}
@@ -314,12 +318,14 @@ class ModuleCalls(InterpreterState):
         if method == "modules":
             found, complete = module.submodules()
             return SequenceValue(tuple(found)) if complete and len(found) <= MAX_UNROLLED_MODULES else UNKNOWN
-        function = self.resolve_import(args[0]) if args and isinstance(args[0], ImportRef) else (args or [None])[0]
+        function, bound, keywords = bound_arguments(args[0] if args else None)
+        if isinstance(function, ImportRef):
+            function = self.resolve_import(function)
         if method == "apply" and isinstance(function, FunctionRef) and isinstance(function.node, cst.FunctionDef):
             found, _ = module.submodules()
-            for submodule in found[:MAX_UNROLLED_MODULES]:
-                self.call_user_function(function.node, function.definitions, function.bound_self, [submodule], {},
-                                        node, state,
+            for submodule in found[:MAX_UNROLLED_MODULES]:  # `model.apply(partial(init_weights, std=0.02))` too
+                self.call_user_function(function.node, function.definitions, function.bound_self, [*bound, submodule],
+                                        dict(keywords), node, state,
                                         report="inside" if function.definitions is self.definitions else "every-change")
             return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
@@ -371,13 +377,16 @@ class ModuleCalls(InterpreterState):
                                        output.history)  # (output, h_n); an LSTM's (output, (h_n, c_n))
             cell = self.fresh_result(output.requires_grad, Origin("the cell state of `LSTM`", node), output.history)
             output = SequenceValue((output, SequenceValue((second, cell)) if module.class_name == "LSTM" else second))
-        for hook in module.forward_hooks:
+        for registered in module.forward_hooks:  # a function, or a partial of one: `partial(hook, name=name)`
+            hook, bound, keywords = bound_arguments(registered)
             if not (isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef)):
                 continue
             self.last_callee_env = {}
             returned = self.call_user_function(hook.node, hook.definitions, hook.bound_self,
-                                               [module, SequenceValue(tuple(args)), output], {}, node, state)
-            positional = [*hook.node.params.posonly_params, *hook.node.params.params][1 if hook.bound_self else 0:]
+                                               [*bound, module, SequenceValue(tuple(args)), output], dict(keywords),
+                                               node, state)
+            positional = [*hook.node.params.posonly_params,
+                          *hook.node.params.params][(1 if hook.bound_self else 0) + len(bound):]
             changed = self.last_callee_env.get(positional[2].name.value) if len(positional) == 3 else None
             if isinstance(returned, TensorValue):
                 output = returned
@@ -501,6 +510,14 @@ class ModuleCalls(InterpreterState):
         if isinstance(source, TensorValue):
             return replace(result, history=source.history, graph_known=source.graph_known)
         return replace(result, graph_known=False)
+
+
+def bound_arguments(function: Value | None) -> tuple[Value | None, tuple[Value, ...], dict[str, Value]]:
+    """A callable given to be called later (a hook, `apply`'s function): the function, with the
+    arguments and keywords a partial binds before those of the call (none for a plain function)."""
+    if isinstance(function, PartialValue):
+        return function.func, function.args, function.kwargs
+    return function, (), {}
 
 
 def annotated_fields(cls: cst.ClassDef) -> list[str]:

@@ -36,6 +36,7 @@ from gradguard.analysis.values import (
     FunctionRef,
     ImportRef,
     IntValue,
+    PartialValue,
     StringPattern,
     Value,
 )
@@ -104,6 +105,11 @@ def same_binding(old: object, new: object) -> bool:
         return (old.node is new.node and old.name == new.name  # type: ignore[attr-defined]
                 and old.bound_self is None and new.bound_self is None  # type: ignore[attr-defined]
                 and old.closure is None and new.closure is None)  # type: ignore[attr-defined]
+    if isinstance(old, PartialValue):  # `act = partial(F.relu, inplace=True)`
+        return (same_binding(old.func, new.func) and len(old.args) == len(new.args)  # type: ignore[attr-defined]
+                and all(same_binding(a, b) for a, b in zip(old.args, new.args))  # type: ignore[attr-defined]
+                and old.kwargs.keys() == new.kwargs.keys()  # type: ignore[attr-defined]
+                and all(same_binding(v, new.kwargs[k]) for k, v in old.kwargs.items()))  # type: ignore[attr-defined]
     return False
 
 

@@ -7,17 +7,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen
-from gradguard.analysis.values import Definitions, Value
+from gradguard.analysis.values import Definitions, SavedRecord, Value
 
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
     from gradguard.analysis.reuse import Reuse
+
+
+@dataclass
+class GeneratorRun:
+    """A generator's body running for one element of an iteration over it: the values its `yield`s
+    gave (each path stops at its first), which of them ran, and what was saved on the way to them."""
+
+    function: cst.FunctionDef
+    yields: list[Value] = field(default_factory=list)
+    reached: set[cst.Yield] = field(default_factory=set)
+    saves: dict[int, tuple[SavedRecord, ...]] = field(default_factory=dict)
 
 
 class InterpreterState:
@@ -73,6 +85,7 @@ class InterpreterState:
         self.call_definitions: list[Definitions] = []
         self.call_nodes: list[cst.CSTNode] = []
         self.return_values: list[list[Value]] = []  # what each running function returned so far
+        self.generator_runs: list[GeneratorRun] = []  # the generators whose bodies run for an iteration over them
         self.last_callee_env: dict[str, Value] = {}  # the names of the function a call last ran, at its end
         # a call into another file's code: (this file's call, its label, report every change) and the
         # saves made inside it (only changes of this file's saves are reported, at that call)

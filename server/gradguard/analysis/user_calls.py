@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, TypeVar
 
 import libcst as cst
@@ -9,7 +10,7 @@ import libcst as cst
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.names import dotted_name
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import GeneratorRun, InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -18,9 +19,11 @@ from gradguard.analysis.values import (
     Definitions,
     DictValue,
     FunctionRef,
+    GeneratorValue,
     ImportRef,
     IntValue,
     ModuleValue,
+    SavedRecord,
     SequenceValue,
     TensorValue,
     Value,
@@ -65,8 +68,8 @@ _BUILDS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Linear", "Conv1d
 
 def _may_build(function: cst.FunctionDef) -> bool:
     """Whether a function called without tensors may still build modules or tensors (a factory:
-    `def mlp(sizes): return nn.Sequential(...)`): it returns something and names a `torch.nn`
-    container or layer, or `torch`."""
+    `def mlp(sizes): return nn.Sequential(...)`, a generator of batches): it returns (or yields)
+    something and names a `torch.nn` container or layer, or `torch`."""
     finder = _FactoryFinder()
     function.body.visit(finder)
     return finder.returns and finder.builds
@@ -101,11 +104,48 @@ class _FactoryFinder(cst.CSTVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         self.returns = self.returns or node.value is not None
 
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.returns = self.returns or node.value is not None
+
     def visit_Name(self, node: cst.Name) -> None:
         self.builds = self.builds or node.value in _BUILDS or node.value == "torch"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.builds = self.builds or node.attr.value in _BUILDS
+
+
+def _yields(callee: cst.CSTNode) -> bool:
+    """Whether `callee` is a generator function (not a class)."""
+    return isinstance(callee, cst.FunctionDef) and is_generator(callee)
+
+
+def is_generator(function: cst.FunctionDef) -> bool:
+    """Whether `function` is a generator function: a `yield` in its own body."""
+    return bool(yield_nodes(function))
+
+
+def yield_nodes(function: cst.FunctionDef) -> frozenset[cst.Yield]:
+    """The `yield`s of `function`'s own body (not of a function, lambda or class defined inside it)."""
+    finder = _YieldFinder()
+    function.body.visit(finder)
+    return frozenset(finder.found)
+
+
+class _YieldFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Yield] = []
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
 
 
 def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, ...] | None:
@@ -124,6 +164,21 @@ def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, .
         else:
             return None
     return tuple(key)
+
+
+def _add_saves(saves: dict[int, tuple[SavedRecord, ...]], more: dict[int, tuple[SavedRecord, ...]]) -> None:
+    """Add to `saves` the records of `more` it does not have (a certain one replacing its uncertain copy)."""
+    for vc, records in more.items():
+        held = list(saves.get(vc, ()))
+        for record in records:
+            if record in held:
+                continue
+            doubtful = replace(record, certain=False)
+            if record.certain and doubtful in held:
+                held[held.index(doubtful)] = record
+            else:
+                held.append(record)
+        saves[vc] = tuple(held)
 
 
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
@@ -145,8 +200,8 @@ class UserCalls(InterpreterState):
         """`run()`'s result, or a copy of what a call of `callee` with the same constant arguments
         returned in this analysis (the functions it ran count as run again)."""
         constants = constant_key(args, kwargs)
-        if constants is None:
-            return run()
+        if constants is None or self.syntax_fact(callee, _yields):
+            return run()  # a generator: each call makes a new one, which runs when iterated
         key = (id(callee), constants, state.grad_enabled, self.analysing, self.call_site is None)
         if key in self.summaries:
             result, entered = self.summaries[key]
@@ -200,13 +255,57 @@ class UserCalls(InterpreterState):
     def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
                            args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
                            *, report: str = "caller-saves", closure: dict[str, Value] | None = None) -> Value:
-        """Interpret `function`'s body with the caller's arguments and saves (its summary at this call).
+        """Interpret `function`'s body with the caller's arguments and saves (its summary at this call);
+        a generator function's call gives the generator, whose body runs when it is iterated.
 
         `report` says where the body's changes are reported: "caller-saves", at the call and only
         those hitting what the caller's ops saved (the body's own findings come from its own
         analysis); "every-change", all of them at the call (a function of another file that
         `model.apply` runs); "inside", at the body's own lines (such a function of this file).
         """
+        if self.syntax_fact(function, is_generator):
+            return GeneratorValue(FunctionRef(function.name.value, function, definitions, bound_self=self_value,
+                                              closure=closure), tuple(args), dict(kwargs), node, report)
+        return self.run_user_function(function, definitions, self_value, args, kwargs, node, state, report=report,
+                                      closure=closure)
+
+    def run_generator(self, generator: GeneratorValue, state: State) -> Value:
+        """What one iteration over `generator` (`next(gen)`) binds: its body run here, with the
+        caller's saves, each path up to its first `yield`, and the values those give joined; UNKNOWN
+        when the body is not followed, a yielded value is not known or a `yield` is not reached (one
+        after another: `yield a` then `yield b`).
+
+        Each element runs the body from its start: what runs after a `yield`, which Python runs
+        only once the consumer asks for the next element, never runs before the consumer's code."""
+        function = generator.func
+        run = GeneratorRun(function.node)  # type: ignore[arg-type]
+        self.generator_runs.append(run)
+        try:
+            ran = self.run_user_function(function.node, function.definitions,  # type: ignore[arg-type]
+                                         function.bound_self, list(generator.args), dict(generator.kwargs),
+                                         generator.node, state, report=generator.report, closure=function.closure)
+        finally:
+            self.generator_runs.pop()
+        if ran is UNKNOWN or not run.yields or len(run.reached) < len(self.syntax_fact(function.node, yield_nodes)):
+            return UNKNOWN
+        _add_saves(state.saves, run.saves)
+        value = self.join_elements(run.yields, state)  # type: ignore[attr-defined]
+        return SequenceValue((IntValue(), value)) if generator.enumerated and value is not UNKNOWN else value
+
+    def yielded(self, node: cst.Yield, value: Value, state: State) -> None:
+        """`node` gave `value`: the element of the iteration running the generator (if one does)."""
+        run = self.generator_runs[-1] if self.generator_runs else None
+        if run is None or not self.call_stack or self.call_stack[-1] is not run.function:
+            return
+        run.yields.append(value)
+        run.reached.add(node)
+        _add_saves(run.saves, state.saves)
+        state.dead = True  # the generator stops here until the next element is asked for
+
+    def run_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
+                          args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
+                          *, report: str = "caller-saves", closure: dict[str, Value] | None = None) -> Value:
+        """`call_user_function`'s interpretation of the body, for a function or a generator's iteration."""
         depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) else 0)
         if function in self.call_stack or len(self.call_stack) >= depth or "*" in kwargs \
                 or function in self.cut_calls:

@@ -268,6 +268,29 @@ class FunctionRef:
     closure: dict[str, Value] | None = field(default=None, repr=False)  # the enclosing function's names
 
 
+@dataclass(frozen=True, eq=False)
+class PartialValue:
+    """`functools.partial(func, *args, **kwargs)`: a call of it calls `func` with `args` before the
+    call's own and with `kwargs`, the call's keywords overriding them."""
+
+    func: Value
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+
+
+@dataclass(frozen=True, eq=False)
+class GeneratorValue:
+    """A call of a generator function (`def` with `yield`), whose body has not run: iterating it
+    runs the body, and gives the values it yields (`enumerated`: `enumerate(gen)`, index first)."""
+
+    func: FunctionRef
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+    node: cst.CSTNode = field(repr=False)
+    report: str = "caller-saves"
+    enumerated: bool = False
+
+
 @dataclass(eq=False)
 class Definitions:
     """One file's top-level names: the globals its functions see, and its classes."""
@@ -368,7 +391,8 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
-         | ModuleValue | ParametersValue | OptimizerValue | DistributionValue | FunctionRef | SuperValue | _Unknown)
+         | ModuleValue | ParametersValue | OptimizerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
+         | GeneratorValue | _Unknown)
 
 
 @dataclass(frozen=True)
