@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from gradguard.analysis.budget import Cancelled
 from gradguard.config import Settings
 from gradguard.engine import OpenDocument, analyse_document, project_index
 from gradguard.source.document import Document
@@ -343,3 +344,63 @@ def freeze():
     model.weight.requires_grad_(False)
 '''
     assert _equal_version_after_version(program.format(2), program.format(3)) == [[("GG002", 8)]] * 2
+
+
+CLASS_SHARING_PARTS = '''import torch
+import torch.nn as nn
+
+
+class Part:
+    def __init__(self):
+        self.act = nn.ReLU()
+
+
+class A:
+    def __init__(self):
+        self.parts = (Part(),)
+
+    @classmethod
+    def run(cls, w):
+        y = torch.sigmoid(w)
+        return cls.parts[0].act(y)
+
+    @classmethod
+    def make_inplace(cls):
+        cls.parts[0].act = nn.ReLU(inplace=True)
+
+
+w = torch.randn(3, requires_grad=True)
+x = 1
+A.run(w).sum().backward()
+A.make_inplace()
+'''
+
+
+def test_a_class_whose_methods_change_what_its_template_holds_starts_each_version_as_it_was_built() -> None:
+    """A classmethod changes a module in a tuple its class's `__init__` built, after the backward:
+    the next versions' checkpoints hold that class as its statement built it (a template that a
+    copy of it could change is copied, not shared), so `A.run` never sees the in-place ReLU."""
+    opened = OpenDocument("parts.py")
+    project = project_index(use_jedi=False)
+    for value in ("1", "12", "123"):
+        text = CLASS_SHARING_PARTS.replace("x = 1\n", f"x = {value}\n")
+        assert opened.analyse(text, Settings(), project) == []
+    assert analyse_document(Document.parse("parts.py", text), Settings(), project) == []
+
+
+def test_a_stopped_run_that_kept_the_module_level_leaves_the_next_version_its_own_functions() -> None:
+    """Only a function body changed (the module level's result stands) and that run is stopped:
+    the next version follows its own body of the function, not the stopped version's."""
+    heavy = "def h():\n" + "".join(f"    a{i} = torch.randn(3) + {i}\n" for i in range(300))
+    first = f"import torch\n\n\n{heavy}\n\ndef f(x):\n    return x\n\n\ndef g():\n" \
+        "    w = torch.randn(3, requires_grad=True)\n    y = torch.sigmoid(w)\n    f(y)\n    y.sum().backward()\n"
+    stopped, typed = (first.replace("    return x\n", body) for body in ("    return x + 0\n",
+                                                                         "    x.mul_(2)\n    return x\n"))
+    project = project_index(use_jedi=False)
+    opened = OpenDocument("stopped.py")
+    opened.analyse(first, Settings(), project)
+    with pytest.raises(Cancelled):
+        opened.analyse(stopped, Settings(), project, cancelled=lambda: True)
+    found = opened.analyse(typed, Settings(), project)
+    assert [(f.code, f.span.start.line) for f in found] == [("GG001", 308)]
+    assert shown(found) == shown(analyse_document(Document.parse("stopped.py", typed), Settings(), project))

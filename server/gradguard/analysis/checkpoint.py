@@ -16,9 +16,9 @@ run from the top would).
 
 Abstract values that can change after they are built (modules, lists, dicts, a method bound to
 a module) are copied, once each, keeping which of them share what; tensors and the other
-frozen values are shared, and so are the classes' templates (what `__init__` built when the
-class statement ran: each instance, each method analysed, gets a copy of its own), which refer
-to the document's one `Definitions`.
+frozen values are shared, and so are the classes' templates that nothing but a copy of them
+could change (`sealed`: what `__init__` built when the class statement ran, each instance and
+each method analysed getting a copy of its own), which refer to the document's one `Definitions`.
 """
 
 from __future__ import annotations
@@ -61,7 +61,9 @@ def take(interpreter: InterpreterState, state: State, index: int, steps: int) ->
         seen=interpreter.seen, deferred=interpreter.deferred, planned=frozenset(interpreter.planned),
         cut_calls=frozenset(interpreter.cut_calls), summaries=interpreter.summaries,
         callee_records=frozenset(interpreter.callee_records), last_callee_env=interpreter.last_callee_env,
-        next_serial=interpreter.next_serial, followed=interpreter.followed, steps=steps, hovers=interpreter.hovers)
+        next_serial=interpreter.next_serial, followed=interpreter.followed, steps=steps, hovers=interpreter.hovers,
+        sealed=frozenset(id(template) for _, template in definitions.classes.values()
+                         if template is not None and sealed(template)))
     return _copied(live, _Copier(definitions, definitions))
 
 
@@ -87,8 +89,8 @@ def _copied(checkpoint: Checkpoint, values: _Copier) -> Checkpoint:
     """`checkpoint` with its containers, the values in them that can change and its pending
     changes (a later backward pass confirms them) copied."""
     pending = {id(change): _shallow(change) for change in checkpoint.pending}
-    if values.old is values.new:  # the classes' templates, never changed once their class statement ran, refer to these
-        values.share(template for _, template in checkpoint.classes.values())
+    if values.old is values.new:  # sealed templates refer to these definitions: they stand as they are
+        values.share(template for _, template in checkpoint.classes.values() if id(template) in checkpoint.sealed)
     return _evolved(
         checkpoint,
         env=values.names(checkpoint.env),
@@ -185,6 +187,33 @@ class _Copier:
         found.forward_hooks = [self.value(hook) for hook in module.forward_hooks]  # type: ignore[misc]
         found.mapping = self.value(module.mapping)  # type: ignore[assignment]
         return found
+
+
+def sealed(template: ModuleValue) -> bool:
+    """Whether a class's template can be shared, not copied: everything under it is a module, or a
+    value that never changes (a tensor, a constant, a function neither bound nor a closure). Each
+    instance, a classmethod's `cls` and each method analysed get a copy of the template, whose
+    modules are copied too; a tuple, a bound method or a partial under it could be reached from
+    such a copy, and changed through it."""
+    seen: set[int] = set()
+    pending: list[Value] = [template]
+    while pending:
+        value = pending.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        kind = _KINDS.get(type(value)) or _KINDS.setdefault(type(value), _kind_of(value))
+        if kind is _Kind.MODULE:
+            if value.mapping is not None or value.forward_hooks:  # type: ignore[union-attr]
+                return False
+            pending.extend(value.children or ())  # type: ignore[union-attr]
+            pending.extend(value.named_children.values())  # type: ignore[union-attr]
+        elif kind is _Kind.FUNCTION:
+            if value.bound_self is not None or value.closure is not None:  # type: ignore[union-attr]
+                return False
+        elif kind is not _Kind.SHARED:
+            return False
+    return True
 
 
 def _shallow(value: T) -> T:

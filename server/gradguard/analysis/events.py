@@ -139,6 +139,7 @@ class Checkpoint:
     followed: int
     steps: int  # spent by the module level up to here
     hovers: bool
+    sealed: frozenset[int] = frozenset()  # the classes' templates shared by its copies (`checkpoint.sealed`)
 
     def applies_to(self, body: Sequence[cst.BaseStatement], hovers: bool) -> bool:
         """Whether a version whose top-level statements are `body` may start from here."""

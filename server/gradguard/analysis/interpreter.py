@@ -244,12 +244,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         new_for = _replacements(definitions.module, self.module)
         if new_for is None:
             return False
-        for name, value in list(definitions.globals.items()):
-            if isinstance(value, FunctionRef) and value.definitions is definitions and value.node in new_for:
-                definitions.globals[name] = replace(value, node=new_for[value.node])
-        for name, (node, template) in list(definitions.classes.items()):
-            if node in new_for:
-                definitions.classes[name] = (new_for[node], template)
+        # new containers: the previous run's `TopLevel` keeps its own (a stopped run puts them back)
+        definitions.globals = {name: replace(value, node=new_for[value.node]) if isinstance(value, FunctionRef)
+                               and value.definitions is definitions and value.node in new_for else value
+                               for name, value in definitions.globals.items()}
+        definitions.classes = {name: (new_for.get(node, node), template)
+                               for name, (node, template) in definitions.classes.items()}
         definitions.module = self.module
         self.definitions = definitions
         self.result.changes.extend(previous.module_changes)

@@ -30,7 +30,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import FeatureNotificationError, JsonRpcException, JsonRpcInternalError
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
@@ -169,7 +169,8 @@ class AnsweringProtocol(LanguageServerProtocol):
         """Requests before `initialize` are refused (-32002), and after `shutdown` (-32600);
         notifications then are dropped. `exit` and responses always go through."""
         method = getattr(message, "method", None)
-        if method in _TYPING and self.initialize_received and not self._shutdown:
+        if method in _TYPING and getattr(message, "jsonrpc", None) == self.VERSION and self.initialize_received \
+                and not self._shutdown:
             self.typed(method, message.params)
         elif method in (None, lsp.EXIT) or (self.initialize_received and not self._shutdown):
             super().handle_message(message)
@@ -197,8 +198,8 @@ class AnsweringProtocol(LanguageServerProtocol):
                     handler, args, kwargs = steps.send(handler(*args, **(kwargs or {})))
             except StopIteration:
                 pass
-        except Exception as error:
-            self._server._report_server_error(error, JsonRpcException)
+        except Exception:  # reported as pygls reports a notification handler's error
+            self._server._report_server_error(JsonRpcInternalError.of(sys.exc_info()), FeatureNotificationError)
 
 
 _TYPING = frozenset({lsp.TEXT_DOCUMENT_DID_CHANGE, lsp.NOTEBOOK_DOCUMENT_DID_CHANGE})  # `AnsweringProtocol.typed`

@@ -18,6 +18,7 @@ pauses, and automatic collection resumes after it.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import threading
 import time
@@ -70,7 +71,7 @@ class Scheduler:
         future = self._thread.submit(self._started, uri, job, *args)
         try:
             return future.result(timeout=HANDOFF)
-        except TimeoutError:
+        except concurrent.futures.TimeoutError:  # not the builtin TimeoutError before Python 3.11
             return await asyncio.wrap_future(future)
 
     def _started(self, uri: str, job: Callable[..., T], *args: object) -> T:
