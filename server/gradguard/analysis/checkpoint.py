@@ -134,9 +134,7 @@ class _Copier:
         known = self._copies.get(id(value))
         if known is not None:
             return known  # type: ignore[return-value]
-        kind = _KINDS.get(type(value))
-        if kind is None:
-            kind = _KINDS[type(value)] = _kind_of(value)
+        kind = _kind(value)
         if kind is _Kind.SHARED:
             return value
         if kind is _Kind.MODULE:
@@ -202,7 +200,7 @@ def sealed(template: ModuleValue) -> bool:
         if id(value) in seen:
             continue
         seen.add(id(value))
-        kind = _KINDS.get(type(value)) or _KINDS.setdefault(type(value), _kind_of(value))
+        kind = _kind(value)
         if kind is _Kind.MODULE:
             if value.mapping is not None or value.forward_hooks:  # type: ignore[union-attr]
                 return False
@@ -242,6 +240,14 @@ class _Kind(Enum):
     FUNCTION = auto()  # copied when bound, a closure or of the old definitions
     SUPER = auto()
     BOUND_CALL = auto()  # a partial or a generator: its function and arguments copied
+
+
+def _kind(value: object) -> _Kind:
+    """How values of `value`'s type are copied (found once per type)."""
+    kind = _KINDS.get(type(value))
+    if kind is None:
+        kind = _KINDS[type(value)] = _kind_of(value)
+    return kind
 
 
 def _kind_of(value: object) -> _Kind:

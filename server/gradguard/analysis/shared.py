@@ -40,12 +40,13 @@ class InterpreterState:
         # the file
         self.module = module
         # its top-level names and classes: an open document's, as its previous run left them (`TopLevel`)
-        self.definitions = Definitions(path, module)
         self.adopted = previous is not None and previous.top_level is not None and \
             previous.definitions is not None and previous.definitions.path == path
         if self.adopted:
             self.definitions = previous.definitions  # type: ignore[union-attr, assignment]
             previous.top_level.put_into(self.definitions)  # type: ignore[union-attr]
+        else:
+            self.definitions = Definitions(path, module)
         self.project = project  # resolves names imported from the project's other files
         # reuse of the previous version's result (see `Interpreter.run`)
         self.previous = previous
