@@ -167,6 +167,54 @@ def test_long_flat_expressions_finish_at_once(tmp_path, chain, terms):
     assert findings[0]["message"].startswith(f"gradguard skipped this expression of {len(expression):,} characters")
 
 
+def _long_line(shape: str, size: int) -> str:
+    """One line of about `size` characters, of a kind generated files and notebooks hold."""
+    if shape == "comment of digits":
+        return "# " + "1" * size
+    if shape == "comment of words":
+        return "# " + "a.b+c (x) [3] 'q \"s " * (size // 22)
+    if shape == "string":
+        return "S = '" + "ab\\'c d" * (size // 8) + "'"
+    if shape == "list of floats":
+        return "D = [" + ", ".join(f"{i % 997 / 7:.4f}" for i in range(size // 8)) + "]"
+    if shape == "nested lists":
+        return "D = [" + ", ".join(f"[{i % 100}, {i % 7}]" for i in range(size // 10)) + "]"
+    assert shape == "vocabulary"
+    return "V = {" + ", ".join(f'"w{i}": {i}' for i in range(size // 14)) + "}"
+
+
+@pytest.mark.parametrize("shape", ["comment of digits", "comment of words", "string", "list of floats",
+                                   "nested lists", "vocabulary"])
+def test_a_long_line_costs_time_in_proportion_to_its_length(tmp_path, shape):
+    """A line of 5 MB is checked in seconds, at most 12 times the time of a line of 0.5 MB (the
+    search for long chains once backtracked: 40,000 characters of digits took minutes). Long
+    literals are not parsed, so they count against no size limit: the bug after them is found."""
+    seconds, results = [], []
+    for size in (500_000, 5_000_000):
+        text = "import torch\n" + _long_line(shape, size) + "\n" + BUG
+        (tmp_path / "long.py").write_text(text)
+        start = time.perf_counter()
+        code, findings, _ = check(tmp_path / "long.py")
+        seconds.append(time.perf_counter() - start)
+        results.append(found(findings))
+    assert seconds[1] <= 10.0 and seconds[1] <= 12 * seconds[0], seconds
+    bug = ("GG001", "error", 2 + BUG_LINE)
+    if shape in ("comment of digits", "comment of words", "string"):  # code: over the size limit
+        assert results == [[bug], [("GG000", "info", 1)]]
+    else:
+        assert results == [[bug], [bug]]
+
+
+def test_a_long_literal_keeps_the_lines_and_columns_of_what_follows():
+    data = "[" + ",\n".join(", ".join(str(i * 10 + j) for j in range(10)) for i in range(300)) + "]"
+    text = f"import torch\nD = {data}; x = torch.randn(3, requires_grad=True); y = x.exp(); y.add_(1)\n" \
+        "y.sum().backward()\n"
+    [finding] = analyse_text("data.py", text, Settings())
+    line = text.count("\n", 0, text.index("y.add_(1)")) + 1
+    assert (finding.code, finding.span.start.line, finding.span.start.column) == \
+        ("GG001", line, text.splitlines()[line - 1].index("y.add_(1)"))
+
+
 def test_a_chain_under_the_limit_is_analysed_without_recursion_errors():
     text = "import torch\n\nx = torch.randn(3, requires_grad=True)\nn = " + "+".join(["1"] * 900) + \
         "\ny = torch.sigmoid(x) * n\ny = torch.sigmoid(x)\ny.add_(1)\ny.sum().backward()\n"

@@ -25,7 +25,7 @@ import libcst as cst
 from gradguard.findings import Position, Span
 from gradguard.source.document import Document
 from gradguard.source.syntax import SyntaxProblem, python_syntax_problem
-from gradguard.source.parser import parse_module
+from gradguard.source.parser import for_parsers, long_literals, parse_module
 from gradguard.source.positions import spans_of
 
 _STAND_IN = "class _:\n"
@@ -58,9 +58,15 @@ class Block:
 
 
 def _ast(text: str) -> ast.Module:
-    """CPython's tree of `text`, for the statements' lines (its warnings are the compiler's business)."""
+    """CPython's tree of `text`, for the statements' lines (its warnings are the compiler's
+    business), long literals skipped as libcst's tree skips them, unless that makes it refuse."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if long_literals(text):
+            try:
+                return ast.parse(for_parsers(text))
+            except SyntaxError:
+                pass
         return ast.parse(text)
 
 

@@ -15,20 +15,25 @@ import libcst as cst
 from gradguard.findings import Position, Span
 from gradguard.source.files import TooLarge
 from gradguard.source.lines import lines_of
-from gradguard.source.parser import TooDeeplyNested, parse_module
+from gradguard.source.parser import TooDeeplyNested, parse_module, skipped
 from gradguard.source.positions import WholeModule
 from gradguard.source.syntax import SyntaxProblem, python_syntax_problem
 
 
-MAX_CHARACTERS = 2_000_000  # larger files are not analysed (every adapter)
+MAX_CHARACTERS = 2_000_000  # larger files are not analysed (every adapter), long literals not counted
 
 
 def too_large(text: str) -> SyntaxProblem | None:
-    """Why `text` is not analysed for its size, if it is too large."""
+    """Why `text` is not analysed for its size, if it is too large: the parsers' cost is in the
+    characters they see, which long literals and chains are not (`parser.skipped`)."""
     if len(text) <= MAX_CHARACTERS:
         return None
-    return SyntaxProblem(f"it has {len(text):,} characters, over the limit of {MAX_CHARACTERS:,}",
-                         Position(1, 0), skipped=True)
+    parsed = len(text) - sum(end - start for start, end in skipped(text))
+    if parsed <= MAX_CHARACTERS:
+        return None
+    counted = f"{len(text):,} characters" if parsed == len(text) else \
+        f"{parsed:,} characters besides its long literals"
+    return SyntaxProblem(f"it has {counted}, over the limit of {MAX_CHARACTERS:,}", Position(1, 0), skipped=True)
 
 
 @dataclass

@@ -13,7 +13,11 @@ Deeply nested brackets crash libcst's native parser: they are refused before it 
 libcst's parse time grows with the square of a flat chain's length (`1 + 1 + ...`, `a.b.c...`:
 3,000 terms take seconds): a chain of more than `MAX_CHAIN` operators is replaced, in the text
 the parser sees, by the name `SKIPPED` padded to the same lines and columns (what it evaluates
-to is unknown; a fix never writes it, see `engine`).
+to is unknown; a fix never writes it, see `engine`). So is a bracket holding more than
+`MAX_LITERAL` characters of nothing but literals (`DATA = [0.1, 0.2, ...]`, a vocabulary's
+strings, nested lists of numbers): libcst builds nodes for every element, seconds and a gigabyte
+for half a megabyte of numbers, and no tensor's history is in them. All these searches are one
+pass over the text, however long its lines.
 """
 
 from __future__ import annotations
@@ -37,9 +41,25 @@ SKIPPED = "__gradguard_skipped__"
 _CHAIN_TEXT = r"\w.\s+\-*/%&|^@<>\\"
 _CHAIN_RUN = re.compile(rf"(?<![{_CHAIN_TEXT}])[{_CHAIN_TEXT}]{{{2 * MAX_CHAIN},}}")
 _CHAIN_WINDOW = re.compile(rf"[{_CHAIN_TEXT}]{{{MAX_CHAIN}}}")
-_CHAIN = re.compile(r"\w+(?:(?:[ \t]|\\\r?\n|\r?\n)*(?:\*\*|//|<<|>>|[-+*/%&|^@.])(?:[ \t]|\\\r?\n|\r?\n)*\w+)"
-                    rf"{{{MAX_CHAIN},}}")
+# a maximal chain: a term, then links (an operator between optional blanks, and a term). A term
+# is matched atomically (a lookahead's capture, matched again) and nothing follows the links, so
+# the engine never backtracks into a term: one pass over a run, however long its words
+_BLANKS = r"(?:[ \t]|\\?\r?\n)*"
+_CHAIN = re.compile(rf"(?<!\w)(?=(\w+))\1(?:{_BLANKS}(?:\*\*|//|<<|>>|[-+*/%&|^@.]){_BLANKS}(?=(\w+))\2)*")
+_TERM = re.compile(r"\w+")
 _LINE_BREAK = re.compile(r"\\?[\r\n]")
+_BLANKED = re.compile(r"(?!\\\r?\n)[^\r\n]")  # all a skipped span keeps: its line breaks, continuations
+MAX_LITERAL = 10_000  # characters of literals between a pair of brackets
+# a run of literal tokens (numbers, one-line strings, None/True/False) and the separators of
+# containers, found in the runs of the characters they are written with; inside one, its
+# brackets, strings skipped. Each token is atomic (a number's digits, a string's quotes) and
+# nothing follows the repetition: no backtracking; at most 1,000 tokens a match, as the engine
+# keeps a record of each repetition until the match ends
+_STRING = r"[bBrRuU]{0,2}(?:\"[^\"\\\r\n]*(?:\\.[^\"\\\r\n]*)*\"|'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*')"
+_LITERAL_TEXT = r"\w\s.,:'\"+\-()\[\]{}\\"
+_LITERAL_TEXT_RUN = re.compile(rf"(?<![{_LITERAL_TEXT}])[{_LITERAL_TEXT}]{{{MAX_LITERAL},}}")
+_LITERALS = re.compile(rf"(?:[\s,:+\-()\[\]{{}}]+|\.?\d[\w.]*|{_STRING}|(?:None|True|False)\b){{1,1000}}")
+_BRACKET = re.compile(rf"{_STRING}|[(\[{{]|[)\]}}]")
 
 
 class TooDeeplyNested(ValueError):
@@ -114,27 +134,94 @@ def long_chains(text: str) -> tuple[tuple[int, int], ...]:
     if not any(_CHAIN_WINDOW.match(text, start) for start in range(0, len(text) - MAX_CHAIN + 1, MAX_CHAIN)):
         return ()
     return tuple(chain.span() for run in _CHAIN_RUN.finditer(text)
-                 for chain in _CHAIN.finditer(text, run.start(), run.end()))
+                 for chain in _CHAIN.finditer(text, run.start(), run.end())
+                 if chain.end() - chain.start() > 2 * MAX_CHAIN and _links(chain) >= MAX_CHAIN)
 
 
-def _masked(text: str, chains: tuple[tuple[int, int], ...]) -> str:
-    """`text` with each chain replaced by `SKIPPED`, its line breaks (and continuation
+def _links(chain: re.Match[str]) -> int:
+    """How many operators join the terms of `chain`."""
+    return sum(1 for _ in _TERM.finditer(chain.string, chain.start(), chain.end())) - 1
+
+
+@lru_cache(maxsize=8)
+def long_literals(text: str) -> tuple[tuple[int, int], ...]:
+    """The (start, end) offsets of the insides of the outermost brackets in `text` that hold more
+    than `MAX_LITERAL` characters of literals only."""
+    spans: list[tuple[int, int]] = []
+    for run in _LITERAL_TEXT_RUN.finditer(text):
+        start, end = run.span()
+        while (literals := _LITERALS.search(text, start, end)) is not None:
+            start = literals.end()
+            while start < end and (more := _LITERALS.match(text, start, end)) is not None:
+                start = more.end()
+            if start - literals.start() > MAX_LITERAL:
+                spans += _bracketed(text, literals.start(), start)
+    return tuple(spans)
+
+
+def _bracketed(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The insides of the outermost bracket pairs of `text[start:end]` (literals only) longer
+    than `MAX_LITERAL`."""
+    spans, depth, inside = [], 0, 0
+    for token in _BRACKET.finditer(text, start, end):
+        bracket = token.group()
+        if bracket in "([{":
+            if not depth:
+                inside = token.end()
+            depth += 1
+        elif len(bracket) == 1 and depth:
+            depth -= 1
+            if not depth and token.start() - inside > MAX_LITERAL:
+                spans.append((inside, token.start()))
+    return spans
+
+
+def _masked(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    """`text` with each span replaced by `SKIPPED`, its line breaks (and continuation
     backslashes) kept so that every other token keeps its line and column."""
     parts, done = [], 0
-    for start, end in chains:
+    for start, end in spans:
         segment = text[start:end]
         first = _LINE_BREAK.search(segment)
         head = first.start() if first is not None else len(segment)
-        parts += [text[done:start], SKIPPED.ljust(head),
-                  "".join(c if c in "\\\r\n" else " " for c in segment[head:])]
+        parts += [text[done:start], SKIPPED.ljust(head), _BLANKED.sub(" ", segment[head:])]
         done = end
     return "".join(parts) + text[done:]
 
 
+def skipped(text: str) -> tuple[tuple[int, int], ...]:
+    """The spans of `text` no parser sees: long chains and long literals, outermost first."""
+    spans = long_chains(text) + long_literals(text)
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end))
+    return tuple(kept)
+
+
+def for_parsers(text: str, literals: bool = True) -> str:
+    """`text` as the parsers see it: its long chains (and, with `literals`, its long literals)
+    replaced by `SKIPPED`, every line where it was."""
+    spans = skipped(text) if literals else long_chains(text)
+    return _masked(text, spans) if spans else text
+
+
 def parse_module(text: str) -> cst.Module:
-    """libcst's tree of `text` (raises `libcst.ParserSyntaxError`, or `TooDeeplyNested`)."""
+    """libcst's tree of `text` (raises `libcst.ParserSyntaxError`, or `TooDeeplyNested`).
+
+    Long literals are skipped only when the text parses with them skipped: a bracket seen in a
+    comment or inside a string could make it refuse what parses, and the text as it is then says
+    why it does not parse."""
+    if long_literals(text):
+        try:
+            return _parsed(for_parsers(text))
+        except cst.ParserSyntaxError:
+            pass
+    return _parsed(for_parsers(text, literals=False))
+
+
+def _parsed(text: str) -> cst.Module:
     if bracket_depth(text) > MAX_BRACKET_DEPTH:
         raise TooDeeplyNested("too many nested parentheses")
-    chains = long_chains(text)
     with _building_tree():
-        return cst.parse_module(_masked(text, chains) if chains else text)
+        return cst.parse_module(text)
