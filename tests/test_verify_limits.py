@@ -100,7 +100,31 @@ def test_no_process_outlives_the_run_or_holds_its_pipes(tmp_path, how):
     assert gone(int((tmp_path / "run.pid").read_text()))
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_no_process_outlives_the_run_whatever_it_strips(tmp_path):
+    """A daemon that leaves the run's session and process group and sheds its environment (double
+    fork, `setsid`, `execve` with an empty environment) is still the run's: the run's orphans are
+    reaped by a process of the run that runs no user code, so the tree is all its descendants."""
+    path = script(tmp_path, """
+        import os, pathlib, time
+        pid_file = pathlib.Path(__file__).with_suffix(".pid")
+        if os.fork() == 0:
+            if os.fork() == 0:
+                os.setsid()
+                pid_file.write_text(str(os.getpid()))
+                os.execve("/bin/sleep", ["sleep", "300"], {})
+            os._exit(0)
+        os.wait()
+        while not pid_file.exists():
+            time.sleep(0.05)
+        """)
+    started = time.monotonic()
+    run = verify(path, timeout=60)  # capture_output: returns only when no process holds the pipes
+    assert time.monotonic() - started < 30
+    assert (run.returncode, json.loads(run.stdout)) == (0, [])
+    assert gone(int((tmp_path / "run.pid").read_text()))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
 def test_a_signal_to_gradguard_ends_the_run(tmp_path, signum):
     path = script(tmp_path, """
         import os, pathlib, subprocess, time
@@ -116,7 +140,7 @@ def test_a_signal_to_gradguard_ends_the_run(tmp_path, signum):
         time.sleep(0.1)
     process.send_signal(signum)
     process.communicate(timeout=20)
-    assert process.returncode == 128 + signum
+    assert process.returncode == (-signum if signum == signal.SIGKILL else 128 + signum)  # SIGKILL: the reaper ends the run
     assert all(gone(int(pid)) for pid in pids.read_text().split())
 
 

@@ -22,7 +22,7 @@ import warnings
 from typing import IO
 
 from gradguard.verify.protocol import LEAF, OTHER_ERROR, VIEW, hazard_message, raw_finding
-from gradguard.verify.tree import die_with_parent
+from gradguard.verify.tree import die_with_parent, reap_run
 
 
 def _limit_memory(mebibytes: int) -> None:
@@ -156,7 +156,8 @@ def choose_device(asked: str) -> str:
 
 
 def main(events_fd: int) -> int:
-    die_with_parent()  # gradguard killed or gone: so is the run
+    reap_run(events_fd)  # this process reaps the run; its child, which returns, runs it
+    die_with_parent()  # the reaper killed or gone: so is the run
     if os.getppid() == 1:
         return 0  # it died before that took effect
     events: IO[str] = os.fdopen(events_fd, "w", buffering=1)
