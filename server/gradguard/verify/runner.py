@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO
 
 from gradguard.project_python import Interpreter
+from gradguard.verify.protocol import memory_limit_stop
 from gradguard.verify.tree import TOKEN, ProcessTree, become_subreaper
 
 STARTUP = 60.0  # seconds a child may take to import torch before its first file
@@ -205,8 +206,7 @@ def _follow(process: subprocess.Popen, tree: ProcessTree, read_end: int, entries
         if time.monotonic() - measured >= POLL:
             measured = time.monotonic()
             if tree.resident_bytes() > memory << 20:
-                return stopped(f"the run used more than its memory limit of {memory} MiB and was stopped "
-                               f"(enforced by {MEMORY_MECHANISM})")
+                return stopped(memory_limit_stop(memory, "used more than", MEMORY_MECHANISM))
         if not ready:
             if time.monotonic() < deadline:
                 continue
