@@ -252,7 +252,41 @@ def test_the_server_reads_the_libraries_of_the_workspaces_venv_without_being_tol
     assert not ran.exists()
 
 
-def test_an_environments_site_packages_are_read_from_its_files(tmp_path):
+@pytest.mark.parametrize("how", ["its .venv", "--python", "VIRTUAL_ENV", "--python outside"])
+def test_check_runs_no_interpreter_of_the_project(tmp_path, how):
+    """`check` runs nothing of a project, even a `.venv` without `pyvenv.cfg` and a file importing
+    a package installed nowhere (which only jedi could place): the `site-packages` are read from the
+    environment's files (here `fakezoo`'s, which makes the labelled GG001), and jedi runs in
+    gradguard's own interpreter over them, whatever the project's `.jedi/project.json` says. No
+    other interpreter is run either (`--python` outside the project, with no libraries)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
+    (project / "train.py").write_text(USER_PROGRAM.replace("import fakezoo\n", "import fakezoo\nimport notinstalled.layers\n"
+                                                           "from notinstalled.blocks import Block\n"))
+    _fake_site(project / ".venv" / "lib" / "python3.12")
+    (project / ".jedi").mkdir()
+    (project / ".jedi" / "project.json").write_text(json.dumps(
+        [1, {"path": str(project), "environment_path": str(project / ".venv"), "load_unsafe_extensions": True,
+             "sys_path": [str(project)]}]))
+    ran = tmp_path / "an interpreter ran"
+    for python in (project / ".venv" / "bin" / "python", tmp_path / "elsewhere" / "bin" / "python"):
+        python.parent.mkdir(parents=True)
+        python.write_text(f"#!/bin/sh\necho \"$0\" >> '{ran}'\nexec '{sys.executable}' \"$@\"\n")
+        python.chmod(0o755)
+    args, more = {"its .venv": ([], {}), "--python": (["--python", ".venv/bin/python"], {}),
+                  "VIRTUAL_ENV": ([], {"VIRTUAL_ENV": str(project / ".venv")}),
+                  "--python outside": (["--python", str(tmp_path / "elsewhere" / "bin" / "python")], {})}[how]
+    proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-cache", "--no-config", *args, "train.py"],
+                          capture_output=True, text=True, timeout=300, cwd=project,
+                          env={**_environment_without_interpreters(tmp_path / "cache"), **more})
+    assert proc.stderr == "", proc.stderr
+    found = [(d["code"], d["location"]["row"]) for d in json.loads(proc.stdout) if d["severity"] == "error"]
+    assert found == ([] if how == "--python outside" else [("GG001", 11)])
+    assert not ran.exists(), ran.read_text()
+
+
+def test_an_environments_site_packages_are_read_from_its_files(tmp_path, monkeypatch):
     from gradguard.project_python import site_packages
 
     def folders(*paths: str) -> None:
@@ -270,7 +304,27 @@ def test_an_environments_site_packages_are_read_from_its_files(tmp_path):
     assert site_packages(str(tmp_path / "venv" / "bin" / "python")) == [
         tmp_path / "venv/lib/python3.12/site-packages", tmp_path / "base/lib/python3.12/site-packages"]
     assert site_packages(str(tmp_path / "conda" / "bin" / "python")) == [tmp_path / "conda/lib/python3.10/site-packages"]
-    assert site_packages(str(tmp_path / "usr" / "bin" / "python3")) is None  # in no environment: only running it tells
+    folders("usr/lib/python3.12/site-packages", "usr/local/lib/python3.12/dist-packages", "usr/lib/python3/dist-packages",
+            "user/lib/python3.12/site-packages")
+    (tmp_path / "usr" / "bin" / "python3.12").write_text("")
+    (tmp_path / "usr" / "bin" / "python3").symlink_to("python3.12")
+    monkeypatch.setenv("PYTHONUSERBASE", str(tmp_path / "user"))
+    assert site_packages(str(tmp_path / "usr" / "bin" / "python3")) == [  # in no environment: its installation's
+        tmp_path / "user/lib/python3.12/site-packages", tmp_path / "usr/lib/python3.12/site-packages",
+        tmp_path / "usr/local/lib/python3.12/dist-packages", tmp_path / "usr/lib/python3/dist-packages"]
+
+
+def test_an_installations_site_packages_read_from_its_files_are_those_it_imports_from():
+    """The base interpreter of gradguard's own venv, read without running it, has the `site-packages`
+    it reports when it runs."""
+    from gradguard.project_python import site_packages
+
+    base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    reported = json.loads(subprocess.run([str(base), "-c", "import json, sys; print(json.dumps(sys.path))"],
+                                         capture_output=True, text=True, check=True, timeout=60, env=env).stdout)
+    assert site_packages(str(base)) == [Path(p) for p in reported
+                                        if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
 
 
 def test_check_refuses_an_interpreter_that_does_not_exist(tmp_path):

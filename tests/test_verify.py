@@ -22,6 +22,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from helpers import CORPUS, markers, over_corpus
+from lsp_wire import framed, read_message
 
 CASES = sorted((CORPUS / "cases").glob("*.py"))
 GRADGUARD = [sys.executable, "-m", "gradguard"]
@@ -387,19 +388,6 @@ def test_a_script_that_does_not_parse_stops_at_its_syntax_error(tmp_path):
                                  "SyntaxError: '(' was never closed\n"), run.stderr
 
 
-def test_the_memory_limit_stops_a_huge_allocation(tmp_path):
-    write(tmp_path, "pyproject.toml", "[tool.gradguard.verify]\nmemory = 1024\n")
-    write(tmp_path, "huge.py", """
-        import torch
-
-        big = torch.empty(2 << 30)
-        """)
-    run = verify("--format", "json", "huge.py", cwd=tmp_path)
-    [finding] = json.loads(run.stdout)
-    assert (finding["code"], finding["location"]["row"]) == ("GV001", 3)
-    assert "can't allocate memory" in finding["message"]
-
-
 @pytest.mark.skipif(subprocess.run([sys.executable, "-c", "import torch; assert not torch.cuda.is_available()"]
                                    ).returncode != 0, reason="a GPU is present")
 def test_device_auto_falls_back_to_the_cpu_and_cuda_cannot_run(tmp_path):
@@ -485,6 +473,75 @@ async def test_the_editor_command_runs_the_projects_interpreter_from_the_setting
                                  "or name the project's interpreter with --python (the editor: gradguard.interpreter)")
     assert [(f["code"], f["line"], f["origin"]) for f in result["findings"]] == [("GV002", 1, "runtime"),
                                                                                 ("GG001", 14, "static")]
+
+
+def _verify_over_stdio(root: Path | None, uri: str, opened: str | None = None) -> dict:
+    """The server over stdio, trusted, with the workspace folder `root` (None: an editor on a single
+    file): open `uri` (with the text `opened`, if given), ask `gradguard.verify` for it; the reply."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": root.as_uri() if root else None, "capabilities": {},
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}] if root else None,
+            "initializationOptions": {"trusted": True, "verify": {"device": "cpu"}}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        *([{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": opened}}}] if opened is not None else []),
+        {"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
+         "params": {"command": "gradguard.verify", "arguments": [uri]}},
+    ]
+    server = subprocess.Popen([*GRADGUARD, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    try:
+        server.stdin.write(b"".join(framed(json.dumps(m).encode()) for m in messages))
+        server.stdin.flush()
+        while (message := read_message(server.stdout)) is not None:
+            if message.get("id") == 2:
+                return message
+        pytest.fail("no reply to the verify request")
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.parametrize("how", ["inside", "dot-dot", "root-dot-dot", "outside", "symlink", "untitled", "http"])
+def test_the_editor_command_runs_only_files_in_the_workspace(tmp_path, how):
+    """Only a `file:` URI whose file, `..` and symbolic links resolved, is inside a workspace folder
+    is run; an `untitled:` or `http:` URI is never taken for a local path."""
+    workspace, outside = tmp_path / "workspace", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    inside = write(workspace, "run.py", f"import pathlib\npathlib.Path({str(tmp_path / 'ran')!r}).write_text('yes')\n")
+    escaped = write(outside, "run.py", inside.read_text())
+    (workspace / "link.py").symlink_to(escaped)
+    uri = {"inside": inside.as_uri(), "dot-dot": f"{workspace.as_uri()}/../outside/run.py",
+           "root-dot-dot": f"file:///../..{escaped}", "outside": escaped.as_uri(),
+           "symlink": (workspace / "link.py").as_uri(), "untitled": f"untitled:{inside}",
+           "http": f"http://example.com{inside}"}[how]
+    reply = _verify_over_stdio(workspace, uri, opened=inside.read_text())
+    if how == "inside":
+        assert "error" not in reply and reply["result"]["problem"] is None, reply
+        assert (tmp_path / "ran").read_text() == "yes"
+        return
+    assert reply["error"]["code"] == -32600
+    assert reply["error"]["message"] == (
+        f"gradguard.verify runs only files on disk (file: URIs), not {uri}: save it in the workspace first"
+        if how in ("untitled", "http") else
+        f"gradguard.verify runs only files inside the workspace's folders, and {escaped} is outside them")
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize("opened", [True, False])
+def test_without_a_workspace_folder_the_editor_command_runs_only_open_files(tmp_path, opened):
+    script = write(tmp_path, "run.py", f"import pathlib\npathlib.Path({str(tmp_path / 'ran')!r}).write_text('yes')\n")
+    reply = _verify_over_stdio(None, script.as_uri(), opened=script.read_text() if opened else None)
+    if opened:
+        assert "error" not in reply and reply["result"]["problem"] is None, reply
+        assert (tmp_path / "ran").read_text() == "yes"
+    else:
+        assert reply["error"] == {"code": -32600, "message": (
+            "gradguard.verify runs only the files open in the editor when no workspace folder is open, "
+            f"and {script} is not open")}
+        assert not (tmp_path / "ran").exists()
 
 
 # Which Python runs the code ---------------------------------------------------------------------

@@ -53,9 +53,12 @@ def gone(pid: int) -> bool:
     return False
 
 
+RAISE_IT = "raise the limit with `memory = MIB` in [tool.gradguard.verify] (pyproject.toml)"
 MEMORY_PROBLEM = ("gradguard could not verify this file: the run used more than its memory limit of 1024 MiB and "
                   "was stopped (enforced by RLIMIT_DATA per process, and the process tree's proportional set "
-                  "size, measured every 0.2 s)")
+                  f"size, measured every 0.2 s); {RAISE_IT}")
+ALLOCATION_PROBLEM = ("the run tried to allocate more than its memory limit of 2048 MiB and was stopped (enforced by "
+                      f"RLIMIT_DATA, which fails such an allocation at once); {RAISE_IT}")
 
 
 @pytest.mark.parametrize("program", [
@@ -85,6 +88,38 @@ def test_the_memory_limit_covers_the_whole_tree(tmp_path, program):
     assert (finding["code"], finding["message"]) == ("GV002", MEMORY_PROBLEM)
 
 
+@pytest.mark.parametrize("allocation", ["bytearray(20 * 2**30)", "torch.empty(20 * 2**30, dtype=torch.uint8)"])
+def test_an_allocation_past_the_memory_limit_stops_the_run_as_the_time_limit_does(tmp_path, allocation):
+    """A single allocation past the limit fails at once (`RLIMIT_DATA`): the run stops there, a
+    GV002 and exit status 2 with a line naming the limit and how to raise it, never a finding of the
+    code (GV001, exit 1); what the run found before it still counts."""
+    path = script(tmp_path, f"""
+        import torch
+        x = torch.ones(2, requires_grad=True)
+        y = x.sigmoid()
+        y.mul_(2)
+        big = {allocation}
+        print("never here")
+        """, memory=2048)
+    run = verify(path)
+    assert run.returncode == 2
+    assert [(f["code"], f["location"]["row"], f["message"]) for f in json.loads(run.stdout)] == [
+        ("GV002", 1, f"gradguard could not verify this file: {ALLOCATION_PROBLEM}"),
+        ("GG001", 4, "`y.mul_(2)` changes in place a float32[2] tensor that `x.sigmoid()` saved for backward (its "
+                     "output) at line 3: backward through it will raise. Found running on cpu.")]
+    assert run.stderr.splitlines()[-1] == f"gradguard: could not verify {path}: {ALLOCATION_PROBLEM}"
+    assert "never here" not in run.stderr
+
+
+def test_the_editor_says_an_allocation_past_the_memory_limit_stopped_the_run(tmp_path):
+    from test_verify import _verify_over_stdio
+
+    path = script(tmp_path, "big = bytearray(20 * 2**30)\n", memory=2048)
+    reply = _verify_over_stdio(tmp_path, path.as_uri())
+    assert reply["result"]["problem"] == ALLOCATION_PROBLEM
+    assert [f["code"] for f in reply["result"]["findings"]] == ["GV002"]
+
+
 @pytest.mark.parametrize("how", ["subprocess.Popen(['sleep', '300'])",
                                  "subprocess.Popen(['sleep', '300'], start_new_session=True)"])
 def test_no_process_outlives_the_run_or_holds_its_pipes(tmp_path, how):
@@ -100,7 +135,31 @@ def test_no_process_outlives_the_run_or_holds_its_pipes(tmp_path, how):
     assert gone(int((tmp_path / "run.pid").read_text()))
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_no_process_outlives_the_run_whatever_it_strips(tmp_path):
+    """A daemon that leaves the run's session and process group and sheds its environment (double
+    fork, `setsid`, `execve` with an empty environment) is still the run's: the run's orphans are
+    reaped by a process of the run that runs no user code, so the tree is all its descendants."""
+    path = script(tmp_path, """
+        import os, pathlib, time
+        pid_file = pathlib.Path(__file__).with_suffix(".pid")
+        if os.fork() == 0:
+            if os.fork() == 0:
+                os.setsid()
+                pid_file.write_text(str(os.getpid()))
+                os.execve("/bin/sleep", ["sleep", "300"], {})
+            os._exit(0)
+        os.wait()
+        while not pid_file.exists():
+            time.sleep(0.05)
+        """)
+    started = time.monotonic()
+    run = verify(path, timeout=60)  # capture_output: returns only when no process holds the pipes
+    assert time.monotonic() - started < 30
+    assert (run.returncode, json.loads(run.stdout)) == (0, [])
+    assert gone(int((tmp_path / "run.pid").read_text()))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
 def test_a_signal_to_gradguard_ends_the_run(tmp_path, signum):
     path = script(tmp_path, """
         import os, pathlib, subprocess, time
@@ -116,7 +175,7 @@ def test_a_signal_to_gradguard_ends_the_run(tmp_path, signum):
         time.sleep(0.1)
     process.send_signal(signum)
     process.communicate(timeout=20)
-    assert process.returncode == 128 + signum
+    assert process.returncode == (-signum if signum == signal.SIGKILL else 128 + signum)  # SIGKILL: the reaper ends the run
     assert all(gone(int(pid)) for pid in pids.read_text().split())
 
 

@@ -16,15 +16,16 @@ project's interpreter is found, in this order:
 
 Only an interpreter that exists is taken; whether it has torch is the child's to say.
 
-Where its installed libraries are (`site_packages`) is read from an environment's files (a venv's
-`pyvenv.cfg`, a conda prefix): a project's `.venv` is never run for it, so `check` on a cloned
-repository runs none of its code.
+Where its installed libraries are (`site_packages`) is read from files (a venv's `pyvenv.cfg`, a
+conda prefix, an installation's `lib/pythonX.Y`): no interpreter is run for it, so `check` on a
+cloned repository runs none of its code.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -155,10 +156,11 @@ def runs_here(executable: str) -> bool:
         return False
 
 
-def site_packages(python: str) -> list[Path] | None:
-    """The `site-packages` folders of the virtual or conda environment that `python` (an executable
-    in it, or its folder) belongs to, read from its files; None when it belongs to none (only
-    running it can tell)."""
+def site_packages(python: str) -> list[Path]:
+    """The `site-packages` folders that `python` (an executable, or an environment's folder)
+    imports installed packages from, read from files, never by running it: a virtual environment's
+    (`pyvenv.cfg`), a conda prefix's, else those of the installation its executable (symbolic links
+    followed) belongs to."""
     given = Path(os.path.expanduser(python)).absolute()
     prefix = given if given.is_dir() else given.parent.parent
     config = _pyvenv_cfg(prefix / "pyvenv.cfg")
@@ -168,9 +170,24 @@ def site_packages(python: str) -> list[Path] | None:
         if config.get("include-system-site-packages", "").lower() == "true" and config.get("home"):
             folders += _site_folders(Path(config["home"]).parent, version)
         return folders
-    if (prefix / "conda-meta").is_dir():
+    if (prefix / "conda-meta").is_dir() or given.is_dir():
         return _site_folders(prefix, None)
-    return None
+    return _installation_folders(Path(os.path.realpath(given)))
+
+
+def _installation_folders(executable: Path) -> list[Path]:
+    """The `site-packages` of the installation holding `executable` (`PREFIX/bin/pythonX.Y`), as its
+    `site` module adds them: the user's (`~/.local/lib/pythonX.Y/site-packages`, when the version
+    is in the executable's name), then the prefix's, Debian's `dist-packages` included."""
+    prefix = executable.parent.parent
+    minor = re.fullmatch(r"python(\d+\.\d+)", executable.name)
+    user = Path(os.environ.get("PYTHONUSERBASE") or "~/.local").expanduser() / f"lib/python{minor[1]}/site-packages" \
+        if minor else None
+    pattern = f"python{minor[1]}" if minor else "python3*"
+    found = [folder for place in (f"lib/{pattern}/site-packages", f"local/lib/{pattern}/dist-packages",
+                                  f"lib/{pattern}/dist-packages", "lib/python3/dist-packages")
+             for folder in sorted(prefix.glob(place)) if folder.is_dir()]
+    return ([user] if user is not None and user.is_dir() else []) + found
 
 
 def _pyvenv_cfg(path: Path) -> dict[str, str] | None:

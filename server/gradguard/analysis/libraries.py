@@ -2,9 +2,9 @@
 
 Names that leave the project (`import timm`, `from transformers.activations import ACT2FN`) are
 found on the module search path of the project's interpreter (`check` finds it as `verify` does:
-`project_python.find_interpreter`; the editor's setting names it in the server): the `site-packages`
-of its virtual or conda environment, read from the environment's files; for an interpreter in none,
-what jedi reports by running it; for gradguard's own, its `sys.path`. Their files are then read
+`project_python.find_interpreter`; the editor's setting names it in the server): its `site-packages`,
+read from files (its virtual or conda environment's, else its installation's), for gradguard's own
+its `sys.path`; no interpreter is ever run for them. Their files are then read
 like the project's own (`ProjectIndex`), so a library module's `forward` is interpreted by the same
 interpreter as a project module's.
 
@@ -92,14 +92,13 @@ class Environment:
     @cached_property
     def search_path(self) -> tuple[Path, ...]:
         """The folders of installed packages the interpreter imports from: this interpreter's
-        `sys.path` when it is the project's, a virtual or conda environment's `site-packages` read
-        from its files, else what jedi asks the interpreter (running it); `site-packages` and
+        `sys.path` when it is the project's, else its `site-packages` read from files (its virtual
+        or conda environment's, its installation's), never by running it; `site-packages` and
         `dist-packages` only, so that the project's own folders (on `PYTHONPATH`, an editable
         install) stay the project's."""
         entries: list[str] = list(sys.path)
         if self.python is not None and not runs_here(self.python):
-            environment = site_packages(self.python)
-            entries = [str(folder) for folder in environment] if environment is not None else _asked(self.python)
+            entries = [str(folder) for folder in site_packages(self.python)]
         folders: list[Path] = []
         for entry in entries:
             if not entry or not os.path.isdir(entry):
@@ -252,16 +251,6 @@ class Environment:
                 pass
         self._indexes[folder] = index
         return index
-
-
-def _asked(python: str) -> list[str]:
-    """The module search path of the interpreter `python`, as jedi finds it by running it."""
-    try:
-        import jedi
-
-        return jedi.create_environment(python, safe=False).get_sys_path()
-    except Exception:  # an interpreter that does not run: only the project's files are read
-        return []
 
 
 @dataclass

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -30,6 +32,7 @@ from gradguard.analysis.libraries import NEVER_READ, Environment, Reading
 from gradguard.analysis.names import is_torch_name
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Span
+from gradguard.project_python import project_root
 from gradguard.source.blocks import BlockTree
 from gradguard.source.files import read_source
 from gradguard.source.parser import collector_paused, parse_module
@@ -435,7 +438,7 @@ class ProjectIndex:
 
             self._jedi_process = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
         try:
-            future = self._jedi_process.submit(jedi_goto, *question, self.environment.python)
+            future = self._jedi_process.submit(jedi_goto, *question, self._search_path())
         except RuntimeError:  # shut down
             return
         future.add_done_callback(lambda done: self._answered(key, done))
@@ -451,7 +454,10 @@ class ProjectIndex:
 
     def _locate_with_jedi(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
         question = self._jedi_question(from_path, qualname) if self._use_jedi else None
-        return self._placed(jedi_goto(*question, self.environment.python)) if question is not None else None
+        return self._placed(jedi_goto(*question, self._search_path())) if question is not None else None
+
+    def _search_path(self) -> list[str]:
+        return [str(folder) for folder in self.environment.search_path]
 
     def _jedi_question(self, from_path: Path, qualname: str) -> tuple[str, str] | None:
         """(source, path) of the jedi query that places `qualname`, or None for names it cannot place
@@ -478,19 +484,38 @@ class ProjectIndex:
         return None
 
 
-def jedi_goto(source: str, path: str, python: str | None) -> list[tuple[str, str]]:
-    """(file, name) of what jedi says the import in `source` (as if written in `path`) names, in the
-    environment of the interpreter `python` (default: this one)."""
+def jedi_goto(source: str, path: str, search_path: list[str]) -> list[tuple[str, str]]:
+    """(file, name) of what jedi says the import in `source` (as if written in `path`) names, found
+    in the project's folders, then `search_path` (the project interpreter's `site-packages`), then
+    the standard library. jedi is handed no interpreter of the project and reads no
+    `.jedi/project.json`: it inspects compiled modules in a process of gradguard's own interpreter,
+    only those on that interpreter's own search path, so nothing of the project runs."""
     import jedi
 
     try:
-        environment = jedi.create_environment(python, safe=False) if python else None
+        folder = Path(path).parent
+        project = jedi.Project(project_root(folder) or folder, sys_path=[*search_path, *_standard_library()])
         with collector_paused():  # parso enables the collector after loading its cache
-            names = jedi.Script(source, path=path, environment=environment).goto(
+            names = jedi.Script(source, path=path, project=project, environment=_own_environment()).goto(
                 1, len(source) - 2, follow_imports=True)
     except Exception:  # jedi fails on broken environments; the name then stays unknown
         return []
     return [(str(name.module_path), name.name) for name in names if name.module_path is not None]
+
+
+@lru_cache(maxsize=1)
+def _own_environment() -> object:
+    """jedi's environment of the interpreter running gradguard (never `VIRTUAL_ENV`'s, which jedi's
+    default would run)."""
+    import jedi
+
+    return jedi.create_environment(sys.executable, safe=False)
+
+
+def _standard_library() -> list[str]:
+    """The folders of this interpreter's standard library."""
+    paths = sysconfig.get_paths()
+    return list(dict.fromkeys([paths["stdlib"], paths["platstdlib"], os.path.join(paths["platstdlib"], "lib-dynload")]))
 
 
 def _installed(path: Path) -> bool:

@@ -42,7 +42,7 @@ from gradguard.lsp.hover import rule_hover, tensor_hover
 from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio, serve_tcp, warm_up
 from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
-from gradguard.project_python import InterpreterError, find_interpreter, runs_here, site_packages
+from gradguard.project_python import InterpreterError, find_interpreter, runs_here
 from gradguard.source.lines import lines_of
 from gradguard.source.notebook import Notebook
 from gradguard.source.parser import collector_paused
@@ -455,15 +455,13 @@ def refresh_all(ls: GradguardServer) -> None:
 
 def environment_python(root: Path | None) -> str | None:
     """Without the editor's `python`: the project's interpreter as `check` finds it for the workspace
-    (`VIRTUAL_ENV`, its `.venv`, `CONDA_PREFIX`), when it is an environment whose libraries are read
-    from its files, so that nothing of a workspace, trusted or not, runs; else None (gradguard's own)."""
+    (`VIRTUAL_ENV`, its `.venv`, `CONDA_PREFIX`, ...), whose libraries are read from its files, so
+    that nothing of a workspace, trusted or not, runs; None for gradguard's own (its `sys.path`)."""
     try:
         found = find_interpreter(root if root is not None else Path.cwd())
     except InterpreterError:
         return None
-    if runs_here(found.executable) or site_packages(found.executable) is None:
-        return None
-    return found.executable
+    return None if runs_here(found.executable) else found.executable
 
 
 def apply_settings(ls: GradguardServer, options: object) -> None:
@@ -475,7 +473,7 @@ def apply_settings(ls: GradguardServer, options: object) -> None:
     if python != ls.project.environment.python:  # another interpreter: other libraries (analysed again)
         ls.project.close()
         ls.project = ls.new_project(python)
-        environment = ls.project.environment  # its search path (jedi may run the interpreter): never on a keystroke
+        environment = ls.project.environment  # its search path (read from files): never on a keystroke
         threading.Thread(target=lambda: environment.search_path, name="gradguard-environment", daemon=True).start()
     if error is not None:
         ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"gradguard settings: {error}"))

@@ -7,7 +7,9 @@ code, so it is refused unless the workspace is trusted: VS Code sends `workspace
 the setting `trusted`; other editors set `"trusted": true` themselves (`lsp/settings.py`).
 Over TCP any local process could connect and claim trust, so there the command also needs the
 token the server was started with (`TOKEN_VARIABLE` in its environment), presented by the client
-as the setting `"token"`; without that variable, the command is refused over TCP.
+as the setting `"token"`; without that variable, the command is refused over TCP. It runs only a
+`file:` URI inside the workspace's folders (`..` and symbolic links resolved), or, when no folder is
+open, a file the editor has open (`runnable_path`).
 The server is reached through `VerifyHost` only.
 
 In a synced notebook the lenses go on its cells (the script's on the first cell that calls
@@ -26,10 +28,12 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from gradguard.config import ConfigError, Settings
 from gradguard.engine import project_index
@@ -146,8 +150,7 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
     uri, target = arguments[0], arguments[1] if len(arguments) > 1 else None
     if (cell := host.cell_in_notebook(uri)) is not None:
         uri = cell[0]  # a notebook's cell (VS Code's "Verify Current Module" there): its notebook is run
-    document = ls.workspace.get_text_document(uri)
-    path = Path(document.path)
+    path = runnable_path(uri, workspace_folders(ls), host.version_of(uri) is not False)
     try:
         settings = load_verify_settings(path)
         interpreter = find_interpreter(path, editor.interpreter, editor.active_interpreter,
@@ -169,6 +172,28 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
                           [v.finding for v in result.findings])
     return {"device": result.device, "problem": result.problem, "interpreter": interpreter.describe(),
             "findings": [described(v.finding, v.origin, notebook) for v in result.findings]}
+
+
+def workspace_folders(ls: LanguageServer) -> list[Path]:
+    """The workspace's folders (and its root), symbolic links resolved."""
+    uris = [folder.uri for folder in ls.workspace.folders.values()] + [ls.workspace.root_uri or ""]
+    return [Path(path).resolve() for uri in uris if (path := to_fs_path(uri)) is not None]
+
+
+def runnable_path(uri: str, folders: list[Path], is_open: bool) -> Path:
+    """The file `uri` names, if verify may run it: a `file:` URI inside one of the workspace's
+    `folders` (`..` and symbolic links resolved), or, when none is open (an editor on a single
+    file), a document the editor has open. Raises `JsonRpcInvalidRequest`, saying why, otherwise."""
+    if urlsplit(uri).scheme != "file" or (path := to_fs_path(uri)) is None:
+        raise JsonRpcInvalidRequest(f"gradguard.verify runs only files on disk (file: URIs), not {uri}: save it "
+                                    "in the workspace first")
+    if folders and not any(Path(path).resolve().is_relative_to(folder) for folder in folders):
+        raise JsonRpcInvalidRequest(f"gradguard.verify runs only files inside the workspace's folders, and "
+                                    f"{Path(path).resolve()} is outside them")
+    if not folders and not is_open:
+        raise JsonRpcInvalidRequest(f"gradguard.verify runs only the files open in the editor when no workspace "
+                                    f"folder is open, and {path} is not open")
+    return Path(path)
 
 
 def described(finding: Finding, origin: str, notebook: Notebook | None) -> dict:

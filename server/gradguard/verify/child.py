@@ -21,8 +21,8 @@ import traceback
 import warnings
 from typing import IO
 
-from gradguard.verify.protocol import LEAF, OTHER_ERROR, VIEW, hazard_message, raw_finding
-from gradguard.verify.tree import die_with_parent
+from gradguard.verify.protocol import LEAF, OTHER_ERROR, VIEW, hazard_message, memory_limit_stop, raw_finding
+from gradguard.verify.tree import die_with_parent, reap_run
 
 
 def _limit_memory(mebibytes: int) -> None:
@@ -102,8 +102,15 @@ def _exception_finding(error: BaseException, device: str) -> dict:
                        site.to_json(), related, _user_traceback(error))
 
 
-def verify_file(entry: dict, device_name: str) -> dict:
-    """Run one file (or target) under the tracer: its findings and the wanted lines it reached."""
+def _past_memory_limit(error: BaseException) -> bool:
+    """Whether `error` is an allocation refused by the run's `RLIMIT_DATA` (Python's, or torch's on the CPU)."""
+    return isinstance(error, MemoryError) or (
+        isinstance(error, RuntimeError) and "DefaultCPUAllocator: can't allocate memory" in str(error))
+
+
+def verify_file(entry: dict, device_name: str, memory: int) -> dict:
+    """Run one file (or target) under the tracer, within `memory` MiB: its findings and the wanted
+    lines it reached, or the problem that stopped it."""
     import torch
 
     from gradguard.verify.targets import TargetError, run_script, run_target
@@ -134,9 +141,13 @@ def verify_file(entry: dict, device_name: str) -> dict:
     except SystemExit as error:
         if error.code not in (None, 0):
             findings.append(_exception_finding(error, device_name))
-    except Exception as error:  # the user's code failed: a finding, with its traceback
-        sys.stderr.write(_user_traceback(error))
-        findings.append(_exception_finding(error, device_name))
+    except Exception as error:  # past the memory limit: a stop, as past the time limit; else a finding, with its traceback
+        if _past_memory_limit(error):
+            problem = memory_limit_stop(memory, "tried to allocate more than",
+                                        "RLIMIT_DATA, which fails such an allocation at once")
+        else:
+            sys.stderr.write(_user_traceback(error))
+            findings.append(_exception_finding(error, device_name))
     finally:
         sys.settrace(None)
         sys.path[:] = previous_path
@@ -156,7 +167,8 @@ def choose_device(asked: str) -> str:
 
 
 def main(events_fd: int) -> int:
-    die_with_parent()  # gradguard killed or gone: so is the run
+    reap_run(events_fd)  # this process reaps the run; its child, which returns, runs it
+    die_with_parent()  # the reaper killed or gone: so is the run
     if os.getppid() == 1:
         return 0  # it died before that took effect
     events: IO[str] = os.fdopen(events_fd, "w", buffering=1)
@@ -186,6 +198,6 @@ def main(events_fd: int) -> int:
     emit({"event": "torch", "version": torch.__version__})
     for entry in request["files"]:
         emit({"event": "start", "path": entry["path"]})
-        emit({"event": "result", **verify_file(entry, device)})
+        emit({"event": "result", **verify_file(entry, device, request["memory"])})
     return 0
 

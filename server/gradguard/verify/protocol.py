@@ -14,7 +14,14 @@ LEAF = "GG002"
 VIEW = "GG003"
 SILENT = "GG004"
 OTHER_ERROR = "GV001"  # user-code-raised: the user's code raised something other than an in-place error
-INCOMPLETE = "GV002"  # run-incomplete: the run could not be done or did not finish (time limit, crash)
+INCOMPLETE = "GV002"  # run-incomplete: the run could not be done or did not finish (time or memory limit, crash)
+
+
+def memory_limit_stop(memory: int, what: str, enforced_by: str) -> str:
+    """Why a run that `what` ("used more than") its memory limit of `memory` MiB was stopped, and
+    how to raise the limit (a run's problem, as a time limit's is)."""
+    return (f"the run {what} its memory limit of {memory} MiB and was stopped (enforced by {enforced_by}); "
+            "raise the limit with `memory = MIB` in [tool.gradguard.verify] (pyproject.toml)")
 
 
 def raw_finding(code: str, message: str, site: dict, related: list[dict], traceback: str | None = None,

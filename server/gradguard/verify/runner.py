@@ -1,14 +1,15 @@
 """The parent side of a verification: the child process, its limits, its events.
 
-The user's code runs only in a child (`gradguard.verify.child`) in a session of its own, with
-its stdout and stderr sent to `output` (our stderr). Its limits:
+The user's code runs only in a child (`gradguard.verify.child`), forked by the run's reaper (the
+process started here, in a session of its own: `tree.reap_run`), with its stdout and stderr sent
+to `output` (our stderr). Its limits:
 - time: each file gets `timeout` seconds of wall time from the moment the child starts it;
 - memory: `RLIMIT_DATA` per process (set by the child), and the whole tree's memory, which the
   parent measures every `POLL` seconds (`tree.py`);
 - its end: when the child finishes, stops or is stopped, every process it started is killed
-  (`tree.py` finds those that left its session), so none outlives the run or holds its pipes;
-  the child dies with gradguard (`PR_SET_PDEATHSIG`), and `stop_all()` ends every run under way
-  (a signal to gradguard, an editor that disconnects).
+  (every descendant of the reaper, which reaps the run's orphans), so none outlives the run or
+  holds its pipes; the reaper kills the run when gradguard dies (`PR_SET_PDEATHSIG`), and
+  `stop_all()` ends every run under way (a signal to gradguard, an editor that disconnects).
 Past a limit the run's tree is killed and the remaining files go to a fresh child.
 """
 
@@ -28,10 +29,12 @@ from pathlib import Path
 from typing import IO
 
 from gradguard.project_python import Interpreter
+from gradguard.verify.protocol import memory_limit_stop
 from gradguard.verify.tree import TOKEN, ProcessTree, become_subreaper
 
 STARTUP = 60.0  # seconds a child may take to import torch before its first file
 POLL = 0.2  # seconds between two measures of the run's memory
+REAPED = 10.0  # seconds the run's reaper may take to exit once what the run left is killed
 MEMORY_MECHANISM = ("RLIMIT_DATA per process, and the process tree's proportional set size, "
                     f"measured every {POLL:g} s")
 PACKAGE = str(Path(__file__).resolve().parent.parent)  # gradguard's package folder, as the child imports it
@@ -109,7 +112,11 @@ def _kill_group(pid: int) -> None:
 
 
 def _ended(process: subprocess.Popen) -> str:
-    code = process.wait()
+    """How the run's child ended, as its reaper (`process`) says once what the child left is killed."""
+    try:
+        code = process.wait(timeout=REAPED)
+    except subprocess.TimeoutExpired:
+        return "the run ended unexpectedly"
     if code < 0:
         return f"the run was killed by signal {signal.Signals(-code).name}"
     return f"the run ended unexpectedly (exit status {code})"
@@ -199,8 +206,7 @@ def _follow(process: subprocess.Popen, tree: ProcessTree, read_end: int, entries
         if time.monotonic() - measured >= POLL:
             measured = time.monotonic()
             if tree.resident_bytes() > memory << 20:
-                return stopped(f"the run used more than its memory limit of {memory} MiB and was stopped "
-                               f"(enforced by {MEMORY_MECHANISM})")
+                return stopped(memory_limit_stop(memory, "used more than", MEMORY_MECHANISM))
         if not ready:
             if time.monotonic() < deadline:
                 continue
@@ -208,7 +214,8 @@ def _follow(process: subprocess.Popen, tree: ProcessTree, read_end: int, entries
                 return stopped(f"the child did not start within {STARTUP:.0f} s")
             return stopped(f"the run took longer than {timeout:g} s and was stopped (every process it started killed)")
         chunk = os.read(read_end, 1 << 16)
-        if not chunk:  # the child is gone before finishing
+        if not chunk:  # the child is gone before finishing: once what it left is killed, its reaper says how
+            tree.kill()
             return stopped(_ended(process))
         buffer += chunk
         while b"\n" in buffer:

@@ -1,11 +1,14 @@
 """The process tree of one verification run: who is in it, how much memory it holds, its end.
 
-The child runs in a session of its own, but the user's code may start processes that leave it
-(`start_new_session=True`, a double fork) and would outlive the run, holding its output pipes.
-gradguard makes itself their subreaper (`PR_SET_CHILD_SUBREAPER`), so an orphan of the run
-becomes its child instead of init's; every process of the run carries `GRADGUARD_VERIFY_RUN` in
-its environment. The tree is then: the child and its descendants, plus gradguard's own children
-that carry the run's token, and their descendants.
+The user's code may start processes that leave the run any way a process can: a session and
+process group of their own (`setsid`, a double fork), an environment without gradguard's. So the
+process gradguard starts for a run is its reaper (`reap_run`), which runs no user code: it forks
+the child that does, and is the subreaper (`PR_SET_CHILD_SUBREAPER`) of the run's orphans, which
+become its children instead of init's. The run's tree is the reaper and all its descendants: a
+relation between processes that nothing a process does to itself undoes. Only a process that
+kills the reaper leaves it; for that case gradguard is a subreaper too, and its own children that
+carry the run's token (`GRADGUARD_VERIFY_RUN` in their environment) or are in the run's session
+are the run's as well.
 
 `RLIMIT_DATA` bounds each process but not the tree, nor shared mappings: the parent sums the
 tree's proportional set size (`/proc/PID/smaps_rollup`, each shared page counted once across
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -66,15 +70,60 @@ def _carries(pid: int, token: str) -> bool:
         return False
 
 
+def reap_run(events_fd: int) -> None:
+    """Become the run's reaper and fork its child, which returns from this call and runs the user's
+    code. This process never returns: it reaps every process of the run until none is left, then
+    exits as the child did. Killed with gradguard (SIGTERM: `PR_SET_PDEATHSIG`), it kills the run
+    first. `events_fd` is closed here, so that the events pipe ends with the child and its forks."""
+    become_subreaper()
+    signal.signal(signal.SIGTERM, _kill_run)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() == 1:
+        os._exit(0)  # gradguard died before that took effect
+    child = os.fork()
+    if child == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        return
+    os.close(events_fd)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    status = 0
+    while True:
+        try:
+            pid, waited = os.wait()
+        except ChildProcessError:  # nothing of the run is left
+            break
+        if pid == child:
+            status = waited
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # killed by a signal: so is this process, without a core file
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        if -code not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 1)
+
+
+def _kill_run(signum: int, frame: object) -> None:
+    """In the reaper, on SIGTERM: kill the run, reap it, then end."""
+    ProcessTree(os.getpid(), "").kill()
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            os._exit(128 + signum)
+
+
 class ProcessTree:
-    """The processes of one run: the child `root` and everything it started."""
+    """The processes of one run: its reaper `root` and everything the run started."""
 
     def __init__(self, root: int, token: str) -> None:
         self.root = root
         self.token = token
 
     def members(self) -> list[int]:
-        """The run's processes now (the child first), Linux; just the child elsewhere."""
+        """The run's processes now (the reaper first), Linux; just the reaper elsewhere."""
         if not os.path.isdir("/proc/self"):
             return [self.root]
         parents = _parents()
@@ -82,8 +131,9 @@ class ProcessTree:
         for pid, (parent, _) in parents.items():
             children.setdefault(parent, []).append(pid)
         me = os.getpid()
-        # orphans handed to gradguard: of the run's session (a dead one's environment is empty), or with its token
-        tops = [self.root] + [p for p in children.get(me, []) if p != self.root
+        # orphans handed to gradguard if the reaper was killed: of the run's session (a dead one's
+        # environment is empty), or with its token
+        tops = [self.root] + [p for p in children.get(me, []) if me != self.root != p
                               and (parents[p][1] == self.root or _carries(p, self.token))]
         found, todo = [], [p for p in tops if p in parents]
         while todo:
@@ -100,10 +150,11 @@ class ProcessTree:
         return total
 
     def kill(self) -> None:
-        """Kill every process of the run and reap those that are gradguard's children."""
+        """Kill every process of the run but its reaper, which then exits as the run's child did,
+        and reap those that are this process's children."""
         seen: set[int] = set()
         for _ in range(20):  # a process may fork while the others are killed: look again
-            members = self.members()
+            members = [pid for pid in self.members() if pid != self.root]
             seen.update(members)
             alive = [pid for pid in members if not _is_zombie(pid)]
             if not alive:
@@ -124,7 +175,7 @@ class ProcessTree:
             try:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
-                pass  # not gradguard's child: its own parent reaps it
+                pass  # not this process's child: its own parent reaps it
 
 
 def _proportional(pid: int) -> int:
