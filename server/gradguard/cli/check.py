@@ -70,13 +70,17 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
         if settings.excluded(path):
             continue
         try:
-            raw = read_bytes(path, NOTEBOOK_MAX_BYTES if is_notebook(path.name) else None)
-            if not mentions_torch(raw):
+            notebook = is_notebook(path.name)
+            raw = read_bytes(path, NOTEBOOK_MAX_BYTES if notebook else None)
+            if not notebook and not mentions_torch(raw):
                 continue
             source = sources[path] = read_source(path, raw)
-            if is_notebook(path.name):
-                from gradguard.source.notebook import Notebook  # a run without notebooks never imports it
+            if notebook:
+                from gradguard.source.notebook import Notebook, notebook_json  # a run without notebooks never imports it
 
+                if not mentions_torch(raw):
+                    notebook_json(source.text)  # a file that is no notebook is reported, torch or not
+                    continue
                 notebooks[path] = Notebook.parse(source.text)
         except (OSError, NotANotebook) as error:
             from gradguard.engine import analyse_document

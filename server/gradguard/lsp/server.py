@@ -30,7 +30,14 @@ from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.project import ProjectIndex, ReadingInterrupted
 from gradguard.config import ConfigError, ProjectSettings, Settings
-from gradguard.engine import OpenDocument, broken_cells, fix_document, fix_notebook, project_index
+from gradguard.engine import (
+    OpenDocument,
+    broken_cells,
+    fix_document,
+    fix_notebook,
+    notebook_text_findings,
+    project_index,
+)
 from gradguard.findings import Applicability, Finding, Fix, Position, Span
 from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 from gradguard.knowledge import ops
@@ -43,6 +50,7 @@ from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio,
 from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
 from gradguard.project_python import InterpreterError, find_interpreter, runs_here, site_packages
+from gradguard.source.files import is_notebook
 from gradguard.source.lines import lines_of
 from gradguard.source.notebook import Notebook
 from gradguard.source.parser import collector_paused
@@ -306,6 +314,8 @@ class GradguardServer(LanguageServer):
             settings = self.settings_for(path)
             if settings.excluded(Path(path)):
                 return [], False
+            if is_notebook(path) and self.workspace.get_notebook_document(notebook_uri=uri) is None:
+                return notebook_text_findings(path, text, settings), False
             opened = self.opened.get(uri)
             first = opened is None
             if opened is None:
