@@ -88,6 +88,7 @@ class GradguardServer(LanguageServer):
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
+        self.settle_tasks: dict[str, asyncio.Task] = {}  # per document: `settle_in`, cancelled when it closes
         self.notebooks: dict[str, OpenNotebook] = {}  # per synced notebook: its latest snapshot
         # per synced notebook: its changes counted. VS Code leaves a notebook's version as it was when
         # only a cell's text changes, so the server numbers the notebook's versions itself
@@ -280,7 +281,7 @@ class GradguardServer(LanguageServer):
                         *notebook.outside_broken(findings)]
         if first:  # the user is about to read them, and likely to type: background work waits
             self.scheduler.active()
-            asyncio.ensure_future(self.settle_in(uri))
+            self.settle_tasks[uri] = asyncio.ensure_future(self.settle_in(uri))
         if self.version_of(uri) != version:
             return True  # outdated (or closed): the newer change's analysis publishes
         self.publish(uri, Analysed(version, text, findings))
@@ -561,9 +562,9 @@ def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> No
     ls.analysed.pop(uri, None)
     if ls.opened.pop(uri, None) is not None:
         ls.scheduler.closed(uri)
-    task = ls.tasks.pop(uri, None)
-    if task is not None:
-        task.cancel()
+    for task in (ls.tasks.pop(uri, None), ls.settle_tasks.pop(uri, None)):
+        if task is not None:
+            task.cancel()
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
