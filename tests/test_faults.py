@@ -20,7 +20,7 @@ import pytest
 from gradguard import engine
 from gradguard.__main__ import main
 
-from helpers import GRADGUARD, write
+from helpers import GRADGUARD, ROOT, write
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
@@ -118,22 +118,43 @@ def test_a_full_disk_leaves_the_file_whole(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.py", "pyproject.toml"]  # no temporary file left
 
 
-def test_a_file_edited_while_it_is_fixed_keeps_the_edit(tmp_path, capsys, monkeypatch):
+def test_a_file_edited_while_it_is_fixed_keeps_the_edit_and_is_fixed_as_edited(tmp_path, capsys, monkeypatch):
+    """The fix of the text read first is not written over the edit: the edited text is read again
+    and fixed, and what is reported holds for it."""
     path = write(tmp_path / "model.py", SAVED.format(n="\n"))
     edited = SAVED.format(n="\n") + "print('typed meanwhile')\n"
     analyse = engine.fix_document  # check imports the engine when it fixes: patched there, it is seen
 
     def edit_meanwhile(*args, **kwargs):
         result = analyse(*args, **kwargs)
-        path.write_text(edited)
+        if path.read_text() != edited:
+            path.write_text(edited)
         return result
 
     monkeypatch.setattr(engine, "fix_document", edit_meanwhile)
     code, out, err = check(capsys, "--fix", path)
-    assert code == 2
+    assert (code, out, err) == (0, "", "Found 1 problem (1 fixed, 0 remaining).\n")
+    assert path.read_text() == edited.replace("y += 1", "y = y + 1")
+
+
+def test_a_file_that_keeps_changing_while_it_is_fixed_is_reported_not_fixed(tmp_path, capsys, monkeypatch):
+    """Read and fixed three times, changed each time before the fix is written: reported as not
+    fixed, with the findings of the text last read."""
+    path = write(tmp_path / "model.py", SAVED.format(n="\n"))
+    analyse, edits = engine.fix_document, []
+
+    def edit_meanwhile(*args, **kwargs):
+        result = analyse(*args, **kwargs)
+        edits.append(f"print({len(edits)})\n")
+        path.write_text(SAVED.format(n="\n") + "".join(edits))
+        return result
+
+    monkeypatch.setattr(engine, "fix_document", edit_meanwhile)
+    code, out, err = check(capsys, "--fix", "--output-format", "concise", path)
+    assert len(edits) == 3 and path.read_text() == SAVED.format(n="\n") + "".join(edits)
+    assert code == 2 and out.startswith(f"{path}:4:1: GG001 [error] [*] `y` is the output of `x.sigmoid` (line 3)")
     assert err == (f"gradguard: {path}: not fixed: the file changed while gradguard was fixing it; not written\n"
                    "Found 1 problem (0 fixed, 1 remaining).\n")
-    assert path.read_text() == edited
 
 
 def test_an_immutable_file_is_reported_and_the_others_are_fixed(tmp_path, capsys):
@@ -152,17 +173,37 @@ def test_an_immutable_file_is_reported_and_the_others_are_fixed(tmp_path, capsys
     assert other.read_text() == SAVED.format(n="\n").replace("y += 1", "y = y + 1")
 
 
-def test_two_fix_runs_on_one_tree_fix_each_file_once(tmp_path):
-    files = [write(tmp_path / f"m{i:02}.py", SAVED.format(n="\n")) for i in range(30)]
-    command = [str(GRADGUARD), "check", "--no-cache", "--jobs", "1", "--fix", str(tmp_path)]
-    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    outputs = [r.communicate(timeout=300) for r in runs]
-    fixed = 0
-    for _, err in outputs:
-        summary = next(line for line in err.splitlines() if line.startswith("Found"))
-        fixed += int(summary.split("(")[1].split()[0])
-    assert fixed == len(files), [err for _, err in outputs]
-    assert all(f.read_text() == SAVED.format(n="\n").replace("y += 1", "y = y + 1") for f in files)
+def test_two_fix_runs_racing_on_one_tree_both_report_the_fixed_tree(tmp_path):
+    """The run that loses the race for a file (the other wrote its fix first) fixes the file as it
+    now is: it reported the findings of the text it had read, which the other had fixed (~1,000 on
+    a large tree), and exited 2. Both now print exactly the findings left in the final files, and
+    those files are one run's fix."""
+    cases = sorted(p for p in (ROOT / "tests" / "cases").glob("*.py") if not p.name.endswith("_ok.py"))
+    raced, alone = tmp_path / "raced", tmp_path / "alone"
+    for tree in (raced, alone):
+        for copy in range(3):
+            (tree / f"c{copy}").mkdir(parents=True)
+            for case in cases:
+                shutil.copy(case, tree / f"c{copy}" / case.name)
+    command = [str(GRADGUARD), "check", "--no-cache", "--fix", "--output-format", "concise", "."]
+    single = subprocess.run(command, cwd=alone, capture_output=True, text=True, timeout=300)
+    runs = [subprocess.Popen(command, cwd=raced, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    outputs = [(*r.communicate(timeout=300), r.returncode) for r in runs]
+    final = subprocess.run([str(GRADGUARD), "check", "--no-cache", "--output-format", "concise", "."], cwd=raced,
+                           capture_output=True, text=True, timeout=300)
+    assert final.returncode == 1 and final.stdout == single.stdout and final.stdout.count("GG00") > 30
+    for out, err, code in outputs:
+        assert (code, out) == (1, final.stdout), err
+    assert sum(_fixed(err) for _, err, _ in outputs) == _fixed(single.stderr) > 100
+    for path in alone.rglob("*.py"):
+        assert (raced / path.relative_to(alone)).read_text() == path.read_text(), path
+
+
+def _fixed(err: str) -> int:
+    """How many problems a `--fix` run's summary says it fixed."""
+    summary = next(line for line in err.splitlines() if line.startswith("Found"))
+    return int(summary.split("(")[1].split()[0])
 
 
 # --- what is no source file --------------------------------------------------------------------

@@ -179,6 +179,43 @@ def test_a_content_length_that_is_no_usable_number_is_answered_never_allocated(s
     assert (answered["id"], answered["result"]) == (3, None)
 
 
+@pytest.mark.parametrize("content, answered_id", [
+    (b"[]", None),
+    (b"42", None),
+    (b"null", None),
+    (b'"initialize"', None),
+    (b"{}", None),
+    (b'{"id": 99}', 99),  # no "jsonrpc"
+    (b'{"jsonrpc": "1.0", "id": 7, "method": "textDocument/hover"}', 7),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": 5}', 1),  # pygls answered -32603
+    (b'{"jsonrpc": "2.0", "method": 5}', None),
+    (b'{"jsonrpc": "2.0", "id": [2], "method": "textDocument/hover"}', None),
+    (b'{"jsonrpc": "2.0", "id": 3.5, "method": "textDocument/hover"}', 3.5),
+])
+def test_json_that_is_no_json_rpc_message_gets_invalid_request_and_the_next_request_an_answer(
+        server, content, answered_id):
+    """JSON-RPC 2.0: an invalid request is answered -32600, with its id where it can be read and
+    null where not; pygls answered none of these but the one it answered -32603."""
+    server.initialize()
+    server.write(framed(content) + request(3, "textDocument/hover", HOVER))
+    refused, answered = server.replies(2)
+    assert error(refused) == (answered_id, INVALID_REQUEST)
+    assert answered == {"jsonrpc": "2.0", "id": 3, "result": None}
+
+
+def test_a_batch_is_not_run_each_request_in_it_is_refused_and_its_notifications_dropped(server):
+    """LSP has no batches: its requests get -32600 with their ids, what is no message -32600 with
+    null, a notification nothing; the server goes on serving."""
+    server.initialize()
+    batch = [json.loads(body({"id": 4, "method": "textDocument/hover", "params": HOVER})),
+             json.loads(body({"method": "initialized", "params": {}})), 42]
+    server.write(framed(json.dumps(batch).encode()) + request(3, "textDocument/hover", HOVER))
+    first, second, answered = server.replies(3)
+    assert [error(first), error(second)] == [(4, INVALID_REQUEST), (None, INVALID_REQUEST)]
+    assert "batch" in first["error"]["message"]
+    assert answered == {"jsonrpc": "2.0", "id": 3, "result": None}
+
+
 def test_requests_before_initialize_are_refused_and_notifications_dropped(server):
     server.write(notification("textDocument/didOpen", {"textDocument": {
         "uri": "file:///nowhere/x.py", "languageId": "python", "version": 1, "text": "x = 1\n"}})

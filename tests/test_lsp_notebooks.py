@@ -425,3 +425,20 @@ async def test_no_quick_fix_edits_a_cell_that_does_not_parse(client: LanguageCli
     await notebook.until({1: [], 2: ["GG000"], 3: ["GG001"]})
     await asyncio.sleep(0.5)  # cell 3's diagnostic of this version (its data names the version)
     assert await fixes() == ["gradguard: Rewrite out of place: `y = y + 1`", "gradguard: disable GG001 for this line"]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_notebook_file_open_as_text_that_is_no_notebook_gets_gg000_saying_why(client: LanguageClient, tmp_path):
+    """An editor without notebook sync opens the `.ipynb` file's JSON: one that is no notebook was
+    analysed as Python (nothing found); it is unreadable, as `gradguard check` reports it."""
+    uri = (tmp_path / "nb.ipynb").as_uri()
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
+        uri=uri, language_id="json", version=1, text='{"cells": 5}')))
+    for _ in range(600):
+        if uri in client.diagnostics:
+            break
+        await asyncio.sleep(0.05)
+    [diagnostic] = client.diagnostics[uri]
+    assert (diagnostic.code, diagnostic.range, diagnostic.severity, diagnostic.message) == (
+        "GG000", lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1)), lsp.DiagnosticSeverity.Error,
+        'gradguard could not read this file: not a notebook: its "cells" is not a list')

@@ -186,15 +186,31 @@ def test_the_cache_places_findings_in_the_current_cells(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("{ not json torch", "not a notebook: its JSON is invalid"),
-    ('{"nbformat": 3, "worksheets": [], "cells": [], "metadata": {"torch": 1}}', "only nbformat 4 notebooks are read"),
-    ('["torch"]', "not a notebook: no list of cells"),
+    ("{ not json torch", "not a notebook: its JSON is invalid (Expecting property name enclosed in double quotes: "
+                         "line 1 column 3 (char 2))"),
+    ("{", "not a notebook: its JSON is invalid (Expecting property name enclosed in double quotes: "
+          "line 1 column 2 (char 1))"),
+    ('{"nbformat": 3, "worksheets": [], "cells": [], "metadata": {"torch": 1}}',
+     "only nbformat 4 notebooks are read, not nbformat 3"),
+    ('["torch"]', "not a notebook: its JSON is an array, not an object"),
+    ("[]", "not a notebook: its JSON is an array, not an object"),
+    ("null", "not a notebook: its JSON is null, not an object"),
+    ("{}", 'not a notebook: it has no "cells"'),
+    ('{"cells": 5}', 'not a notebook: its "cells" is not a list'),
+    ('{"nbformat": 4, "cells": [{"cell_type": "code", "source": "x = 1"}, 5]}', "not a notebook: cell 2 is not an object"),
+    ('{"nbformat": 4, "cells": [{"cell_type": "code", "source": 5}]}',
+     'not a notebook: the "source" of cell 1 is neither a string nor a list of strings'),
+    ('{"nbformat": 4, "cells": [{"cell_type": "code", "source": ["import torch\\n", 5]}]}',  # was an internal error
+     'not a notebook: the "source" of cell 1 is neither a string nor a list of strings'),
 ])
-def test_a_file_that_is_no_notebook_is_reported_unreadable(tmp_path, text, message):
+def test_a_file_that_is_no_notebook_is_reported_unreadable_whether_it_mentions_torch_or_not(tmp_path, text, message):
+    """A `.py` that never mentions torch has nothing to check; a `.ipynb` that is no notebook is
+    reported all the same (it passed silently, unless it held the word torch)."""
     write(tmp_path / "nb.ipynb", text)
-    proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
-    assert proc.returncode == 1
-    assert proc.stdout.startswith(f"nb.ipynb:1:1: GG000 [error] gradguard could not read this file: {message}")
+    for cache in ("--no-cache", "--cache-dir=.cache", "--cache-dir=.cache"):
+        proc = run("check", cache, "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+        assert (proc.returncode, proc.stdout) == (
+            1, f"nb.ipynb:1:1: GG000 [error] gradguard could not read this file: {message}\n"), proc.stderr
 
 
 # --- the notebook model --------------------------------------------------------------------------

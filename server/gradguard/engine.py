@@ -24,7 +24,8 @@ from gradguard.rules import RULES, RuleContext
 from gradguard.source.blocks import BlockTree
 from gradguard.source.document import Document, too_large
 from gradguard.source.syntax import SyntaxProblem
-from gradguard.source.notebook import Notebook
+from gradguard.source.files import NotANotebook
+from gradguard.source.notebook import Notebook, notebook_json
 from gradguard.source.parser import SKIPPED, collector_paused
 
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -220,6 +221,17 @@ def fix_notebook(filename: str, notebook: Notebook, settings: Settings, project:
 
     fixed = fix_text(notebook.program, analyse, unsafe, apply)
     return current[0], fixed
+
+
+def notebook_text_findings(filename: str, text: str, settings: Settings) -> list[Finding]:
+    """A notebook's JSON open as a text document (an editor that does not sync notebooks): GG000
+    saying why it is no notebook; nothing when it is one (its cells are analysed when the editor
+    syncs it as a notebook, and by `gradguard check`)."""
+    try:
+        notebook_json(text)
+    except NotANotebook as error:
+        return analyse_document(Document.unreadable(filename, error), settings)
+    return []
 
 
 def broken_cells(filename: str, notebook: Notebook, settings: Settings) -> list[Finding]:

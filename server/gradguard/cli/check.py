@@ -22,6 +22,7 @@ from gradguard.project_python import Interpreter, InterpreterError, find_interpr
 from gradguard.source.files import (
     NOTEBOOK_MAX_BYTES,
     NotANotebook,
+    SourceChanged,
     SourceFile,
     is_notebook,
     read_bytes,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 # the cache answers, or `--help`, never pays for it.
 
 STDIN = Path("-")
+FIX_ATTEMPTS = 3  # times a file another writer changed meanwhile is read and fixed again
 
 
 def _failure(path: str | Path, error: Exception) -> str:
@@ -70,13 +72,17 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
         if settings.excluded(path):
             continue
         try:
-            raw = read_bytes(path, NOTEBOOK_MAX_BYTES if is_notebook(path.name) else None)
-            if not mentions_torch(raw):
+            notebook = is_notebook(path.name)
+            raw = read_bytes(path, NOTEBOOK_MAX_BYTES if notebook else None)
+            if not notebook and not mentions_torch(raw):
                 continue
             source = sources[path] = read_source(path, raw)
-            if is_notebook(path.name):
-                from gradguard.source.notebook import Notebook  # a run without notebooks never imports it
+            if notebook:
+                from gradguard.source.notebook import Notebook, notebook_json  # a run without notebooks never imports it
 
+                if not mentions_torch(raw):
+                    notebook_json(source.text)  # a file that is no notebook is reported, torch or not
+                    continue
                 notebooks[path] = Notebook.parse(source.text)
         except (OSError, NotANotebook) as error:
             from gradguard.engine import analyse_document
@@ -96,36 +102,89 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
             if result.failure is not None:
                 run.failures.append(result.failure)
         return run
-    from gradguard.engine import analyse_document, fix_document, project_index
-    from gradguard.source.document import Document
+    from gradguard.engine import project_index
 
     project = project_index()
-    for path, text, settings in items:
-        notebook = notebooks.get(path)
+    for path, _, settings in items:
         try:
-            if notebook is not None:
-                _fix_notebook(run, sources[path], notebook, settings, project, fix, unsafe)
-                continue
-            fixed = fix_document(str(path), text, settings, project, unsafe)
+            _fix_file(run, sources[path], notebooks.get(path), settings, project, fix, unsafe)
         except Exception as error:  # one file's failure must not hide the others' fixes
             if os.environ.get("GRADGUARD_DEBUG"):
                 raise
             run.failures.append(_failure(path, error))
-            continue
-        if fixed.text != text and fix == "write":
-            try:
-                replace_source(sources[path], fixed.text)
-            except OSError as error:  # the file is as it was: its findings stand unfixed
-                run.unwritten.append(f"{path}: not fixed: {error.strerror or error}")
-                run.findings.extend(analyse_document(Document.parse(str(path), text), settings, project))
-                continue
-            run.sources[str(path)] = fixed.text
-        elif fixed.text != text:
-            run.diffs.append(unified_diff(str(path), text, fixed.text))
-        run.findings.extend(fixed.remaining)
-        if fixed.fixed:
-            run.fixed[str(path)] = fixed.fixed_codes
     return run
+
+
+def _fix_file(run: CheckRun, source: SourceFile, notebook: Notebook | None, settings: Settings,
+              project: ProjectIndex, fix: str, unsafe: bool) -> None:
+    """Fix one file (`--fix` writes it, `--diff` prints its diff). When another writer changed it
+    after it was read (another `--fix` run, an editor), its fix is not written: it is read again
+    and its current text fixed, `FIX_ATTEMPTS` times at most, so that what the run reports holds
+    for the file as it is now, not for a text it no longer has."""
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    filename = str(source.path)
+    for _ in range(FIX_ATTEMPTS):
+        try:
+            if notebook is not None:
+                _fix_notebook(run, source, notebook, settings, project, fix, unsafe)
+            else:
+                _fix_python(run, source, settings, project, fix, unsafe)
+            return
+        except SourceChanged as error:
+            changed = error
+        try:
+            source = read_source(source.path, limit=NOTEBOOK_MAX_BYTES if notebook is not None else None)
+            if notebook is not None:
+                from gradguard.source.notebook import Notebook
+
+                notebook = Notebook.parse(source.text)
+        except (OSError, NotANotebook) as error:
+            run.sources.pop(filename, None)
+            run.findings.extend(analyse_document(Document.unreadable(filename, error), settings))
+            return
+        run.sources[filename] = source.text
+        if notebook is not None:
+            run.add_cells(filename, notebook)
+    run.unwritten.append(f"{filename}: not fixed: {changed.strerror}")  # it keeps changing: its text as last read
+    run.findings.extend(_unfixed(filename, source.text, notebook, settings, project))
+
+
+def _unfixed(filename: str, text: str, notebook: Notebook | None, settings: Settings,
+             project: ProjectIndex) -> list[Finding]:
+    """The findings of a file (`text`, or `notebook`'s cells) that could not be fixed."""
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    if notebook is None:
+        return analyse_document(Document.parse(filename, text), settings, project)
+    return _in_cells(filename, notebook, settings, analyse_document(
+        Document.parse(filename, notebook.analysable_program), settings, project))
+
+
+def _fix_python(run: CheckRun, source: SourceFile, settings: Settings, project: ProjectIndex, fix: str,
+                unsafe: bool) -> None:
+    """Fix a Python file; raises `SourceChanged` when it changed since it was read (nothing written)."""
+    from gradguard.engine import fix_document
+
+    filename, text = str(source.path), source.text
+    fixed = fix_document(filename, text, settings, project, unsafe)
+    if fixed.text != text and fix == "write":
+        try:
+            replace_source(source, fixed.text)
+        except SourceChanged:
+            raise
+        except OSError as error:  # the file is as it was: its findings stand unfixed
+            run.unwritten.append(f"{filename}: not fixed: {error.strerror or error}")
+            run.findings.extend(_unfixed(filename, text, None, settings, project))
+            return
+        run.sources[filename] = fixed.text
+    elif fixed.text != text:
+        run.diffs.append(unified_diff(filename, text, fixed.text))
+    run.findings.extend(fixed.remaining)
+    if fixed.fixed:
+        run.fixed[filename] = fixed.fixed_codes
 
 
 def _in_cells(filename: str, notebook: Notebook, settings: Settings, findings: list[Finding]) -> list[Finding]:
@@ -142,19 +201,20 @@ def _in_cells(filename: str, notebook: Notebook, settings: Settings, findings: l
 
 def _fix_notebook(run: CheckRun, source: SourceFile, notebook: Notebook, settings: Settings,
                   project: ProjectIndex, fix: str, unsafe: bool) -> None:
-    """Fix a notebook's cells (`--fix` writes it, `--diff` prints each changed cell's diff)."""
-    from gradguard.engine import analyse_document, fix_notebook
-    from gradguard.source.document import Document
+    """Fix a notebook's cells (`--fix` writes it, `--diff` prints each changed cell's diff); raises
+    `SourceChanged` when it changed since it was read (nothing written)."""
+    from gradguard.engine import fix_notebook
 
     filename = str(source.path)
     fixed_notebook, fixed = fix_notebook(filename, notebook, settings, project, unsafe)
     if fixed_notebook.text != notebook.text and fix == "write":
         try:
             replace_source(source, fixed_notebook.text)
+        except SourceChanged:
+            raise
         except OSError as error:  # the file is as it was: its findings stand unfixed
             run.unwritten.append(f"{filename}: not fixed: {error.strerror or error}")
-            run.findings.extend(_in_cells(filename, notebook, settings, analyse_document(
-                Document.parse(filename, notebook.analysable_program), settings, project)))
+            run.findings.extend(_unfixed(filename, notebook.text, notebook, settings, project))
             return
         run.sources[filename] = fixed_notebook.text
         run.add_cells(filename, fixed_notebook)

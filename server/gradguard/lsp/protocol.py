@@ -6,9 +6,12 @@
   (MemoryError). `Framer` reads the base protocol itself and resynchronises; `serve_stdio` and
   `serve_tcp` run it in place of pygls' `start_io` and `start_tcp`.
 - Answers the specification asks for that pygls does not give: -32700 for a body that is not
-  JSON (pygls logs it), -32002 for a request before `initialize` (pygls runs it: -32603), -32600
-  for one after `shutdown` (pygls drops it), and -32602 for a request whose params do not
-  validate (pygls drops it).
+  JSON (pygls logs it); -32600 for JSON that is no JSON-RPC 2.0 message (`42`, `null`, `{"id": 99}`,
+  a `method` that is no string: pygls logs those or answers -32603), with the id where one can be
+  read and null where not; -32002 for a request before `initialize` (pygls runs it: -32603),
+  -32600 for one after `shutdown` (pygls drops it), and -32602 for a request whose params do not
+  validate (pygls drops it). LSP has no batches: each element of a JSON array is answered -32600
+  (with its id; a notification in it gets no answer, as ever), an empty one gets one -32600.
 - `exit` raises SystemExit (1 unless a `shutdown` came first), which pygls' `start_io` swallowed:
   the process exited 0. Here it propagates.
 - Documents split their lines where LSP does.
@@ -142,21 +145,30 @@ class AnsweringProtocol(LanguageServerProtocol):
         try:
             return super().structure_message(data)
         except JsonRpcException as error:
-            if not (isinstance(data, dict) and "id" in data and "method" in data):
+            if "id" not in data or "method" not in data:
                 raise
             self.refuse(data["id"], error.code, f"{data['method']}: the request's params are not valid LSP")
             return SimpleNamespace(jsonrpc="answered")  # handle_message skips it
 
     def receive(self, frame: bytes | str) -> None:
-        """One frame from `Framer`: a message, or why none could be read (-32700)."""
+        """One frame from `Framer`: a message, or why none could be read (-32700), or why what was
+        read is no JSON-RPC message (-32600)."""
         if isinstance(frame, str):
             self.refuse(None, lsp.ErrorCodes.ParseError, frame)
             return
         try:
-            message = json.loads(frame, object_hook=self.structure_message)
+            data = json.loads(frame)
         except (ValueError, RecursionError) as error:  # RecursionError: nested too deep to read
             self.refuse(None, lsp.ErrorCodes.ParseError, f"not JSON (is its Content-Length right?): {error}")
             return
+        if isinstance(data, list):
+            self.refuse_batch(data)
+            return
+        if (problem := envelope_problem(data)) is not None:
+            self.refuse(readable_id(data), lsp.ErrorCodes.InvalidRequest, problem)
+            return
+        try:
+            message = self.structure_message(data)
         except Exception as error:  # a notification whose params do not validate, say: as pygls' reader did
             self._server._report_server_error(error, JsonRpcException)
             return
@@ -165,12 +177,23 @@ class AnsweringProtocol(LanguageServerProtocol):
         except Exception as error:
             self._server._report_server_error(error, JsonRpcException)
 
+    def refuse_batch(self, batch: list[Any]) -> None:
+        """-32600 for each element of a batch but its notifications (none is run: LSP has no
+        batches), one for an empty batch."""
+        if not batch:
+            self.refuse(None, lsp.ErrorCodes.InvalidRequest, "an empty batch: LSP has no batches")
+        for element in batch:
+            problem = envelope_problem(element)
+            if problem is None and "id" not in element:
+                continue  # a notification: never answered
+            self.refuse(readable_id(element), lsp.ErrorCodes.InvalidRequest,
+                        problem or "a message in a batch: LSP has no batches, it is not run")
+
     def handle_message(self, message: Any) -> None:
         """Requests before `initialize` are refused (-32002), and after `shutdown` (-32600);
         notifications then are dropped. `exit` and responses always go through."""
         method = getattr(message, "method", None)
-        if method in _TYPING and getattr(message, "jsonrpc", None) == self.VERSION and self.initialize_received \
-                and not self._shutdown:
+        if method in _TYPING and self.initialize_received and not self._shutdown:
             self.typed(method, message.params)
         elif method in (None, lsp.EXIT) or (self.initialize_received and not self._shutdown):
             super().handle_message(message)
@@ -200,6 +223,29 @@ class AnsweringProtocol(LanguageServerProtocol):
                 pass
         except Exception:  # reported as pygls reports a notification handler's error
             self._server._report_server_error(JsonRpcInternalError.of(sys.exc_info()), FeatureNotificationError)
+
+
+def envelope_problem(data: Any) -> str | None:
+    """Why `data` (a message's JSON) is no JSON-RPC 2.0 request, notification or response (its
+    params and result are LSP's to judge); None when it is one."""
+    if not isinstance(data, dict):
+        return f"a message is a JSON object, not {type(data).__name__ if data is not None else 'null'}"
+    if data.get("jsonrpc") != "2.0":
+        return 'a message\'s "jsonrpc" is "2.0"'
+    if "method" in data:
+        if not isinstance(data["method"], str):
+            return 'a request\'s "method" is a string'
+        if "id" in data and (not isinstance(data["id"], (int, str)) or isinstance(data["id"], bool)):
+            return 'a request\'s "id" is an integer or a string'
+    elif "id" not in data:
+        return 'a message has a "method" (a request or a notification) or an "id" (a response)'
+    return None
+
+
+def readable_id(data: Any) -> int | float | str | None:
+    """The id of an invalid message, to answer it with; None (null) when none can be read."""
+    found = data.get("id") if isinstance(data, dict) else None
+    return found if isinstance(found, (int, float, str)) and not isinstance(found, bool) else None
 
 
 _TYPING = frozenset({lsp.TEXT_DOCUMENT_DID_CHANGE, lsp.NOTEBOOK_DOCUMENT_DID_CHANGE})  # `AnsweringProtocol.typed`

@@ -33,6 +33,7 @@ SLICE = 0.05  # seconds an analysis runs before a newer version or another docum
 HANDOFF = 0.01  # seconds the event loop waits, blocked, for an analysis it submits (`Scheduler.analyse`)
 IDLE = 0.3  # seconds of quiet (no change, no first diagnostics) before background work goes on
 TIDY_AFTER = 500_000  # objects allocated (less those freed) while typing, past which the collector runs anyway
+RELEASE_WITHIN = 5.0  # seconds after documents close within which their memory is collected, though others keep changing
 
 T = TypeVar("T")
 
@@ -134,10 +135,16 @@ class Scheduler:
         """Within, background work runs: one job at a time (all documents' jobs take turns), and
         only once no document has changed (or got its first diagnostics) for `IDLE` seconds."""
         async with self._background:
-            loop = asyncio.get_running_loop()
-            while (wait := self.last_activity + IDLE - loop.time()) > 0:
-                await asyncio.sleep(wait)
+            await self.quiet()
             yield
+
+    async def quiet(self, within: float = float("inf")) -> None:
+        """Once no document has changed (or got its first diagnostics) for `IDLE` seconds, or
+        `within` seconds from now, though documents keep changing."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while (wait := min(self.last_activity + IDLE, deadline) - loop.time()) > 0:
+            await asyncio.sleep(wait)
 
     async def settle_memory(self) -> None:
         """Freeze what is alive now (the open documents' trees, the files they import) out of the
@@ -147,9 +154,9 @@ class Scheduler:
 
     async def _release_memory(self) -> None:
         await asyncio.sleep(IDLE)
-        async with self.background_turn():
-            self._releasing = False  # a document closed from now on is collected next time
-            await self.run(_collect)
+        await self.quiet(within=RELEASE_WITHIN)  # a server never quiet must not keep them for ever
+        self._releasing = False  # a document closed from now on is collected next time
+        await self.run(_collect)  # on the analysis thread: never during another job
 
 
 def _collect() -> None:

@@ -30,7 +30,14 @@ from gradguard.analysis import budget
 from gradguard.analysis.budget import Budget, Cancelled
 from gradguard.analysis.project import ProjectIndex, ReadingInterrupted
 from gradguard.config import ConfigError, ProjectSettings, Settings
-from gradguard.engine import OpenDocument, broken_cells, fix_document, fix_notebook, project_index
+from gradguard.engine import (
+    OpenDocument,
+    broken_cells,
+    fix_document,
+    fix_notebook,
+    notebook_text_findings,
+    project_index,
+)
 from gradguard.findings import Applicability, Finding, Fix, Position, Span
 from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 from gradguard.knowledge import ops
@@ -43,6 +50,7 @@ from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio,
 from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
 from gradguard.project_python import InterpreterError, find_interpreter, runs_here
+from gradguard.source.files import is_notebook
 from gradguard.source.lines import lines_of
 from gradguard.source.notebook import Notebook
 from gradguard.source.parser import collector_paused
@@ -80,6 +88,7 @@ class GradguardServer(LanguageServer):
         self.opened: dict[str, OpenDocument] = {}  # per open document: its blocks and its previous analysis
         self.settling: dict[str, set[Path]] = {}  # per document whose imports are being read: those still to read
         self.tasks: dict[str, asyncio.Task] = {}
+        self.settle_tasks: dict[str, asyncio.Task] = {}  # per document: `settle_in`, cancelled when it closes
         self.notebooks: dict[str, OpenNotebook] = {}  # per synced notebook: its latest snapshot
         # per synced notebook: its changes counted. VS Code leaves a notebook's version as it was when
         # only a cell's text changes, so the server numbers the notebook's versions itself
@@ -272,7 +281,7 @@ class GradguardServer(LanguageServer):
                         *notebook.outside_broken(findings)]
         if first:  # the user is about to read them, and likely to type: background work waits
             self.scheduler.active()
-            asyncio.ensure_future(self.settle_in(uri))
+            self.settle_tasks[uri] = asyncio.ensure_future(self.settle_in(uri))
         if self.version_of(uri) != version:
             return True  # outdated (or closed): the newer change's analysis publishes
         self.publish(uri, Analysed(version, text, findings))
@@ -306,6 +315,8 @@ class GradguardServer(LanguageServer):
             settings = self.settings_for(path)
             if settings.excluded(Path(path)):
                 return [], False
+            if is_notebook(path) and self.workspace.get_notebook_document(notebook_uri=uri) is None:
+                return notebook_text_findings(path, text, settings), False
             opened = self.opened.get(uri)
             first = opened is None
             if opened is None:
@@ -549,9 +560,9 @@ def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> No
     ls.analysed.pop(uri, None)
     if ls.opened.pop(uri, None) is not None:
         ls.scheduler.closed(uri)
-    task = ls.tasks.pop(uri, None)
-    if task is not None:
-        task.cancel()
+    for task in (ls.tasks.pop(uri, None), ls.settle_tasks.pop(uri, None)):
+        if task is not None:
+            task.cancel()
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 

@@ -147,6 +147,34 @@ def cell_for(number: int, kind: str, source: str, language: str = "python") -> C
     return Cell(number, kind, source, python, _masked_lines(source) if python else frozenset())
 
 
+def notebook_json(text: str) -> dict:
+    """`text` read as an nbformat 4 notebook's JSON, its cells and their sources checked (what
+    gradguard reads of it); raises `NotANotebook`, saying why it is none."""
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise NotANotebook(f"not a notebook: its JSON is invalid ({error})") from None
+    if not isinstance(data, dict):
+        raise NotANotebook(f"not a notebook: its JSON is {_JSON_KINDS[type(data)]}, not an object")
+    if "cells" not in data:
+        raise NotANotebook('not a notebook: it has no "cells"')
+    if not isinstance(data["cells"], list):
+        raise NotANotebook('not a notebook: its "cells" is not a list')
+    if data.get("nbformat") != 4:
+        raise NotANotebook(f"only nbformat 4 notebooks are read, not nbformat {data.get('nbformat')}")
+    for number, cell in enumerate(data["cells"], 1):
+        if not isinstance(cell, dict):
+            raise NotANotebook(f"not a notebook: cell {number} is not an object")
+        source = cell.get("source", "")
+        if not isinstance(source, str) and not (isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            raise NotANotebook(f'not a notebook: the "source" of cell {number} is neither a string nor a list of strings')
+    return data
+
+
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
+               type(None): "null"}
+
+
 @dataclass(frozen=True)
 class Notebook:
     """A notebook's cells, the program they form, and the map between the two."""
@@ -158,24 +186,13 @@ class Notebook:
     @classmethod
     def parse(cls, text: str) -> Notebook:
         """The notebook in `text`; raises `NotANotebook`."""
-        try:
-            data = json.loads(text)
-        except ValueError as error:
-            raise NotANotebook(f"not a notebook: its JSON is invalid ({error})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-            raise NotANotebook("not a notebook: no list of cells")
-        if data.get("nbformat") != 4:
-            raise NotANotebook(f"only nbformat 4 notebooks are read, not nbformat {data.get('nbformat')}")
+        data = notebook_json(text)
         language = _kernel_language(data.get("metadata"))
         places = _cell_sources(text)
         cells = []
         for index, raw in enumerate(data["cells"]):
-            if not isinstance(raw, dict):
-                raise NotANotebook(f"not a notebook: cell {index + 1} is not an object")
             source = raw.get("source", "")
             source = "".join(source) if isinstance(source, list) else source
-            if not isinstance(source, str):
-                raise NotANotebook(f"not a notebook: cell {index + 1} has no text")
             metadata = raw.get("metadata")
             vscode = metadata.get("vscode") if isinstance(metadata, dict) else None
             cell_language = vscode.get("languageId", language) if isinstance(vscode, dict) else language
