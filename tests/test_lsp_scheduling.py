@@ -323,3 +323,33 @@ def test_the_garbage_collector_waits_while_the_user_types() -> None:
         gc.set_threshold(*thresholds)
     assert [s[0] for s in seen[:3]] == [0, 0, 0]
     assert seen[3] == thresholds
+
+
+@pytest.mark.parametrize("line, found", [("# " + "1" * 5_000_000, [("GG000", 0)]),  # over the size limit
+                                         ("D = [" + ", ".join(["0.125"] * 700_000) + "]", [("GG001", 6)])],
+                         ids=["comment of digits", "list of floats"])
+def test_a_hover_is_answered_while_a_file_with_a_5_mb_line_is_analysed(tmp_path: Path, line: str,
+                                                                        found: list[tuple[str, int]]):
+    """A long line once held the analysis thread, and with it the whole server, for minutes; a
+    hover waits for no analysis of another document (it stops, and runs again after)."""
+    fast, long = tmp_path / "fast.py", tmp_path / "long.py"
+    server = started_server()
+    try:
+        open_document(server, fast, FAST)
+        server.index(published(fast.as_uri(), 1))
+        open_document(server, long, "import torch\n" + line + "\n" + FAST)
+        time.sleep(0.1)  # read (5 MB of JSON): its analysis is under way
+        waits = []
+        for number in range(100, 120):
+            asked = time.perf_counter()
+            server.send({"jsonrpc": "2.0", "id": number, "method": "textDocument/hover", "params": {
+                "textDocument": {"uri": fast.as_uri()}, "position": {"line": 3, "character": 0}}})
+            answer = server.log[server.index(lambda message, number=number: message.get("id") == number)]
+            waits.append(time.perf_counter() - asked)
+            assert "y" in json.dumps(answer["result"])
+            time.sleep(0.05)
+        assert max(waits) < 0.2, waits
+        diagnostics = server.log[server.index(published(long.as_uri(), 1))]["params"]["diagnostics"]
+        assert [(d["code"], d["range"]["start"]["line"]) for d in diagnostics] == found
+    finally:
+        server.stop()

@@ -26,7 +26,7 @@ from gradguard.source.document import Document, too_large
 from gradguard.source.syntax import SyntaxProblem
 from gradguard.source.files import NotANotebook
 from gradguard.source.notebook import Notebook, notebook_json
-from gradguard.source.parser import SKIPPED, collector_paused
+from gradguard.source.parser import SKIPPED, Unwanted, collector_paused, stops_when
 
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 PREPARED_CHECKPOINTS = 4  # spread over an open document's module-level code once it is open (`OpenDocument.prepare`)
@@ -126,12 +126,14 @@ class OpenDocument:
         little of what it builds: the garbage collector waits until it ends). When `cancelled()`
         answers True, `Cancelled` is raised and the next version is analysed as if this one
         never came (what it changed is remembered)."""
-        with collector_paused(), budget.using(Budget(cancelled=cancelled)):
+        with collector_paused(), budget.using(Budget(cancelled=cancelled)), stops_when(cancelled):
             try:
                 return self._analyse(text, settings, project)
-            except Cancelled:
+            except (Cancelled, Unwanted) as stopped:
                 self._replaced.extend(self.blocks.replaced)
                 self._interrupted = True
+                if isinstance(stopped, Unwanted):
+                    raise Cancelled() from None
                 raise
 
     def _analyse(self, text: str, settings: Settings, project: ProjectIndex) -> list[Finding]:
@@ -139,10 +141,12 @@ class OpenDocument:
             self.blocks, self._previous, self._replaced = BlockTree(self.blocks.filename), None, []
             document = self._document = Document(self.blocks.filename, text, syntax_problem=problem)
             return _findings(document, settings, project, None)
+        _stop_if_unwanted()  # a long text's scans and parse are steps of their own
         module = self.blocks.module
         # a file read as an import, or open before, need not be parsed again for its first version
         known = project.parsed(self.blocks.filename, text) if module is None else None
         document = self.blocks.update(text, known)
+        _stop_if_unwanted()
         seen = (id(project), project.dependencies_changed_at(document.filename))
         previous = self._previous if seen == self._seen else None
         if previous is None or document.module is not module or self._interrupted:  # else only positions moved
@@ -156,6 +160,12 @@ class OpenDocument:
         findings = _findings(document, settings, project, self._previous)
         self._seen = (id(project), project.dependencies_changed_at(document.filename))
         return findings
+
+
+def _stop_if_unwanted() -> None:
+    """Raise `Cancelled` when the running analysis' result is no longer wanted."""
+    if (active := budget.active()) is not None and active.cancelled is not None and active.cancelled():
+        raise Cancelled()
 
 
 def _interpret(document: Document, project: ProjectIndex | None, previous: ScopeResult | None = None,

@@ -3,10 +3,10 @@ collector's policy.
 
 Analyses run one at a time on one thread, each within its file's budget. One that has run for
 `SLICE` seconds stops at its next step when its result is no longer wanted (a newer version, a
-close, a shutdown or a lost client) or when another document, whose analyses are quicker, waits
-for the thread: that one goes first, and the stopped analysis runs again after it. So a slow
-document never holds back the diagnostics of the others, and a quick analysis is never stopped
-half-way. Background work (reading imports, collecting closed documents' trees) takes turns,
+close, a shutdown or a lost client), when a request the user waits for (a hover) or another
+document, whose analyses are quicker, waits for the thread: that one goes first, and the
+stopped analysis runs again after it. So a slow document never holds back the diagnostics of
+the others, nor a hover, and a quick analysis is never stopped half-way. Background work (reading imports, collecting closed documents' trees) takes turns,
 one job at a time, once no document has changed for `IDLE` seconds.
 
 While the user types, the cyclic garbage collector waits: a collection of the young generations
@@ -46,6 +46,7 @@ class Scheduler:
         threading.stack_size(THREAD_STACK)  # the analysis thread's deep trees
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradguard-analysis")
         self._waiting: Counter[str] = Counter()  # per document: its analyses waiting for the thread
+        self._asked = 0  # requests the user waits for (a hover), queued for the thread
         self._lock = threading.Lock()
         self._cost: dict[str, float] = {}  # per document: how long its last analysis ran (seconds)
         self._background = asyncio.Lock()
@@ -59,6 +60,18 @@ class Scheduler:
     async def run(self, job: Callable[..., T], *args: object) -> T:
         """`job(*args)` on the analysis thread, after the jobs queued before it."""
         return await asyncio.get_running_loop().run_in_executor(self._thread, job, *args)
+
+    async def answer(self, job: Callable[..., T], *args: object) -> T:
+        """`run(job, *args)` for a request the user waits for: a running analysis stops for it
+        once it has run for `SLICE` seconds, and runs again after it."""
+        with self._lock:
+            self._asked += 1
+        return await self.run(self._answering, job, *args)
+
+    def _answering(self, job: Callable[..., T], *args: object) -> T:
+        with self._lock:
+            self._asked -= 1
+        return job(*args)
 
     async def analyse(self, uri: str, job: Callable[..., T], *args: object) -> T:
         """`run(job, *args)` for an analysis of `uri`, which counts as waiting until it starts.
@@ -93,7 +106,7 @@ class Scheduler:
         elapsed = time.monotonic() - started
         if elapsed < SLICE:
             return False
-        if outdated:
+        if outdated or self._asked:
             return True
         with self._lock:
             waiting = [other for other, count in self._waiting.items() if count and other != uri]

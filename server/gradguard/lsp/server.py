@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -55,6 +56,9 @@ from gradguard.source.lines import lines_of
 from gradguard.source.notebook import Notebook
 from gradguard.source.parser import collector_paused
 
+# how long the analysis thread runs Python before the thread that reads and answers the editor
+# may take over (Python's default: 5 ms); a reply waits for a few such turns
+SWITCH_INTERVAL = 0.001
 FIX_ALL = "source.fixAll.gradguard"
 NOTEBOOK_FIX_ALL = "notebook.source.fixAll.gradguard"  # VS Code's notebook-level kind: asked once, for the notebook
 FIX_ALL_TITLE = "gradguard: fix all safely fixable problems"
@@ -748,7 +752,7 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
         if opened is None or ls.analysed.get(analysed_uri) is None or \
                 ls.analysed[analysed_uri].version != ls.version_of(analysed_uri):
             return None  # still being edited: the next hover answers
-        text = await ls.scheduler.run(  # with the analysis, not beside it
+        text = await ls.scheduler.answer(  # with the analysis, not beside it
             opened.describe_tensor, program_line, column, ls.project, tensor_hover)
         if text is not None and cell is not None and (notebook := ls.notebook(analysed_uri)) is not None:
             text = notebook.model.messages_in_cells(text, cell, relative=True)
@@ -765,6 +769,7 @@ def start(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087, t
     `token`: what a client must present to run code. Returns when the client closes the stream;
     `exit` raises SystemExit (1 without a shutdown first)."""
     server.token = token
+    sys.setswitchinterval(SWITCH_INTERVAL)
     ops.load()
     gc.freeze()  # the modules just imported (lsprotocol's types above all) and the op table live as long as the server
     try:

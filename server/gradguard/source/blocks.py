@@ -25,7 +25,7 @@ import libcst as cst
 from gradguard.findings import Position, Span
 from gradguard.source.document import Document
 from gradguard.source.syntax import SyntaxProblem, python_syntax_problem
-from gradguard.source.parser import for_parsers, long_literals, parse_module
+from gradguard.source.parser import for_parsers, parse_module
 from gradguard.source.positions import spans_of
 
 _STAND_IN = "class _:\n"
@@ -59,12 +59,13 @@ class Block:
 
 def _ast(text: str) -> ast.Module:
     """CPython's tree of `text`, for the statements' lines (its warnings are the compiler's
-    business), long literals skipped as libcst's tree skips them, unless that makes it refuse."""
+    business), long chains and literals skipped as libcst's tree skips them, unless that makes
+    it refuse."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if long_literals(text):
+        if (masked := for_parsers(text)) is not text:
             try:
-                return ast.parse(for_parsers(text))
+                return ast.parse(masked)
             except SyntaxError:
                 pass
         return ast.parse(text)

@@ -28,7 +28,7 @@ import sys
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -36,30 +36,28 @@ MAX_BRACKET_DEPTH = 200  # CPython's own limit on nested parentheses
 _NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 MAX_CHAIN = 1000  # operators (and attribute dots) in one flat chain of terms
 SKIPPED = "__gradguard_skipped__"
-# a run of text that can hold nothing but a flat chain (names, numbers, operators, dots, line
-# breaks), found from its start only; inside one, the chain itself
+SCAN = 1 << 17  # characters one search reads at most: the server's other threads wait no longer
+# the characters a flat chain is written with (names, numbers, operators, dots, line breaks); in
+# their runs, the chains: a term, then links (an operator between optional blanks, and a term). A
+# term is matched atomically (a lookahead's capture, matched again) and nothing follows the
+# links: the engine never backtracks into a term
 _CHAIN_TEXT = r"\w.\s+\-*/%&|^@<>\\"
-_CHAIN_RUN = re.compile(rf"(?<![{_CHAIN_TEXT}])[{_CHAIN_TEXT}]{{{2 * MAX_CHAIN},}}")
-_CHAIN_WINDOW = re.compile(rf"[{_CHAIN_TEXT}]{{{MAX_CHAIN}}}")
-# a maximal chain: a term, then links (an operator between optional blanks, and a term). A term
-# is matched atomically (a lookahead's capture, matched again) and nothing follows the links, so
-# the engine never backtracks into a term: one pass over a run, however long its words
 _BLANKS = r"(?:[ \t]|\\?\r?\n)*"
-_CHAIN = re.compile(rf"(?<!\w)(?=(\w+))\1(?:{_BLANKS}(?:\*\*|//|<<|>>|[-+*/%&|^@.]){_BLANKS}(?=(\w+))\2)*")
-_TERM = re.compile(r"\w+")
-_LINE_BREAK = re.compile(r"\\?[\r\n]")
-_BLANKED = re.compile(r"(?!\\\r?\n)[^\r\n]")  # all a skipped span keeps: its line breaks, continuations
+_LINK = rf"{_BLANKS}(?:\*\*|//|<<|>>|[-+*/%&|^@.]){_BLANKS}(?=(\w{{1,{SCAN}}}))"
+_CHAIN_START = re.compile(r"(?<!\w)\w")
+_CHAIN = re.compile(rf"(?=(\w{{1,{SCAN}}}))\1(?:{_LINK}\2){{0,1000}}")
+_LINKS = re.compile(rf"(?:{_LINK}\1){{1,1000}}")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 MAX_LITERAL = 10_000  # characters of literals between a pair of brackets
-# a run of literal tokens (numbers, one-line strings, None/True/False) and the separators of
-# containers, found in the runs of the characters they are written with; inside one, its
-# brackets, strings skipped. Each token is atomic (a number's digits, a string's quotes) and
-# nothing follows the repetition: no backtracking; at most 1,000 tokens a match, as the engine
-# keeps a record of each repetition until the match ends
-_STRING = r"[bBrRuU]{0,2}(?:\"[^\"\\\r\n]*(?:\\.[^\"\\\r\n]*)*\"|'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*')"
+# the characters literals are written with; in their runs, the runs of literal tokens (numbers,
+# one-line strings, None/True/False) and containers' separators; inside those, the brackets,
+# strings skipped. Each token is atomic and nothing follows the repetition: no backtracking; at
+# most 1,000 tokens a match, as the engine keeps a record of each repetition until it ends
 _LITERAL_TEXT = r"\w\s.,:'\"+\-()\[\]{}\\"
-_LITERAL_TEXT_RUN = re.compile(rf"(?<![{_LITERAL_TEXT}])[{_LITERAL_TEXT}]{{{MAX_LITERAL},}}")
-_LITERALS = re.compile(rf"(?:[\s,:+\-()\[\]{{}}]+|\.?\d[\w.]*|{_STRING}|(?:None|True|False)\b){{1,1000}}")
-_BRACKET = re.compile(rf"{_STRING}|[(\[{{]|[)\]}}]")
+_QUOTED = re.compile(r"\"[^\"\\\r\n]*(?:\\.[^\"\\\r\n]*)*\"|'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'")
+_LITERALS = re.compile(rf"(?:[\s,:+\-()\[\]{{}}]+|\.?\d[\w.]{{0,{SCAN}}}|[bBrRuU]{{0,2}}(?:{_QUOTED.pattern})"
+                       r"|(?:None|True|False)\b){1,1000}")
+_BRACKET_OR_QUOTE = re.compile(r"[()\[\]{}\"']")
 
 
 class TooDeeplyNested(ValueError):
@@ -68,6 +66,27 @@ class TooDeeplyNested(ValueError):
 
 class _Parsing(threading.local):
     active = False
+    unwanted: Callable[[], bool] | None = None  # asked between two searches of a long text
+
+
+class Unwanted(Exception):
+    """The scan of a long text stopped: its caller no longer wants the result (`stops_when`)."""
+
+
+@contextmanager
+def stops_when(unwanted: Callable[[], bool] | None) -> Iterator[None]:
+    """Within, the searches for long chains and literals raise `Unwanted` once `unwanted()` says
+    so (a text of megabytes takes a few tenths of a second)."""
+    before, _parsing.unwanted = _parsing.unwanted, unwanted
+    try:
+        yield
+    finally:
+        _parsing.unwanted = before
+
+
+def _go_on() -> None:
+    if _parsing.unwanted is not None and _parsing.unwanted():
+        raise Unwanted()
 
 
 _parsing = _Parsing()
@@ -85,7 +104,7 @@ cst.CSTNode.__post_init__ = _post_init  # type: ignore[method-assign]
 def bracket_depth(text: str) -> int:
     """The deepest bracket nesting in `text` (strings and comments included: an upper bound)."""
     depth = deepest = 0
-    for char in _NOT_BRACKETS.sub("", text):
+    for char in "".join(_NOT_BRACKETS.sub("", text[at:at + SCAN]) for at in range(0, len(text), SCAN)):
         depth = depth + 1 if char in "([{" else max(depth - 1, 0)
         deepest = max(deepest, depth)
     return deepest
@@ -125,22 +144,30 @@ def _building_tree() -> Iterator[None]:
 
 @lru_cache(maxsize=8)
 def long_chains(text: str) -> tuple[tuple[int, int], ...]:
-    """The (start, end) offsets of the flat chains of more than `MAX_CHAIN` operators in `text`.
+    """The (start, end) offsets of the flat chains of at least `MAX_CHAIN` operators in `text`."""
+    spans = []
+    for start, end in _runs(_CHAIN_TEXT, 2 * MAX_CHAIN, text):
+        while (first := _CHAIN_START.search(text, start, min(end, start + SCAN))) is not None or start + SCAN < end:
+            _go_on()
+            if first is None:
+                start += SCAN
+                continue
+            chain = _CHAIN.match(text, first.start(), end)
+            assert chain is not None
+            start = chain.end()
+            while (more := _LINKS.match(text, start, end)) is not None:
+                _go_on()
+                start = more.end()
+            if start - first.start() > 2 * MAX_CHAIN and _operators(text, first.start(), start) >= MAX_CHAIN:
+                spans.append((first.start(), start))
+    return tuple(spans)
 
-    A run of `2 * MAX_CHAIN` characters holds one of the windows of `MAX_CHAIN` characters that
-    start at multiples of `MAX_CHAIN`: without such a window of chain characters (ordinary code
-    has brackets every few characters), no run is searched for.
-    """
-    if not any(_CHAIN_WINDOW.match(text, start) for start in range(0, len(text) - MAX_CHAIN + 1, MAX_CHAIN)):
-        return ()
-    return tuple(chain.span() for run in _CHAIN_RUN.finditer(text)
-                 for chain in _CHAIN.finditer(text, run.start(), run.end())
-                 if chain.end() - chain.start() > 2 * MAX_CHAIN and _links(chain) >= MAX_CHAIN)
 
-
-def _links(chain: re.Match[str]) -> int:
-    """How many operators join the terms of `chain`."""
-    return sum(1 for _ in _TERM.finditer(chain.string, chain.start(), chain.end())) - 1
+def _operators(text: str, start: int, end: int) -> int:
+    """How many operators join the terms of the chain `text[start:end]`."""
+    return sum(text.count(operator, start, end) for operator in "+-*/%&|^@.<>") \
+        - text.count("**", start, end) - text.count("//", start, end) \
+        - text.count("<<", start, end) - text.count(">>", start, end)
 
 
 @lru_cache(maxsize=8)
@@ -148,43 +175,94 @@ def long_literals(text: str) -> tuple[tuple[int, int], ...]:
     """The (start, end) offsets of the insides of the outermost brackets in `text` that hold more
     than `MAX_LITERAL` characters of literals only."""
     spans: list[tuple[int, int]] = []
-    for run in _LITERAL_TEXT_RUN.finditer(text):
-        start, end = run.span()
-        while (literals := _LITERALS.search(text, start, end)) is not None:
-            start = literals.end()
+    for start, end in _runs(_LITERAL_TEXT, MAX_LITERAL, text):
+        while start < end:
+            _go_on()
+            literals = _LITERALS.search(text, start, min(end, start + SCAN))
+            if literals is None:
+                start += SCAN
+                continue
+            start = checked = literals.end()
             while start < end and (more := _LITERALS.match(text, start, end)) is not None:
                 start = more.end()
+                if start - checked > SCAN:
+                    _go_on()
+                    checked = start
             if start - literals.start() > MAX_LITERAL:
                 spans += _bracketed(text, literals.start(), start)
     return tuple(spans)
 
 
+@lru_cache(maxsize=None)
+def _class_patterns(characters: str, width: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    return (re.compile(rf"[{characters}]{{{width}}}"), re.compile(rf"(?s:.*)[^{characters}]"),
+            re.compile(rf"[{characters}]{{1,{SCAN}}}"))
+
+
+def _runs(characters: str, minimum: int, text: str) -> list[tuple[int, int]]:
+    """The maximal runs of `characters` (a regular expression's class) in `text` at least
+    `minimum` long. Each holds a window of `minimum // 2` of them that starts at a multiple of
+    that width; the run is found from the window, back to the character before it and on
+    `SCAN` characters at a time."""
+    width = minimum // 2
+    window, before, ahead = _class_patterns(characters, width)
+    runs: list[tuple[int, int]] = []
+    covered = 0
+    for at in range(0, len(text) - width + 1, width):
+        if at < covered or window.match(text, at) is None:
+            continue
+        _go_on()
+        low = max(at - width, covered)
+        start = found.end() if (found := before.match(text, low, at)) is not None else low
+        end = at
+        while (more := ahead.match(text, end)) is not None:
+            _go_on()
+            end = more.end()
+            if end - more.start() < SCAN:
+                break
+        if end - start >= minimum:
+            runs.append((start, end))
+        covered = end
+    return runs
+
+
 def _bracketed(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The insides of the outermost bracket pairs of `text[start:end]` (literals only) longer
     than `MAX_LITERAL`."""
-    spans, depth, inside = [], 0, 0
-    for token in _BRACKET.finditer(text, start, end):
-        bracket = token.group()
-        if bracket in "([{":
-            if not depth:
-                inside = token.end()
+    spans, depth, inside, checked = [], 0, 0, start
+    while (found := _BRACKET_OR_QUOTE.search(text, start, end)) is not None:
+        start, mark = found.end(), found.group()
+        if start - checked > SCAN:
+            _go_on()
+            checked = start
+        if mark in "\"'":
+            start = string.end() if (string := _QUOTED.match(text, found.start(), end)) is not None else start
+        elif mark in "([{":
+            inside = inside if depth else start
             depth += 1
-        elif len(bracket) == 1 and depth:
+        elif depth:
             depth -= 1
-            if not depth and token.start() - inside > MAX_LITERAL:
-                spans.append((inside, token.start()))
+            if not depth and found.start() - inside > MAX_LITERAL:
+                spans.append((inside, found.start()))
     return spans
 
 
-def _masked(text: str, spans: tuple[tuple[int, int], ...]) -> str:
-    """`text` with each span replaced by `SKIPPED`, its line breaks (and continuation
-    backslashes) kept so that every other token keeps its line and column."""
+def _masked(text: str, spans: tuple[tuple[int, int], ...], literals: tuple[tuple[int, int], ...] = ()) -> str:
+    """`text` with each span replaced by `SKIPPED` padded with underscores, its line breaks (and
+    continuation backslashes) kept so that every other token keeps its line and column: a name
+    (its value is not known), or a string for the spans in `literals` (whose values are only
+    constants: a long string costs the parsers least). It fills the span's last line where it
+    fits (else it stands on its first): no long run of blanks, which costs libcst most."""
     parts, done = [], 0
     for start, end in spans:
-        segment = text[start:end]
-        first = _LINE_BREAK.search(segment)
-        head = first.start() if first is not None else len(segment)
-        parts += [text[done:start], SKIPPED.ljust(head), _BLANKED.sub(" ", segment[head:])]
+        ends = [line_break.span() for line_break in _LINE_BREAK.finditer(text, start, end)]
+        breaks = [text[a - (text[a - 1] == "\\"):b] for a, b in ends]  # with the backslash before it
+        last = end - ends[-1][1] if ends else end - start
+        quote = "'" if (start, end) in literals else ""
+        if last >= len(SKIPPED) + 2 * len(quote) or not breaks:
+            parts += [text[done:start], *breaks, quote + SKIPPED.ljust(last - 2 * len(quote), "_") + quote]
+        else:
+            parts += [text[done:start], quote + SKIPPED + quote, *breaks, " " * last]
         done = end
     return "".join(parts) + text[done:]
 
@@ -199,11 +277,12 @@ def skipped(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(kept)
 
 
+@lru_cache(maxsize=4)
 def for_parsers(text: str, literals: bool = True) -> str:
     """`text` as the parsers see it: its long chains (and, with `literals`, its long literals)
     replaced by `SKIPPED`, every line where it was."""
     spans = skipped(text) if literals else long_chains(text)
-    return _masked(text, spans) if spans else text
+    return _masked(text, spans, long_literals(text) if literals else ()) if spans else text
 
 
 def parse_module(text: str) -> cst.Module:
