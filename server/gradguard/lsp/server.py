@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import sys
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -56,9 +55,6 @@ from gradguard.source.lines import lines_of
 from gradguard.source.notebook import Notebook
 from gradguard.source.parser import collector_paused
 
-# how long the analysis thread runs Python before the thread that reads and answers the editor
-# may take over (Python's default: 5 ms); a reply waits for a few such turns
-SWITCH_INTERVAL = 0.001
 FIX_ALL = "source.fixAll.gradguard"
 NOTEBOOK_FIX_ALL = "notebook.source.fixAll.gradguard"  # VS Code's notebook-level kind: asked once, for the notebook
 FIX_ALL_TITLE = "gradguard: fix all safely fixable problems"
@@ -769,7 +765,6 @@ def start(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087, t
     `token`: what a client must present to run code. Returns when the client closes the stream;
     `exit` raises SystemExit (1 without a shutdown first)."""
     server.token = token
-    sys.setswitchinterval(SWITCH_INTERVAL)
     ops.load()
     gc.freeze()  # the modules just imported (lsprotocol's types above all) and the op table live as long as the server
     try:
