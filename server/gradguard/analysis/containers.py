@@ -32,6 +32,7 @@ from gradguard.analysis.values import (
     Tri,
     Value,
     join_values,
+    truth,
 )
 
 MAX_UNROLLED_ELEMENTS = 16  # a loop or comprehension over a known sequence runs once per element up to this many
@@ -198,18 +199,14 @@ class Containers(InterpreterState):
             return IntValue()
         if name in ("zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter"):
             return self.sequence_builtin(name, args, kwargs, node, state)
+        if name in ("map", "filter") and len(args) >= 2:
+            return self.mapped(args[0], args[1:], node, state) if name == "map" else \
+                self.filtered(args[0], args[1], node, state)
         if name == "next" and args:
             return self.iterate(args[0], node, state)
         if name == "sum" and args:
-            items = self.elements(args[0])
-            if items is not None and items and all(isinstance(i, ConstValue) and isinstance(i.value, (int, float))
-                                                   and not isinstance(i.value, bool) for i in items):
-                return ConstValue(sum(i.value for i in items))  # `sum((2, 2, 2, 2))`
-            total = self.iterate(args[0], node, state)
-            if isinstance(total, TensorValue):
-                return self.fresh_result(total.requires_grad & state.grad_enabled, Origin("a `sum()`", node),
-                                         total.history)
-            return UNKNOWN
+            return self.builtin_sum(args[0], args[1] if len(args) > 1 else kwargs.get("start", ConstValue(0)),
+                                    node, state)
         if name == "dict":
             entries: dict[object, Value] = {}
             complete = True
@@ -242,6 +239,53 @@ class Containers(InterpreterState):
             known = self.isinstance_of(args[0], args[1])
             return ConstValue(known) if known is not None else UNKNOWN
         return UNKNOWN
+
+    def mapped(self, function: Value, iterables: list[Value], node: cst.Call, state: State) -> Value:
+        """`map(function, *iterables)`: `function` called on each known element (on one standing for all
+        of them when they are not known one by one)."""
+        columns = [self.elements(i) if not isinstance(i, TensorValue) else None for i in iterables]
+        if all(c is not None for c in columns) and min(map(len, columns)) <= MAX_UNROLLED_ELEMENTS:  # type: ignore[arg-type]
+            return SequenceValue(tuple(self.call_value(function, list(row), {}, node, state)  # type: ignore[attr-defined]
+                                       for row in zip(*columns)))  # type: ignore[misc]
+        element = self.call_value(function, [self.iterate(i, node, state) for i in iterables], {}, node, state)  # type: ignore[attr-defined]
+        return SequenceValue(repeated=element) if element is not UNKNOWN else UNKNOWN
+
+    def filtered(self, predicate: Value, iterable: Value, node: cst.Call, state: State) -> Value:
+        """`filter(predicate, iterable)`: the known elements `predicate` does not reject (a sequence of
+        unknown length when it decides not every one)."""
+        items = self.elements(iterable) if not isinstance(iterable, TensorValue) else None
+        if items is None or len(items) > MAX_UNROLLED_ELEMENTS:
+            element = self.iterate(iterable, node, state)
+            return SequenceValue(repeated=element) if element is not UNKNOWN else UNKNOWN
+        kept, decided = [], True
+        for item in items:
+            verdict = truth(item if isinstance(predicate, ConstValue) and predicate.value is None
+                                else self.call_value(predicate, [item], {}, node, state))  # type: ignore[attr-defined]
+            if verdict is not False:
+                kept.append(item)
+            decided = decided and verdict is not None
+        if decided:
+            return SequenceValue(tuple(kept))
+        return SequenceValue(tuple(kept), known_length=False) if kept else UNKNOWN
+
+    def builtin_sum(self, iterable: Value, start: Value, node: cst.Call, state: State) -> Value:
+        """`sum(terms, start)`: a number when every term is one, else a new tensor in the graph of
+        every tensor among the terms and `start` (a graph partly lost when some term is unknown)."""
+        items = self.elements(iterable)
+        terms = [*(items if items is not None else [self.iterate(iterable, node, state)]), start]
+        if items is not None and all(isinstance(i, ConstValue) and _is_number(i.value) for i in terms):
+            return ConstValue(sum(i.value for i in terms))  # type: ignore[union-attr]  # `sum((2, 2, 2, 2))`
+        tensors = [term for term in terms if isinstance(term, TensorValue)]
+        if not tensors:
+            return UNKNOWN
+        requires_grad = Tri.NO
+        for tensor in tensors:
+            requires_grad = requires_grad | tensor.requires_grad
+        history = frozenset().union(*(t.history for t in tensors))
+        known = all(t.graph_known for t in tensors) and all(
+            isinstance(term, TensorValue) or (isinstance(term, ConstValue) and _is_number(term.value)) for term in terms)
+        result = self.fresh_result(requires_grad & state.grad_enabled, Origin("a `sum()`", node), history)
+        return result if known else replace(result, graph_known=False)
 
     def sequence_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                          state: State) -> Value:
@@ -387,6 +431,10 @@ def _lazily(name: str, args: list[Value]) -> Value:
     return UNKNOWN
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _is_int(value: Value | None) -> bool:
     return isinstance(value, IntValue) or (isinstance(value, ConstValue) and isinstance(value.value, int)
                                            and not isinstance(value.value, bool))
@@ -401,5 +449,5 @@ def _names_in(target: cst.BaseExpression) -> list[str]:
 
 
 BUILTINS = frozenset({"range", "len", "zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter", "next",
-                      "sum", "dict", "getattr", "setattr", "isinstance", "str", "int", "float", "bool"})
+                      "map", "filter", "sum", "dict", "getattr", "setattr", "isinstance", "str", "int", "float", "bool"})
 

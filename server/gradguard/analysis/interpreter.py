@@ -34,6 +34,7 @@ from gradguard.analysis.names import (
     qualname_of,
 )
 from gradguard.analysis.saved_tensors import SavedTensors
+from gradguard.analysis.shared import Returns
 from gradguard.analysis.checkpoint import MAX_CHECKPOINTS, restore as checkpoint_restore, take as checkpoint_take
 from gradguard.analysis.reuse import Reuse, defined_in, first_changed
 from gradguard.analysis.state import State
@@ -65,6 +66,7 @@ from gradguard.analysis.values import (
     Value,
     contents,
     join_values,
+    truth,
     new_version_counter,
 )
 from gradguard.knowledge import surface
@@ -332,16 +334,18 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         elif isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "AddAssign":
             self.bind(target, SequenceValue(left.items + right.items) if left.repeated is None and right.repeated is None
                       else UNKNOWN, state, node)
-        elif (number := self.int_arithmetic(left, right, _INT_OPERATORS.get(operator.removesuffix("Assign")))) \
-                is not None:
-            self.bind(target, number, state, node)  # `net_block_idx += 1`
         elif not isinstance(left, (TensorValue, ModuleValue)):
-            self.bind(target, UNKNOWN, state, node)
+            # no in-place form: `left = left + right` (`net_block_idx += 1`; `loss += t` from `loss = 0`: a
+            # tensor in `t`'s graph, and in the unknown left's if the analysis lost it)
+            result = self._binary_operation(operator.removesuffix("Assign"), node, left, right, state)
+            if left is UNKNOWN and isinstance(result, TensorValue):
+                result = replace(result, graph_known=False)
+            self.bind(target, result, state, node)
 
     def _return(self, node: cst.Return, state: State) -> None:
         value = self.eval(node.value, state) if node.value is not None else ConstValue(None)
-        if self.return_values:
-            self.return_values[-1].append(value)
+        if self.returns:
+            self.returns[-1].add(value, state)
         state.dead = True
 
     def _raise(self, node: cst.Raise, state: State) -> None:
@@ -373,7 +377,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _if(self, node: cst.If, state: State) -> None:
         test = self.eval(node.test, state)
-        known = _truth(test)
+        known = truth(test)
         then_state = state.copy()
         if known is not False:
             self.exec_block(node.body.body, then_state)
@@ -611,11 +615,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         outer = (self.pending, self.in_module_method, self.analysing, self.followed)
         self.pending, self.analysing, self.followed = [], node, 0
         self.in_module_method = self_value is not None
-        self.return_values.append([])
+        self.returns.append(Returns())
         try:
             self.run_unit(node.body.body, state, node)
         finally:
-            returned = self.return_values.pop()
+            returned = self.returns.pop().values
             graph = self.graph_of(returned) if is_forward else frozenset()
             for change in self.pending:  # a backward pass follows a forward, through what it returns
                 reached = graph is None or any(r.serial in graph for r in (*change.saved, *change.storage_saved))
@@ -643,20 +647,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             state.env[target.value] = value
             self.see(target, value, state)
         elif isinstance(target, (cst.Tuple, cst.List)):
-            elements = target.elements
-            starred = any(isinstance(e, cst.StarredElement) for e in elements)
-            if isinstance(value, TensorValue) and not starred:
-                value = self.unbind(value, value_node, state)
-            for index, element in enumerate(elements):
-                if isinstance(element, cst.StarredElement):
-                    self.bind(element.value, UNKNOWN, state, value_node)
-                    continue
-                if isinstance(value, SequenceValue) and not starred:
-                    item = value.item(index)
-                elif isinstance(value, SequenceValue) and value.repeated is not None:
-                    item = value.repeated
-                else:
-                    item = UNKNOWN
+            for element, item in zip(target.elements, self.unpacked(value, target.elements, state, value_node)):
                 self.bind(element.value, item, state, value_node)
         elif isinstance(target, cst.Attribute):
             owner = self.eval(target.value, state)
@@ -685,6 +676,29 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     self.rebind(state, base, replace(  # `copy_` records a grad_fn: the value joins the graph
                         base, requires_grad=base.requires_grad | written,
                         is_leaf=base.is_leaf and base.requires_grad is Tri.YES, history=base.history | history))
+
+    def unpacked(self, value: Value, targets: Sequence[cst.BaseElement], state: State,
+                 value_node: cst.CSTNode) -> list[Value]:
+        """What each of `targets` gets from `a, b = value` or `a, *rest = value` (the starred one: a list):
+        the elements of a sequence, of a tensor (`unbind`) or of anything whose elements are known one by
+        one (`for norm, ff in self.layers` over a `ModuleList` of `ModuleList`s, a dict's keys)."""
+        star = next((i for i, e in enumerate(targets) if isinstance(e, cst.StarredElement)), None)
+        if isinstance(value, TensorValue):
+            value = self.unbind(value, value_node, state)
+        elif not isinstance(value, SequenceValue) and (known := self.elements(value)) is not None:
+            value = SequenceValue(tuple(known))
+        if not isinstance(value, SequenceValue):
+            return [UNKNOWN] * len(targets)
+        if value.repeated is not None:
+            rest = SequenceValue(repeated=value.repeated, mutable=True)
+            return [rest if i == star else value.repeated for i in range(len(targets))]
+        if star is None:
+            return [value.item(i) for i in range(len(targets))]
+        after = len(targets) - star - 1
+        if not value.known_length or len(value.items) < star + after:
+            return [UNKNOWN] * len(targets)
+        end = len(value.items) - after
+        return [*value.items[:star], SequenceValue(value.items[star:end], mutable=True), *value.items[end:]]
 
     def rebind(self, state: State, old: Value, new: Value) -> None:
         """Replace every name bound to the object `old` by `new` (a changed flag of one tensor)."""
@@ -905,18 +919,21 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             chain.append(chain[-1].left)
         left = self.eval(chain[-1].left, state)
         for operation in reversed(chain):
-            left = self._binary_operation(operation, left, self.eval(operation.right, state), state)
+            left = self._binary_operation(type(operation.operator).__name__, operation, left,
+                                          self.eval(operation.right, state), state)
         return left
 
-    def _binary_operation(self, node: cst.BinaryOperation, left: Value, right: Value, state: State) -> Value:
-        aten = surface.BINARY.get(type(node.operator).__name__)
-        listed = _list_arithmetic(type(node.operator).__name__, left, right)
+    def _binary_operation(self, operator: str, node: cst.BinaryOperation | cst.AugAssign, left: Value, right: Value,
+                          state: State) -> Value:
+        """`left <operator> right` (`operator`: libcst's name of a binary operator, `Add`)."""
+        aten = surface.BINARY.get(operator)
+        listed = _list_arithmetic(operator, left, right)
         if listed is not None:
             return listed
-        integer = self.int_arithmetic(left, right, _INT_OPERATORS.get(type(node.operator).__name__))
+        integer = self.int_arithmetic(left, right, _INT_OPERATORS.get(operator))
         if integer is not None:
             return integer
-        if isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and type(node.operator) is cst.Add \
+        if isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "Add" \
                 and left.repeated is None and right.repeated is None:  # `list(a.parameters()) + list(b.parameters())`
             return SequenceValue(left.items + right.items, mutable=left.mutable)
         if aten is None:
@@ -948,9 +965,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
         left = self.eval(node.left, state)
-        truth = _truth(left)
-        if truth is not None:  # `x or default`: the operand Python returns; the right side runs only if needed
-            return left if truth is isinstance(node.operator, cst.Or) else self.eval(node.right, state)
+        decided = truth(left)
+        if decided is not None:  # `x or default`: the operand Python returns; the right side runs only if needed
+            return left if decided is isinstance(node.operator, cst.Or) else self.eval(node.right, state)
         right = self.eval(node.right, state)
         known = [v.value if isinstance(v, ConstValue) and isinstance(v.value, bool) else None for v in (left, right)]
         if isinstance(node.operator, cst.And):
@@ -1044,12 +1061,18 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             callee, method = receiver.named_children[method], None
         if isinstance(receiver, FunctionRef) and isinstance(receiver.node, cst.ClassDef) and method is not None:
             callee, method = self.class_member(receiver, method), None
-        if isinstance(callee, PartialValue) and method is None:  # `act(x)` for `act = partial(F.relu, inplace=True)`
+        if method is not None and receiver is not None and not isinstance(receiver, ImportRef):
+            return self.call_method(receiver, method, args, kwargs, node, state)
+        return self.call_value(callee, args, kwargs, node, state)
+
+    def call_value(self, callee: Value, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                   state: State) -> Value:
+        """A call of `callee` (`f(x)`, also `map(f, xs)`'s calls): a builtin, a torch or library name, a
+        module, a class, a function of the project, a partial."""
+        if isinstance(callee, PartialValue):  # `act(x)` for `act = partial(F.relu, inplace=True)`
             callee, args, kwargs = callee.func, [*callee.args, *args], {**callee.kwargs, **kwargs}
         if isinstance(callee, BuiltinRef):
             return self.call_builtin(callee.name, args, kwargs, node, state)
-        if method is not None and receiver is not None and not isinstance(receiver, ImportRef):
-            return self.call_method(receiver, method, args, kwargs, node, state)
         name = qualname_of(callee)
         if name == "functools.partial":
             return _partial(args, kwargs)
@@ -1207,19 +1230,6 @@ def _constant_slice(node: cst.Slice) -> slice | None:
     return None if bounds[2] == 0 else slice(*bounds)
 
 
-def _truth(value: Value) -> bool | None:
-    """`bool(value)` where it is known: a constant, a container whose items are known (`if kwargs:`), a class."""
-    if isinstance(value, ConstValue):
-        return bool(value.value) if isinstance(value.value, (bool, int, float, str, type(None))) else None
-    if isinstance(value, DictValue) and value.complete:
-        return bool(value.entries)
-    if isinstance(value, SequenceValue) and value.repeated is None:
-        return bool(value.items)
-    if isinstance(value, (FunctionRef, BuiltinRef, PartialValue, GeneratorValue)):
-        return True
-    return None
-
-
 def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
     """`isinstance(value, types)` for builtin types, where the value's kind is known."""
     if isinstance(value, ConstValue):
@@ -1228,6 +1238,8 @@ def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
         return (list if value.mutable else tuple) in types
     if isinstance(value, DictValue):
         return dict in types
+    if isinstance(value, TensorValue) and value.maybe_other:
+        return None
     if isinstance(value, (TensorValue, FunctionRef, ImportRef, BuiltinRef, PartialValue, GeneratorValue)) or (
             isinstance(value, ModuleValue) and value.mapping is None):
         return False
@@ -1312,8 +1324,8 @@ def _compare(operator: str, left: Value, right: Value) -> bool | None:
     if operator in ("Is", "IsNot"):
         if isinstance(left, ConstValue) and isinstance(right, ConstValue):
             same = left.value is right.value if left.value is None or right.value is None else None
-        elif (isinstance(left, ConstValue) and left.value is None and isinstance(right, _OBJECTS)) or (
-                isinstance(right, ConstValue) and right.value is None and isinstance(left, _OBJECTS)):
+        elif (isinstance(left, ConstValue) and left.value is None and _object(right)) or (
+                isinstance(right, ConstValue) and right.value is None and _object(left)):
             same = False
         else:
             same = None
@@ -1326,6 +1338,11 @@ def _compare(operator: str, left: Value, right: Value) -> bool | None:
                                       and not isinstance(v.value, bool) for v in (left, right)):
         return _ORDERINGS[operator](left.value, right.value)  # `if block_dpr > 0.:`
     return None
+
+
+def _object(value: Value) -> bool:
+    """Whether `value` is an object, never None (a tensor that may be a number or None is not known to be)."""
+    return isinstance(value, _OBJECTS) and not (isinstance(value, TensorValue) and value.maybe_other)
 
 
 _ORDERINGS: dict[str, Callable[[float, float], bool]] = {

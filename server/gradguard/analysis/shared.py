@@ -14,7 +14,8 @@ import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen
-from gradguard.analysis.values import Definitions, SavedRecord, Value
+from gradguard.analysis.state import State
+from gradguard.analysis.values import ConstValue, Definitions, SavedRecord, Value
 
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
@@ -30,6 +31,34 @@ class GeneratorRun:
     yields: list[Value] = field(default_factory=list)
     reached: set[cst.Yield] = field(default_factory=set)
     saves: dict[int, tuple[SavedRecord, ...]] = field(default_factory=dict)
+
+
+RETURNED = "<return>"  # the name a `Returns.state` binds the returned value to (no Python name can clash)
+
+
+@dataclass
+class Returns:
+    """What a running function's `return`s gave so far: each value, and the states at them joined, the
+    value bound to `RETURNED` (what was saved and changed on the way to a `return` reaches the caller)."""
+
+    values: list[Value] = field(default_factory=list)
+    state: State | None = None
+
+    def add(self, value: Value, state: State) -> None:
+        self.values.append(value)
+        at_return = state.copy()
+        at_return.env[RETURNED] = value
+        self.state = at_return if self.state is None else self.state.join(at_return)
+
+    def exit(self, end: State) -> State:
+        """The state the function leaves its caller: where it ran off its end (returning None) joined
+        with those at its `return`s."""
+        if self.state is None:
+            return end
+        if end.dead:
+            return self.state
+        end.env[RETURNED] = ConstValue(None)
+        return end.join(self.state)
 
 
 class InterpreterState:
@@ -85,7 +114,7 @@ class InterpreterState:
         self.followed = 0  # calls followed so far for the function (or module level) being analysed
         self.call_definitions: list[Definitions] = []
         self.call_nodes: list[cst.CSTNode] = []
-        self.return_values: list[list[Value]] = []  # what each running function returned so far
+        self.returns: list[Returns] = []  # what each running function returned so far
         self.generator_runs: list[GeneratorRun] = []  # the generators whose bodies run for an iteration over them
         self.last_callee_env: dict[str, Value] = {}  # the names of the function a call last ran, at its end
         # a call into another file's code: (this file's call, its label, report every change) and the

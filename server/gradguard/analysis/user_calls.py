@@ -10,7 +10,7 @@ import libcst as cst
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.names import dotted_name
-from gradguard.analysis.shared import GeneratorRun, InterpreterState
+from gradguard.analysis.shared import RETURNED, GeneratorRun, InterpreterState, Returns
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -28,7 +28,6 @@ from gradguard.analysis.values import (
     TensorValue,
     Value,
     contents,
-    join_values,
 )
 
 _MAX_CALL_DEPTH = 6
@@ -359,7 +358,7 @@ class UserCalls(InterpreterState):
         self.call_definitions.append(definitions)
         self.call_nodes.append(node)
         self.entered.add(function)
-        self.return_values.append([])
+        self.returns.append(Returns())
         try:
             with self.budget.scope(budget.CALL_STEPS) as depth:
                 self.exec_block(function.body.body, callee_state)
@@ -370,13 +369,14 @@ class UserCalls(InterpreterState):
             self.note_cut("call", function, function.name if here else self.call_nodes[0], error.reason)
             return UNKNOWN
         finally:
-            returned = self.return_values.pop()
+            returns = self.returns.pop()
             self.call_stack.pop()
             self.call_definitions.pop()
             self.call_nodes.pop()
             self.call_site = outer_site
             if outer_site is None:
                 self.callee_records = set()
+        callee_state = returns.exit(callee_state)
         state.saves = callee_state.saves
         given = [*zip((p.name.value for p in positional), values),
                  *((p.name.value, kwargs.get(p.name.value)) for p in [*positional[len(values):], *params.kwonly_params])]
@@ -387,7 +387,4 @@ class UserCalls(InterpreterState):
                     and (final.requires_grad, final.is_leaf) != (passed.requires_grad, passed.is_leaf):
                 self.set_flags(state, passed, final)  # `requires_grad_()` inside the callee holds for the caller
         self.last_callee_env = callee_state.env
-        result: Value | None = None
-        for value in returned:
-            result = value if result is None else join_values(result, value)
-        return result if result is not None else ConstValue(None)
+        return callee_state.env.get(RETURNED, ConstValue(None))

@@ -79,6 +79,9 @@ class TensorValue:
     may_alias: frozenset[int] = frozenset()  # for one name bound to either of two tensors: their counters
     graph_known: bool = True  # False when it was computed from values the analysis lost: `history` is partial
     from_argument: bool = False  # an argument of unknown type used as a tensor (it may be a list after all)
+    # joined with a value that is not a tensor (a number, None, one the analysis lost): the name holds
+    # this tensor or that; a backward from it runs from this tensor, a change through it may change nothing
+    maybe_other: bool = False
 
     def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES) -> TensorValue:
         """A view (or returns-self alias) of this tensor: same version counter."""
@@ -427,9 +430,15 @@ def contents(value: Value, *, dicts: bool = False) -> Iterator[Value]:
 
 
 def join_values(a: Value, b: Value) -> Value:
-    """The value of a name after two paths meet."""
+    """The value of a name after two paths meet. A tensor met by a number, None or an unknown value
+    stays the tensor, marked `maybe_other` (`loss = 0` then `loss += t` in a loop: a tensor in `t`'s
+    graph, or still the number); two other values that differ are unknown."""
     if a is b:
         return a
+    if isinstance(b, TensorValue) and not isinstance(a, TensorValue):
+        a, b = b, a
+    if isinstance(a, TensorValue) and (b is UNKNOWN or (isinstance(b, ConstValue) and _number_or_none(b.value))):
+        return a if a.maybe_other else replace(a, maybe_other=True)
     if isinstance(a, TensorValue) and isinstance(b, TensorValue) and a.version_counter == b.version_counter:
         return replace(
             a,
@@ -441,7 +450,25 @@ def join_values(a: Value, b: Value) -> Value:
             no_grad_view=a.no_grad_view and b.no_grad_view,
             history=a.history | b.history,
             graph_known=a.graph_known and b.graph_known,
+            maybe_other=a.maybe_other or b.maybe_other,
         )
     if isinstance(a, ConstValue) and isinstance(b, ConstValue) and a.value == b.value:
         return a
     return UNKNOWN
+
+
+def truth(value: Value) -> bool | None:
+    """`bool(value)` where it is known: a constant, a container whose items are known (`if kwargs:`), a class."""
+    if isinstance(value, ConstValue):
+        return bool(value.value) if isinstance(value.value, (bool, int, float, str, type(None))) else None
+    if isinstance(value, DictValue) and value.complete:
+        return bool(value.entries)
+    if isinstance(value, SequenceValue) and value.repeated is None and (value.items or value.known_length):
+        return bool(value.items)
+    if isinstance(value, (FunctionRef, BuiltinRef, PartialValue, GeneratorValue)):
+        return True
+    return None
+
+
+def _number_or_none(value: object) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))

@@ -98,6 +98,8 @@ def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
     if not change.target.alias_certain:
         reasons.append("the changed tensor may be an alias of it (e.g. `contiguous()`/`to()` return their "
                        "input when nothing needs to change)")
+    if change.target.maybe_other:
+        reasons.append("on another path it holds a number, None or a value not followed instead")
     if change.backward_follows is not Tri.YES:
         reasons.append("this holds if a backward pass later runs through it")
     return reasons

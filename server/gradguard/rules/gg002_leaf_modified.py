@@ -69,7 +69,8 @@ def check(context: RuleContext) -> Iterator[Finding]:
         if kind is None:
             continue
         target = change.target
-        certain = change.grad_enabled is Tri.YES and (kind != "leaf" or target.requires_grad is Tri.YES)
+        certain = change.grad_enabled is Tri.YES and (kind != "leaf" or target.requires_grad is Tri.YES) \
+            and not target.maybe_other
         origin = target.origin.description
         if change.target_node is not None:
             what = f"{context.subject(change)} is a {kind} that requires grad ({origin})"

@@ -56,7 +56,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
         if not raises_for_view(change):
             continue
         target = change.target
-        certain = change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES
+        certain = change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES and not target.maybe_other
         what = context.subject(change)
         if target.multi_output_view is not None:
             made = target.origin.description
