@@ -558,6 +558,7 @@ def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFi
 def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.analysed.pop(uri, None)
+    ls.settling.pop(uri, None)  # its `settle_in`, cancelled below, reads them no more
     if ls.opened.pop(uri, None) is not None:
         ls.scheduler.closed(uri)
     for task in (ls.tasks.pop(uri, None), ls.settle_tasks.pop(uri, None)):
