@@ -219,8 +219,10 @@ class AnsweringProtocol(LanguageServerProtocol):
             future.add_done_callback(partial(self._forget, msg_id))
 
     def _forget(self, msg_id: str | int, future: Any) -> None:
-        """A handler's `future` is done: no cancellation can reach it any more."""
-        if self._request_futures.get(msg_id) is future:
+        """A handler's `future` is done: no cancellation can reach it any more. One cancelled is
+        left to whoever cancelled it: `$/cancelRequest` took it out first, `shutdown` cancels
+        while it goes through them all."""
+        if not future.cancelled() and self._request_futures.get(msg_id) is future:
             del self._request_futures[msg_id]
 
     def typed(self, method: str, params: Any) -> None:
