@@ -182,6 +182,39 @@ def test_a_change_while_imports_are_read_is_answered_before_they_all_are(tmp_pat
         server.stop()
 
 
+def test_the_progress_of_reading_imports_ends_when_the_document_closes_and_begins_again_when_it_opens(tmp_path: Path):
+    """Closed while its imports are read, a document's progress ends; opened again, they are
+    read under a progress again (pygls kept the token, and refused it a second time)."""
+    main = make_project(tmp_path)
+    uri, token = main.as_uri(), f"gradguard-imports-{main.as_uri()}"
+    server = Server()
+
+    def progress(kind: str) -> Callable[[dict], bool]:
+        return lambda message: (message.get("method") == "$/progress" and message["params"]["token"] == token
+                                and message["params"]["value"]["kind"] == kind)
+
+    def opened(version: int) -> None:
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": version, "text": main.read_text()}}})
+
+    try:
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {"window": {"workDoneProgress": True}}, "initializationOptions": {}}})
+        server.index(lambda message: message.get("id") == 1)
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        opened(1)
+        begin = server.index(progress("begin"))
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
+        closed = server.index(lambda message: message.get("method") == "textDocument/publishDiagnostics"
+                              and message["params"].get("version") is None, start=begin)
+        end = server.index(progress("end"), start=begin)
+        opened(2)
+        again = server.index(progress("begin"), start=max(closed, end))
+        server.index(progress("end"), start=again)
+    finally:
+        server.stop()
+
+
 def slow_document(fills: int = 60) -> str:
     """A small file whose analysis spends its whole budget: calls that fan out through the
     branches of loops, from many functions (a second or more of CPU time)."""

@@ -12,6 +12,11 @@
   -32600 for one after `shutdown` (pygls drops it), and -32602 for a request whose params do not
   validate (pygls drops it). LSP has no batches: each element of a JSON array is answered -32600
   (with its id; a notification in it gets no answer, as ever), an empty one gets one -32600.
+- pygls keeps the future of every notification handler that is a coroutine or a generator (its
+  own handlers of `didOpen` and `didClose` are), and of every coroutine its generators hand a
+  request to (`workspace/executeCommand`), in `_request_futures`, under an id nothing ever pops:
+  a Future, its lock and callbacks, about 1 kB each, for as long as the server runs. Here each
+  handler's future is forgotten once it is done.
 - `exit` raises SystemExit (1 unless a `shutdown` came first), which pygls' `start_io` swallowed:
   the process exited 0. Here it propagates.
 - Documents split their lines where LSP does.
@@ -207,6 +212,18 @@ class AnsweringProtocol(LanguageServerProtocol):
                 self.refuse(message.id, lsp.ErrorCodes.ServerNotInitialized,
                             f"{method}: the server is not initialized (initialize comes first)")
 
+    def _execute_handler(self, msg_id: str | int, handler: Callable[..., Any], callback: Callable[[Any], None],
+                         args: tuple[Any, ...] | None = None, kwargs: dict[str, Any] | None = None) -> None:
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        if (future := self._request_futures.get(msg_id)) is not None:
+            future.add_done_callback(partial(self._forget, msg_id))
+
+    def _forget(self, msg_id: str | int, future: Any) -> None:
+        """A handler's `future` is done: no cancellation can reach it any more. One cancelled is
+        left to whoever cancelled it: `$/cancelRequest` took it out first, `shutdown` cancels
+        while it goes through them all."""
+        if not future.cancelled() and self._request_futures.get(msg_id) is future:
+            del self._request_futures[msg_id]
 
     def typed(self, method: str, params: Any) -> None:
         """A change typed in a document or a cell, handled at once: pygls' own handler (the

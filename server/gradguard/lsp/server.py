@@ -398,11 +398,14 @@ class GradguardServer(LanguageServer):
             except Exception:  # a client that refuses the token still gets its diagnostics
                 progress = False
         more = True
-        while more:
-            async with self.scheduler.background_turn():
-                more = await self.scheduler.run(self.read_next_import, uri, self.scheduler.last_activity)
-        if progress:
-            self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
+        try:
+            while more:
+                async with self.scheduler.background_turn():
+                    more = await self.scheduler.run(self.read_next_import, uri, self.scheduler.last_activity)
+        finally:  # the document may have been closed meanwhile: its progress ends all the same
+            if progress:
+                self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
+                self.work_done_progress.tokens.pop(token, None)  # pygls keeps it, and refuses it when the document opens again
         if uri not in self.opened:
             return
         # The analyses submitted before the last job have run, and their tasks moved on, before
@@ -558,6 +561,7 @@ def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFi
 def did_close(ls: GradguardServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.analysed.pop(uri, None)
+    ls.settling.pop(uri, None)  # its `settle_in`, cancelled below, reads them no more
     if ls.opened.pop(uri, None) is not None:
         ls.scheduler.closed(uri)
     for task in (ls.tasks.pop(uri, None), ls.settle_tasks.pop(uri, None)):
