@@ -187,9 +187,9 @@ class ScopeResult:
     checkpoints: tuple[Checkpoint, ...] = ()  # the module level's state before statements typed in, shortest first
     facts: StatementFacts = field(default_factory=StatementFacts)  # of its top-level statements (`reuse.py`)
 
-    def seen(self, name: cst.Name) -> Seen | None:
-        """What `name` held where it stands, at module level or in a function (asked by hovers only:
-        nothing is merged on the way)."""
+    def seen_in(self, name: cst.Name) -> dict[cst.Name, Seen] | None:
+        """What the names of the module-level code, or of the function `name` stands in, held, if
+        `name` is among them (asked by hovers only: nothing is merged on the way)."""
         if name in self.module_seen:
-            return self.module_seen[name]
-        return next((unit.seen[name] for unit in self.units.values() if name in unit.seen), None)
+            return self.module_seen
+        return next((unit.seen for unit in self.units.values() if name in unit.seen), None)
