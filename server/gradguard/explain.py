@@ -215,7 +215,7 @@ def _other_value(value: Value) -> tuple[str, str, tuple[str, ...]] | None:
     if isinstance(value, DistributionValue):
         return "distribution", f"a `{value.class_name}` distribution", ()
     if value is UNKNOWN:
-        return "unknown", "unknown: what made it was not followed (a call of code the analysis cannot read)", (
+        return "unknown", "unknown: the analysis lost what it is (a call it could not follow, paths that disagree)", (
             "nothing is concluded from it: it causes no finding",)
     return None
 
