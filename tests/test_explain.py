@@ -124,7 +124,8 @@ def test_a_parameter_changed_under_no_grad_is_not_reported_because_grad_is_off(t
     - grad off
     - meets no live save
     - no backward pass is known to run through what it changes
-    GG001 not reported: no op saved the tensor it changes (nor one sharing its version counter) for backward
+    GG001 not reported: no save of the tensor it changes (nor of one sharing its version counter) is live \
+here: none was made, or an earlier change met it and is reported there
     GG002 not reported: {GRAD_OFF}
     GG003 not reported: {GRAD_OFF}
 {NOT_THROUGH_DATA}"""

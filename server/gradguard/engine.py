@@ -109,7 +109,7 @@ class OpenDocument:
         scope = self._previous.seen_in(name) if name is not None else None
         if scope is None:
             return None
-        return describe(RuleContext(self._document, [], project), name, scope)
+        return describe(RuleContext(self._document, self._previous.changes, project), name, scope)
 
     def prepare(self, project: ProjectIndex, cancelled: Callable[[], bool] | None = None) -> None:
         """What the first keystroke would otherwise pay for, done while the user reads the first

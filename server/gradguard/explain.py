@@ -131,6 +131,25 @@ def describe_value(context: RuleContext, name: cst.Name, scope: dict[cst.Name, S
     return ValueFacts(kind, summary, notes)
 
 
+def change_notes(context: RuleContext, name: cst.Name) -> tuple[str, ...]:
+    """For each distinct in-place change of the tensor `name` holds, made through `name` itself,
+    which rules report it, or why none does (each rule's `dropped`; `# noqa` and the settings aside)."""
+    notes: list[str] = []
+    for change in context.changes:
+        if change.target_node is not name:
+            continue
+        dropped = [(rule.code, rule.dropped(change)) for rule in RULES if rule.dropped is not None]
+        reporting = [code for code, reason in dropped if reason is None]
+        if reporting:
+            note = f"changed in place here: reported by {', '.join(reporting)}"
+        else:
+            note = "changed in place here, not reported: " + "; ".join(
+                f"{code}: {_reason_text(context, change, reason)}" for code, reason in dropped if reason is not None)
+        if note not in notes:
+            notes.append(note)
+    return tuple(notes)
+
+
 def _tensor_facts(context: RuleContext, tensor: TensorValue, saved: tuple[SavedRecord, ...],
                   aliases: tuple[str, ...]) -> ValueFacts:
     origin = tensor.origin.description
@@ -157,6 +176,7 @@ def _tensor_facts(context: RuleContext, tensor: TensorValue, saved: tuple[SavedR
     if not tensor.alias_certain:
         notes.append("may be an alias of the tensor it was made from (`contiguous()`, `to()` return their "
                      "input when nothing needs to change)")
+    plain = len(notes) == 1  # neither a leaf nor a view of any kind
     if aliases:
         notes.append(f"shares its version counter with {', '.join(f'`{a}`' for a in aliases)}: "
                      "an in-place change of one is a change of all")
@@ -165,7 +185,7 @@ def _tensor_facts(context: RuleContext, tensor: TensorValue, saved: tuple[SavedR
         maybe = "" if record.certain else " (if the tensors it got require grad)"
         notes.append(f"saved for backward{maybe}: its {record.what} by `{record.saved_by}` "
                      f"({facts.at}); an in-place change before that backward raises")
-    if not saved and len(notes) == 1 and tensor.requires_grad is not Tri.NO:
+    if not saved and plain and tensor.requires_grad is not Tri.NO:
         notes.append("nothing has saved it for backward here: changing it in place here leaves backward intact")
     return ValueFacts("tensor", origin, tuple(notes), tensor.requires_grad.value, tensor.is_leaf,
                       graph, len(tensor.history) if tensor.graph_known else None, saves, aliases)

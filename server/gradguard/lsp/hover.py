@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from gradguard.analysis.events import Seen
-from gradguard.explain import describe_value
+from gradguard.explain import change_notes, describe_value
 from gradguard.rules import RULES_BY_CODE
 from gradguard.rules.base import RuleContext
 
@@ -26,8 +26,10 @@ def rule_hover(line: str, column: int) -> str | None:
 def value_hover(context: RuleContext, name: cst.Name, scope: dict[cst.Name, Seen]) -> str | None:
     """What the analysis believes `name` holds here (`explain.describe_value`): for a tensor, where
     it came from, whether it requires grad, its graph, which ops saved it for backward, what it is
-    a view or an alias of; for any other value, what it is."""
+    a view or an alias of, and whether a change of it in place there is reported (or why not); for
+    any other value, what it is."""
     facts = describe_value(context, name, scope)
     if facts is None:
         return None
-    return "\n".join([f"**`{name.value}`**: {facts.summary}", "", *(f"- {note}" for note in facts.notes)])
+    notes = (*facts.notes, *change_notes(context, name))
+    return "\n".join([f"**`{name.value}`**: {facts.summary}", "", *(f"- {note}" for note in notes)])

@@ -25,7 +25,8 @@ class NotReported(Enum):
 
     THROUGH_DATA = "it writes through `.data` or an `unsafe_*` view, which bumps no version counter"
     NOT_THROUGH_DATA = "it does not write through `.data` or an `unsafe_*` view"
-    NOTHING_SAVED = "no op saved the tensor it changes (nor one sharing its version counter) for backward"
+    NOTHING_SAVED = ("no save of the tensor it changes (nor of one sharing its version counter) is live here: "
+                     "none was made, or an earlier change met it and is reported there")
     FREED_BY_BACKWARD = "the backward pass came before it and freed what was saved"
     NO_BACKWARD = "no later backward pass is known to run through what it changes"
     GRAD_OFF = "grad is off here (`torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)`)"
