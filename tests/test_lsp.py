@@ -253,11 +253,16 @@ async def test_hover_shows_the_rule_under_the_cursor(client: LanguageClient, tmp
 
 
 @pytest.mark.asyncio(loop_scope="function")
-async def test_hover_on_a_tensor_tells_its_provenance(client: LanguageClient, tmp_path):
+async def test_hover_on_a_name_tells_the_value_it_holds(client: LanguageClient, tmp_path):
+    """The hover shows what `gradguard explain` prints for a name (`explain.describe_value`)."""
     text = ("import torch\n"
             "w = torch.randn(3, requires_grad=True)  # 日本 🚀\n"
             "y = torch.sigmoid(w)\n"
-            "y.mul_(2)\n")
+            "y.mul_(2)\n"
+            "lr = 0.5\n"
+            "v = y.view(-1)\n"
+            "y.sum().backward()\n"
+            "v.zero_()  # sigmoid's save met the change of line 4 already\n")
     path = tmp_path / "p.py"
     await open_and_wait(client, path, text)
 
@@ -268,13 +273,28 @@ async def test_hover_on_a_tensor_tells_its_provenance(client: LanguageClient, tm
 
     assert await hover(3, 0) == (
         "**`y`**: the output of `torch.sigmoid` (line 3)\n\n"
-        "- requires grad; not a leaf\n"
-        "- saved for backward: its output by `torch.sigmoid` (line 3); an in-place change before that backward raises")
+        "- requires grad; not a leaf; graph known: 1 save\n"
+        "- shares its version counter with `v`: an in-place change of one is a change of all\n"
+        "- saved for backward: its output by `torch.sigmoid` (line 3); an in-place change before that backward raises\n"
+        "- changed in place here: reported by GG001")
+    assert await hover(7, 0) == (
+        "**`v`**: the view `y.view` (line 6)\n\n"
+        "- requires grad; not a leaf; graph known: 1 save\n"
+        "- shares its version counter with `y`: an in-place change of one is a change of all\n"
+        "- nothing has saved it for backward here: changing it in place here leaves backward intact\n"
+        "- changed in place here, not reported: GG001: no save of the tensor it changes (nor of one sharing its "
+        "version counter) is live here: none was made, or an earlier change met it and is reported there; "
+        "GG002: the tensor is not a leaf (an op computed it) nor a view of one; "
+        "GG003: the tensor is neither an output of `chunk`/`split`/`unbind` nor a view made under `no_grad`; "
+        "GG004: it does not write through `.data` or an `unsafe_*` view")
     assert await hover(2, 18) == (
         "**`w`**: made by `torch.randn` (line 2)\n\n"
-        "- requires grad; a leaf\n"
+        "- requires grad; a leaf; graph known: empty\n"
         "- a leaf that requires grad: changing it in place outside `torch.no_grad()` raises")
-    assert await hover(2, 4) is None  # `torch`: not a tensor
+    assert await hover(4, 0) == (
+        "**`lr`**: a Python number: 0.5\n\n"
+        "- not a tensor: autograd never sees it, and an in-place operator on it rebinds the name")
+    assert await hover(2, 4) is None  # `torch`: a module of code, not a value
 
 
 @pytest.mark.asyncio(loop_scope="function")

@@ -1,5 +1,5 @@
 """The `gradguard` command (and `python -m gradguard`): its subcommands, each handed to its
-front end (`check` and `verify` to `cli/`, `lsp` to `lsp/`), and one policy for what escapes
+front end (`check`, `explain`, `rule` and `verify` to `cli/`, `lsp` to `lsp/`), and one policy for what escapes
 them (an interrupt, a closed pipe, an internal error)."""
 
 from __future__ import annotations
@@ -137,11 +137,28 @@ def _verify_arguments(verify: argparse.ArgumentParser) -> None:
                         "(such as --input 2,64 --input 2,64:bool)")
 
 
+def _location(value: str) -> tuple[Path, int]:
+    from gradguard.cli.explain import location
+
+    return location(value)
+
+
+def _explain_arguments(explain: argparse.ArgumentParser) -> None:
+    explain.add_argument("location", type=_location, metavar="FILE:LINE", help="the line to explain (from 1)")
+    explain.add_argument("--output-format", "--format", dest="format", choices=["text", "json"], default="text")
+    explain.add_argument("--python", metavar="PATH",
+                         help="the project's interpreter, whose installed libraries are read (as check's --python)")
+
+
 # Each subcommand: its help, its description, and what adds its arguments.
 SUBCOMMANDS = {
     "lsp": ("run the language server (stdio by default)", None, _lsp_arguments),
     "check": ("analyse files and folders", "Analyse Python files for in-place changes that break backward().",
               _check_arguments),
+    "explain": ("print what the analysis believes at a line: each name's value, why each change was reported or not",
+                "Print what the analysis believes at FILE:LINE: the value each name there holds (tensor or not, "
+                "requires grad, leaf, saves, graph known/unknown/empty) and, for each in-place change there, why "
+                "each rule reported it or not.", _explain_arguments),
     "rule": ("print a rule's documentation", "Print a rule's documentation.", _rule_arguments),
     "verify": ("run files under the tracer (in a child process) and merge what it finds with the static findings",
                None, _verify_arguments),
@@ -203,6 +220,10 @@ def _run(args: argparse.Namespace) -> int:
         from gradguard.cli.rule import run_rule
 
         return run_rule(args)
+    if args.command == "explain":
+        from gradguard.cli.explain import run_explain
+
+        return run_explain(args)
     if args.command == "verify":
         from gradguard.cli.verify import run_verify
 

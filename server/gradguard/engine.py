@@ -21,6 +21,7 @@ from gradguard.fixes.apply import FixedText, fix_text
 from gradguard.fixes.edits import apply_edits
 from gradguard.fixes.noqa import suppressed
 from gradguard.rules import RULES, RuleContext
+from gradguard.rules.base import NotReported
 from gradguard.source.blocks import BlockTree
 from gradguard.source.document import Document, too_large
 from gradguard.source.syntax import SyntaxProblem
@@ -53,6 +54,24 @@ def analyse_document(document: Document, settings: Settings, project: ProjectInd
         return _findings(document, settings, project, result)
 
 
+def analyse_with_values(document: Document, settings: Settings, project: ProjectIndex | None = None
+                        ) -> tuple[Document, ScopeResult | None, list[Finding]]:
+    """`analyse_document` keeping, as the editor's hovers do, what each name held (`ScopeResult.seen`):
+    the document as analysed (positions over the whole file), the interpreter's result, the findings."""
+    with collector_paused(), budget.using(Budget(spent=document.parse_seconds)):
+        document, result = _interpret(document, project, hovers=True)
+        return document, result, _findings(document, settings, project, result)
+
+
+def silenced(document: Document, settings: Settings, code: str, line: int) -> NotReported | None:
+    """Why a finding of `code` at `line` that its rule reports is not shown (None: it is)."""
+    if not settings.enabled(code, document.filename):
+        return NotReported.NOT_SELECTED
+    if suppressed(document.line_text(line), code):
+        return NotReported.NOQA
+    return None
+
+
 def _located_by_block(document: Document, result: ScopeResult) -> Document:
     """`document` placing its nodes block by block (`BlockTree`): only the top-level statements
     that hold a finding or a note pay for libcst's position pass, not the whole file."""
@@ -80,17 +99,17 @@ class OpenDocument:
         self._replaced: list[cst.CSTNode] = []  # what the versions whose analysis was cancelled replaced
         self._interrupted = False  # the last analysis was cancelled: the next one interprets, whatever changed
 
-    def describe_tensor(self, line: int, column: int, project: ProjectIndex,
-                        describe: Callable[[RuleContext, str, Seen], str]) -> str | None:
-        """`describe` of the tensor the name at (1-based `line`, 0-based `column`) holds there, if
-        the last analysed version has one."""
+    def describe_value(self, line: int, column: int, project: ProjectIndex,
+                       describe: Callable[[RuleContext, cst.Name, dict[cst.Name, Seen]], str | None]) -> str | None:
+        """`describe` of the value the name at (1-based `line`, 0-based `column`) holds there, with
+        what the other names of its function held, if the last analysed version has it."""
         if self._previous is None or self._document is None:
             return None
         name = self.blocks.name_at(line, column)
-        seen = self._previous.seen(name) if name is not None else None
-        if seen is None:
+        scope = self._previous.seen_in(name) if name is not None else None
+        if scope is None:
             return None
-        return describe(RuleContext(self._document, [], project), name.value, seen)
+        return describe(RuleContext(self._document, self._previous.changes, project), name, scope)
 
     def prepare(self, project: ProjectIndex, cancelled: Callable[[], bool] | None = None) -> None:
         """What the first keystroke would otherwise pay for, done while the user reads the first
@@ -200,7 +219,7 @@ def _findings(document: Document, settings: Settings, project: ProjectIndex | No
             if key not in best or _RANK[finding.severity] < _RANK[best[key].severity]:
                 best[key] = finding
     findings = [_without_skipped_text(f) for f in best.values()
-                if not suppressed(document.line_text(f.span.start.line), f.code)
+                if silenced(document, settings, f.code, f.span.start.line) is None
                 and (f.code == "GG000" or not document.is_stale(f.span.start.line))]
     return sorted(findings, key=lambda f: (f.span.start, f.code))
 

@@ -28,7 +28,9 @@ class InplaceChange:
     tensor whose storage a `.data` / `unsafe_*` alias writes to without bumping its version.
     `statement` is the statement the change happens in (None inside a called function);
     `aliases` the other names bound, at that point, to tensors sharing the version counter;
-    `backward_statement` the later statement whose backward pass runs into the changed save.
+    `backward_statement` the later statement whose backward pass runs into the changed save;
+    `freed_by` the earlier one (or this file's call that ran it) whose backward pass freed the
+    saves of the changed version counter, when none is live (`explain` says so).
     `call_chain` holds the calls (outermost first) that led into the function of this file the
     change is in, when it was found by following them; `standalone_of` the function whose
     analysis without a known caller found it (None for module-level code and followed calls
@@ -46,6 +48,7 @@ class InplaceChange:
     storage_saved: tuple[SavedRecord, ...] = ()
     backward_follows: Tri = Tri.NO
     backward_statement: cst.SimpleStatementLine | None = None
+    freed_by: cst.CSTNode | None = None
     inside_module: cst.CSTNode | None = None
     statement: cst.SimpleStatementLine | None = None
     aliases: tuple[str, ...] = ()
@@ -86,9 +89,9 @@ class Cut:
 
 @dataclass(frozen=True)
 class Seen:
-    """A tensor a name held at one place, with the live saves of its version counter there."""
+    """The value a name held at one place (a tensor: with the live saves of its version counter there)."""
 
-    value: TensorValue
+    value: Value
     saved: tuple[SavedRecord, ...]
 
 
@@ -184,9 +187,9 @@ class ScopeResult:
     checkpoints: tuple[Checkpoint, ...] = ()  # the module level's state before statements typed in, shortest first
     facts: StatementFacts = field(default_factory=StatementFacts)  # of its top-level statements (`reuse.py`)
 
-    def seen(self, name: cst.Name) -> Seen | None:
-        """What `name` held where it stands, at module level or in a function (asked by hovers only:
-        nothing is merged on the way)."""
+    def seen_in(self, name: cst.Name) -> dict[cst.Name, Seen] | None:
+        """What the names of the module-level code, or of the function `name` stands in, held, if
+        `name` is among them (asked by hovers only: nothing is merged on the way)."""
         if name in self.module_seen:
-            return self.module_seen[name]
-        return next((unit.seen[name] for unit in self.units.values() if name in unit.seen), None)
+            return self.module_seen
+        return next((unit.seen for unit in self.units.values() if name in unit.seen), None)

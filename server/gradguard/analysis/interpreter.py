@@ -76,6 +76,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
+_CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue)  # no hover describes these
+
 
 class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, SavedTensors):
     """Interprets one parsed file and collects its in-place changes."""
@@ -613,7 +615,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             if mode is not None:
                 state.grad_enabled = mode
         outer = (self.pending, self.in_module_method, self.analysing, self.followed)
-        self.pending, self.analysing, self.followed = [], node, 0
+        self.pending, self.analysing, self.followed, self.freed = [], node, 0, {}
         self.in_module_method = self_value is not None
         self.returns.append(Returns())
         try:
@@ -638,9 +640,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     # ---- binding ------------------------------------------------------------------------
 
     def see(self, node: cst.Name, value: Value, state: State) -> None:
-        """Remember a tensor a name of the file's own code holds (not while following a call)."""
-        if self.hovers and isinstance(value, TensorValue) and not self.call_stack:
-            self.seen[node] = Seen(value, state.saves.get(value.version_counter, ()))
+        """Remember the value a name of the file's own code holds (not while following a call),
+        unless it names code (a function, a class, an import)."""
+        if self.hovers and not self.call_stack and not isinstance(value, _CODE):
+            saved = state.saves.get(value.version_counter, ()) if isinstance(value, TensorValue) else ()
+            self.seen[node] = Seen(value, saved)
 
     def bind(self, target: cst.BaseExpression, value: Value, state: State, value_node: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):

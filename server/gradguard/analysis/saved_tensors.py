@@ -64,6 +64,7 @@ class SavedTensors(InterpreterState):
             saved=saved,
             storage_saved=storage_saved,
             backward_follows=Tri.NO,
+            freed_by=None if saved else self.freed.get(tensor.version_counter),
             inside_module=inside_module,
             statement=self.current_line if self.call_site is None else None,
             aliases=self.aliases_of(tensor, target_node, state),
@@ -105,6 +106,10 @@ class SavedTensors(InterpreterState):
         retain = kwargs.get("retain_graph") or kwargs.get("create_graph")
         if isinstance(retain, ConstValue) and retain.value:
             return
+        statement = self.current_line if self.call_site is None else self.call_site[0]
+        for vc, records in state.saves.items():
+            if statement is not None and (graph is None or any(r.serial in graph for r in records)):
+                self.freed[vc] = statement
         if graph is None:
             state.saves = {}
             return

@@ -105,6 +105,8 @@ class InterpreterState:
         self.cut_calls: set[cst.FunctionDef] = set()
         # the changes no backward pass has reached yet
         self.pending: list[InplaceChange] = []
+        # the statement (or this file's call) whose backward pass last freed each version counter's saves
+        self.freed: dict[int, cst.CSTNode] = {}
         self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)
         # the function analysed without a known caller, and whether it is a method of an `nn.Module`
         self.analysing: cst.FunctionDef | None = None

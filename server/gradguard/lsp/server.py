@@ -45,7 +45,7 @@ from gradguard.lsp import verify_command
 from gradguard.lsp import notebooks
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range, to_workspace_edit
 from gradguard.lsp.notebooks import OpenNotebook
-from gradguard.lsp.hover import rule_hover, tensor_hover
+from gradguard.lsp.hover import rule_hover, value_hover
 from gradguard.lsp.protocol import AnsweringProtocol, LspWorkspace, serve_stdio, serve_tcp, warm_up
 from gradguard.lsp.scheduler import Scheduler
 from gradguard.lsp.settings import EditorSettings, EditorVerify, read_editor_settings
@@ -726,7 +726,7 @@ def noqa_action(document: TextDocument, finding: Finding, diagnostic: lsp.Diagno
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    """On a tensor's name: its provenance; on a code in `# noqa`: its rule's documentation."""
+    """On a name: the value it holds (a tensor's provenance); on a code in `# noqa`: its rule's documentation."""
     uri = params.text_document.uri
     document = ls.open_document(uri)
     line = params.position.line
@@ -753,7 +753,7 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
                 ls.analysed[analysed_uri].version != ls.version_of(analysed_uri):
             return None  # still being edited: the next hover answers
         text = await ls.scheduler.answer(  # with the analysis, not beside it
-            opened.describe_tensor, program_line, column, ls.project, tensor_hover)
+            opened.describe_value, program_line, column, ls.project, value_hover)
         if text is not None and cell is not None and (notebook := ls.notebook(analysed_uri)) is not None:
             text = notebook.model.messages_in_cells(text, cell, relative=True)
     if text is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from types import ModuleType
 from typing import Callable, Iterator
@@ -16,6 +17,26 @@ from gradguard.analysis.values import SavedRecord
 from gradguard.analysis.project import ProjectIndex
 from gradguard.findings import Finding, Fix, Related, Severity, Span
 from gradguard.source.document import Document
+
+
+class NotReported(Enum):
+    """Why a rule leaves an in-place change unreported: each rule's `dropped(change)` returns it
+    where its check drops the change, and `gradguard explain` prints it."""
+
+    THROUGH_DATA = "it writes through `.data` or an `unsafe_*` view, which bumps no version counter"
+    NOT_THROUGH_DATA = "it does not write through `.data` or an `unsafe_*` view"
+    NOTHING_SAVED = ("no save of the tensor it changes (nor of one sharing its version counter) is live here: "
+                     "none was made, or an earlier change met it and is reported there")
+    FREED_BY_BACKWARD = "the backward pass came before it and freed what was saved"
+    NO_BACKWARD = "no later backward pass is known to run through what it changes"
+    GRAD_OFF = "grad is off here (`torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)`)"
+    REQUIRES_NO_GRAD = "the tensor requires no grad"
+    NOT_A_LEAF = "the tensor is not a leaf (an op computed it) nor a view of one"
+    NOT_SUCH_VIEW = "the tensor is neither an output of `chunk`/`split`/`unbind` nor a view made under `no_grad`"
+    LEAF_ERROR_FIRST = "PyTorch raises its leaf error at the change first (GG002)"
+    VIEW_ERROR_FIRST = "PyTorch raises its view error at the change first (GG003)"
+    NOT_SELECTED = "the rule is not selected for this file (settings)"
+    NOQA = "`# noqa` on the line silences it"
 
 
 @dataclass
@@ -114,7 +135,8 @@ class RuleContext:
 
 @dataclass(frozen=True)
 class Rule:
-    """A rule: its code, its name, its documentation (the module docstring) and its check."""
+    """A rule: its code, its name, its documentation (the module docstring), its check and, for a
+    rule on in-place changes, why it drops one."""
 
     code: str
     name: str
@@ -122,6 +144,7 @@ class Rule:
     documentation: str
     url: str
     check: Callable[[RuleContext], Iterator[Finding]]
+    dropped: Callable[[InplaceChange], NotReported | None] | None = None  # why it leaves a change unreported
 
     def page(self) -> str:
         """The rule's documentation as a Markdown page: a title, then the docstring as written."""
@@ -131,4 +154,5 @@ class Rule:
     def from_module(cls, module: ModuleType) -> Rule:
         doc = (module.__doc__ or "").strip()
         summary = doc.splitlines()[0] if doc else ""
-        return cls(module.CODE, module.NAME, summary, doc, rule_url(module.CODE), module.check)
+        return cls(module.CODE, module.NAME, summary, doc, rule_url(module.CODE), module.check,
+                   getattr(module, "dropped", None))

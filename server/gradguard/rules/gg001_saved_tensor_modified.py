@@ -64,7 +64,7 @@ from gradguard.fixes.edits import (
     recompute_after,
     statement_holding,
 )
-from gradguard.rules.base import RuleContext
+from gradguard.rules.base import NotReported, RuleContext
 from gradguard.rules.gg002_leaf_modified import raises_for_leaf
 from gradguard.rules.gg003_multi_output_view_modified import raises_for_view
 
@@ -77,9 +77,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
     # its most certain report, chosen before any position is looked up
     chosen: dict[cst.CSTNode, tuple[InplaceChange, SavedRecord, list[str]]] = {}
     for change in context.changes:
-        if not change.saved or not change.bumps_version or change.backward_follows is Tri.NO:
-            continue
-        if raises_for_leaf(change) or raises_for_view(change):
+        if dropped(change) is not None:
             continue
         record = next((r for r in change.saved if r.certain), change.saved[0])
         reasons = _doubts(change, record)
@@ -88,6 +86,21 @@ def check(context: RuleContext) -> Iterator[Finding]:
             chosen[change.node] = (change, record, reasons)
     for change, record, reasons in chosen.values():
         yield _finding(context, change, record, reasons)
+
+
+def dropped(change: InplaceChange) -> NotReported | None:
+    """Why this rule does not report `change` (None: it does)."""
+    if not change.bumps_version:
+        return NotReported.THROUGH_DATA
+    if not change.saved:
+        return NotReported.NOTHING_SAVED if change.freed_by is None else NotReported.FREED_BY_BACKWARD
+    if change.backward_follows is Tri.NO:
+        return NotReported.NO_BACKWARD
+    if raises_for_leaf(change):
+        return NotReported.LEAF_ERROR_FIRST
+    if raises_for_view(change):
+        return NotReported.VIEW_ERROR_FIRST
+    return None
 
 
 def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:

@@ -40,22 +40,30 @@ from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import Tri
 from gradguard.findings import Applicability, Finding, Fix
 from gradguard.fixes.edits import init_function, through_data, wrap_in_no_grad
-from gradguard.rules.base import RuleContext
+from gradguard.rules.base import NotReported, RuleContext
 
 CODE = "GG002"
 NAME = "leaf-modified-inplace"
 
 
-def _leaf_kind(change: InplaceChange) -> str | None:
+def dropped(change: InplaceChange) -> NotReported | None:
+    """Why this rule does not report `change` (None: it does)."""
     target = change.target
-    if not change.bumps_version or change.grad_enabled is Tri.NO:
-        return None
+    if not change.bumps_version:
+        return NotReported.THROUGH_DATA
+    if change.grad_enabled is Tri.NO:
+        return NotReported.GRAD_OFF
     if target.is_leaf and target.requires_grad is not Tri.NO:
-        return "leaf"
-    if target.view_of_leaf and target.multi_output_view is None and not target.no_grad_view:
-        # torch checks multi-output views and views created under no_grad first (GG003)
-        return "view of a leaf"
-    return None
+        return None
+    if target.view_of_leaf:  # torch checks multi-output views and views created under no_grad first (GG003)
+        return NotReported.VIEW_ERROR_FIRST if target.multi_output_view is not None or target.no_grad_view else None
+    return NotReported.REQUIRES_NO_GRAD if target.is_leaf else NotReported.NOT_A_LEAF
+
+
+def _leaf_kind(change: InplaceChange) -> str | None:
+    if dropped(change) is not None:
+        return None
+    return "leaf" if change.target.is_leaf and change.target.requires_grad is not Tri.NO else "view of a leaf"
 
 
 def raises_for_leaf(change: InplaceChange) -> bool:

@@ -38,17 +38,29 @@ from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import Tri
 from gradguard.findings import Applicability, Finding, Fix
 from gradguard.fixes.edits import out_of_place_augmented, out_of_place_method
-from gradguard.rules.base import RuleContext
+from gradguard.rules.base import NotReported, RuleContext
 
 CODE = "GG003"
 NAME = "multi-output-view-modified-inplace"
 
 
+def dropped(change: InplaceChange) -> NotReported | None:
+    """Why this rule does not report `change` (None: it does)."""
+    target = change.target
+    if not change.bumps_version:
+        return NotReported.THROUGH_DATA
+    if change.grad_enabled is Tri.NO:
+        return NotReported.GRAD_OFF
+    if target.requires_grad is Tri.NO:
+        return NotReported.REQUIRES_NO_GRAD
+    if target.multi_output_view is None and not target.no_grad_view:
+        return NotReported.NOT_SUCH_VIEW
+    return None
+
+
 def raises_for_view(change: InplaceChange) -> bool:
     """Whether PyTorch raises a view error here (before any saved-tensor check)."""
-    target = change.target
-    return (change.bumps_version and change.grad_enabled is not Tri.NO and target.requires_grad is not Tri.NO
-            and (target.multi_output_view is not None or target.no_grad_view))
+    return dropped(change) is None
 
 
 def check(context: RuleContext) -> Iterator[Finding]:

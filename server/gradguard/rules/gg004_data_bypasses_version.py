@@ -26,17 +26,29 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import Tri
 from gradguard.findings import Finding, Severity
-from gradguard.rules.base import RuleContext
+from gradguard.rules.base import NotReported, RuleContext
 
 CODE = "GG004"
 NAME = "saved-tensor-changed-through-data"
 
 
+def dropped(change: InplaceChange) -> NotReported | None:
+    """Why this rule does not report `change` (None: it does)."""
+    if change.target.storage_of is None:
+        return NotReported.NOT_THROUGH_DATA
+    if not change.storage_saved:
+        return NotReported.NOTHING_SAVED
+    if change.backward_follows is Tri.NO:
+        return NotReported.NO_BACKWARD
+    return None
+
+
 def check(context: RuleContext) -> Iterator[Finding]:
     for change in context.changes:
-        if not change.storage_saved or change.backward_follows is Tri.NO:
+        if dropped(change) is not None:
             continue
         record = change.storage_saved[0]
         what = context.subject(change)
