@@ -219,3 +219,28 @@ def test_the_example_of_the_explain_page_is_what_explain_prints(capsys, monkeypa
     monkeypatch.chdir(root)
     assert main(["explain", location]) == 0
     assert capsys.readouterr().out == shown
+
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def test_a_backward_from_what_a_call_not_followed_returned_may_reach_the_saves_of_its_arguments(capsys):
+    path = PROGRAMS / "config_loss_criterion_sigmoid_clamp_.py"
+    assert explain(path, 31, capsys).splitlines()[1:3] == [
+        "  `loss` (column 1): unknown: what a call the analysis did not follow returned",
+        "    - a backward pass from it may reach the 2 saves of the tensors passed to that call, and no others"]
+    change = explain(path, 28, capsys)
+    assert "    - a backward pass may run through what it changes (it reaches it through a call the analysis did " \
+           "not follow): line 31\n" in change
+    assert "    GG001 reported [warning]: `probs` is the output of `torch.sigmoid` (line 27), which it saves for " \
+           "backward; `clamp_` changes it in place, so `backward()` may raise (the backward pass reaches it only " \
+           "through a call the analysis did not follow).\n" in change
+
+
+def test_a_backward_on_a_known_empty_graph_confirms_no_pending_change(capsys):
+    step = explain(PROGRAMS / "temperature_scalar_loss_after_step_ok.py", 19, capsys)
+    assert "    - meets a save: its weight by `nn.Linear` (line 8)\n    - no backward pass is known to run through " \
+           "what it changes\n    GG001 not reported: no later backward pass is known to run through what it " \
+           "changes\n" in step
+    twin = explain(PROGRAMS / "temperature_scalar_loss_after_step_val_backward.py", 19, capsys)
+    assert "    - a backward pass runs through what it changes: line 23\n    GG001 reported [error]" in twin

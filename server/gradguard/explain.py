@@ -16,6 +16,7 @@ from gradguard.analysis.values import (
     DictValue,
     DistributionValue,
     IntValue,
+    LostValue,
     ModuleValue,
     OptimizerValue,
     ParametersValue,
@@ -234,6 +235,10 @@ def _other_value(value: Value) -> tuple[str, str, tuple[str, ...]] | None:
         return "parameters", f"the parameters of a module: {len(value.tensors)} tensors", ()
     if isinstance(value, DistributionValue):
         return "distribution", f"a `{value.class_name}` distribution", ()
+    if isinstance(value, LostValue):
+        return "unknown", "unknown: what a call the analysis did not follow returned", (
+            f"a backward pass from it may reach the {len(value.history)} saves of the tensors passed to that call, "
+            "and no others",)
     if value is UNKNOWN:
         return "unknown", "unknown: the analysis lost what it is (a call it could not follow, paths that disagree)", (
             "nothing is concluded from it: it causes no finding",)

@@ -52,6 +52,7 @@ from gradguard.analysis.values import (
     GeneratorValue,
     ImportRef,
     IntValue,
+    LostValue,
     ModuleValue,
     DistributionValue,
     OptimizerValue,
@@ -66,6 +67,7 @@ from gradguard.analysis.values import (
     Value,
     contents,
     join_values,
+    lost_from,
     truth,
     new_version_counter,
 )
@@ -1111,7 +1113,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 callee.node, callee.definitions, None, args, kwargs, node, state))
         elif isinstance(callee, FunctionRef):
             return self.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
-        return UNKNOWN
+        return lost_from([*args, *kwargs.values()]) if callee is UNKNOWN else UNKNOWN
 
     _expression_handlers: dict[type, Callable[[Interpreter, object, State], Value]] = {
         cst.Name: _name,
@@ -1179,6 +1181,12 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     isinstance(a, ConstValue) and isinstance(a.value, str) for a in args):
                 return UNKNOWN  # `s.split("_")`, `d.pop("key")`: not a tensor
             receiver = self.promote(receiver, state)
+        if isinstance(receiver, LostValue):
+            if method == "backward":
+                self.run_backward(receiver, kwargs, state)
+            return receiver  # `criterion(out, y).mean()`: as lost, from the same tensors
+        if receiver is UNKNOWN:
+            return lost_from([*args, *kwargs.values()])  # `self.loss_fn(out, y)`, `trainer.criterion(out, y)`
         if not isinstance(receiver, TensorValue):
             return UNKNOWN
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)

@@ -9,7 +9,7 @@ import libcst as cst
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
-from gradguard.analysis.values import ConstValue, SavedRecord, TensorValue, Tri, Value
+from gradguard.analysis.values import ConstValue, SavedRecord, TensorValue, Tri, Value, provenance
 
 
 class SavedTensors(InterpreterState):
@@ -92,27 +92,26 @@ class SavedTensors(InterpreterState):
             and not (tensor.multi_output_view and value.multi_output_view)))
 
     def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State) -> None:
-        """A backward pass from `loss`: it runs through (confirms) and frees the saves of loss's graph.
-
-        When the loss's graph is unknown, every pending change is confirmed and every save freed.
-        """
-        graph = loss.history if isinstance(loss, TensorValue) and loss.history else None
-        reached = [c for c in self.pending
-                   if graph is None or any(r.serial in graph for r in (*c.saved, *c.storage_saved))]
-        for change in reached:
-            change.backward_follows = Tri.YES
-            change.backward_statement = self.current_line if self.call_site is None else None
-        self.pending = [c for c in self.pending if c not in reached]
+        """A backward pass from `loss`: it runs through (confirms) the pending changes of the saves in
+        its graph, and frees those saves (`provenance`): only the saves the analysis knows to be
+        in it, none for a known-empty graph or a value it lost; through a call it did not follow,
+        it may."""
+        reached, possible = provenance(loss)
+        for change in self.pending:
+            serials = {r.serial for r in (*change.saved, *change.storage_saved)}
+            follows = Tri.YES if serials & reached else Tri.MAYBE if serials & possible else None
+            if follows is not None:
+                change.backward_follows = follows
+                change.backward_statement = self.current_line if self.call_site is None else None
+        self.pending = [c for c in self.pending if c.backward_follows is Tri.NO]
         retain = kwargs.get("retain_graph") or kwargs.get("create_graph")
         if isinstance(retain, ConstValue) and retain.value:
             return
+        graph = reached | possible
         statement = self.current_line if self.call_site is None else self.call_site[0]
         for vc, records in state.saves.items():
-            if statement is not None and (graph is None or any(r.serial in graph for r in records)):
+            if statement is not None and any(r.serial in graph for r in records):
                 self.freed[vc] = statement
-        if graph is None:
-            state.saves = {}
-            return
         state.saves = {vc: kept for vc, records in state.saves.items()
                        if (kept := tuple(r for r in records if r.serial not in graph))}
 

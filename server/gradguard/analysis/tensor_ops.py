@@ -14,6 +14,7 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
+    LostValue,
     ModuleValue,
     Origin,
     SavedRecord,
@@ -185,6 +186,9 @@ class TensorOps(InterpreterState):
             if isinstance(value, TensorValue):
                 history |= value.history
                 known = known and value.graph_known
+            elif isinstance(value, LostValue):
+                history |= value.history
+                known = False
             elif isinstance(value, SequenceValue):
                 for item in (*value.items, *([value.repeated] if value.repeated is not None else [])):
                     if isinstance(item, TensorValue):

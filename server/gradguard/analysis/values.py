@@ -393,9 +393,18 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 
+
+@dataclass(frozen=True, eq=False)
+class LostValue:
+    """A value a call the analysis did not follow returned, from arguments holding tensors: what it
+    is stays unknown, but its graph, if it has one, may hold the saves of theirs (`history`), and
+    no others the analysis knows of (`loss = criterion(out, y)`: `loss.backward()` may reach `out`'s)."""
+
+    history: frozenset[int]
+
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
          | ModuleValue | ParametersValue | OptimizerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
-         | GeneratorValue | _Unknown)
+         | GeneratorValue | LostValue | _Unknown)
 
 
 @dataclass(frozen=True)
@@ -427,6 +436,29 @@ def contents(value: Value, *, dicts: bool = False) -> Iterator[Value]:
                                else (*item.items, *([item.repeated] if item.repeated is not None else [])))
         else:
             yield item
+
+
+def lost_from(arguments: list[Value]) -> Value:
+    """What a call the analysis does not follow returns: lost, from the tensors among its arguments
+    (unknown when none holds a save)."""
+    history = provenance(SequenceValue(tuple(arguments)))
+    saves = history[0] | history[1]
+    return LostValue(saves) if saves else UNKNOWN
+
+
+def provenance(value: Value) -> tuple[frozenset[int], frozenset[int]]:
+    """The saves a backward pass from `value` (a tensor, or the tensors a container holds) reaches,
+    and those it may reach through calls the analysis did not follow (`LostValue`). A graph that is
+    partly lost reaches the saves of its known part and no others; a value with no known
+    provenance reaches none."""
+    reached: frozenset[int] = frozenset()
+    possible: frozenset[int] = frozenset()
+    for item in contents(value, dicts=True):
+        if isinstance(item, TensorValue):
+            reached |= item.history
+        elif isinstance(item, LostValue):
+            possible |= item.history
+    return reached, possible - reached
 
 
 def join_values(a: Value, b: Value) -> Value:

@@ -107,7 +107,8 @@ def _change_lines(change: ChangeFacts) -> list[str]:
     if not change.saved:
         lines.append("    - meets no live save" + (f" (a backward pass freed them: {change.freed_by})"
                                                     if change.freed_by else ""))
-    backward = _BACKWARD[change.backward_follows]
+    backward = _BACKWARD[change.backward_follows] if change.backward_follows != "maybe" or not change.backward_at \
+        else "a backward pass may run through what it changes (it reaches it through a call the analysis did not follow)"
     lines.append(f"    - {backward}" + (f": {change.backward_at}" if change.backward_at else ""))
     for verdict in change.verdicts:
         if verdict.reported:

@@ -113,7 +113,9 @@ def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
                        "input when nothing needs to change)")
     if change.target.maybe_other:
         reasons.append("on another path it holds a number, None or a value not followed instead")
-    if change.backward_follows is not Tri.YES:
+    if change.backward_follows is Tri.MAYBE and change.backward_statement is not None:
+        reasons.append("the backward pass reaches it only through a call the analysis did not follow")
+    elif change.backward_follows is not Tri.YES:
         reasons.append("this holds if a backward pass later runs through it")
     return reasons
 
