@@ -21,6 +21,7 @@ import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
+from gradguard.analysis.callers import grad_off_functions
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
 from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
@@ -93,6 +94,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             self.source_of = source
         self.checkpoints_at = checkpoints_at
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
+        self.grad_off = grad_off_functions(module)
         self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
 
     # ---- entry points -------------------------------------------------------------------
@@ -186,7 +188,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _analyse_deferred(self, deferred: Deferred, units: dict[cst.FunctionDef, Unit]) -> None:
         unit = units.get(deferred.function)
-        if unit is not None and not unit.entered & self.replaced and not unit.shares and \
+        grad_off = deferred.function in self.grad_off
+        if unit is not None and unit.grad_off == grad_off and not unit.entered & self.replaced and not unit.shares and \
                 self.budget.fits(unit.steps) and (self.reuse is None or self.reuse.holds(deferred.function, unit)):
             self.result.changes.extend(unit.changes)
             self.result.cuts.extend(unit.cuts)
@@ -200,7 +203,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                                   is_forward=deferred.is_forward)
             unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
                         self.seen, tuple(self.result.cuts[cuts:]), self.shared_changed or len(self.cut_calls) > stopped,
-                        self.budget.steps - steps)
+                        self.budget.steps - steps, grad_off)
         self.result.units[deferred.function] = unit
 
     def _cut_file(self, reason: str) -> None:
@@ -610,6 +613,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
         state = State(env, globals=module_names)
+        if node in self.grad_off and not self.call_stack:
+            state.grad_enabled = Tri.NO  # its callers' grad mode
         for decorator in node.decorators:
             mode = self.grad_mode_of(decorator.decorator, state)
             if mode is not None:
