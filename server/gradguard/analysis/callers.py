@@ -100,3 +100,36 @@ def grad_off_functions(module: cst.Module) -> frozenset[cst.FunctionDef]:
                     off.add(function)
                     changed = True
     return frozenset(off)
+
+
+_GRAD_WORDS = ("loss", "logit", "pred", "output", "param", "weight", "requires_grad")
+
+
+def _says_grad(text: str) -> bool:
+    return any(word in text.lower() for word in _GRAD_WORDS)
+
+
+class _Backward(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found |= node.attr.value in ("backward", "grad") and isinstance(node.value, (cst.Name, cst.Attribute,
+                                                                                          cst.Call, cst.Subscript))
+
+
+def grad_evidence(function: cst.FunctionDef) -> bool:
+    """Whether an entry point with no known caller may be given tensors that require grad: it is a
+    `forward` or a loss, it runs a backward pass (`.backward()`, `autograd.grad`), or a parameter's
+    name or annotation says so (a loss, logits, predictions, an output, parameters, weights)."""
+    name = function.name.value
+    if name == "forward" or "loss" in name.lower():
+        return True
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        annotation = dotted_name(param.annotation.annotation) if param.annotation is not None else None
+        if _says_grad(param.name.value) or (annotation is not None and _says_grad(annotation)):
+            return True
+    found = _Backward()
+    function.body.visit(found)
+    return found.found

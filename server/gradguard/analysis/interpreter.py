@@ -21,7 +21,7 @@ import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
-from gradguard.analysis.callers import grad_off_functions
+from gradguard.analysis.callers import grad_evidence, grad_off_functions
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
 from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
@@ -741,7 +741,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
         """An argument used as a tensor from now on: one that may require grad (a finding that
         holds only if it does is a warning; a caller that shows it does makes it an error)."""
-        requires_grad = Tri.MAYBE
+        function = self.analysing
+        requires_grad = Tri.MAYBE if function is None or grad_evidence(function) else Tri.NO
         tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"),
                              from_argument=True)
         self.rebind(state, value, tensor)

@@ -115,6 +115,8 @@ def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
         reasons.append("on another path it holds a number, None or a value not followed instead")
     if change.backward_follows is not Tri.YES:
         reasons.append("this holds if a backward pass later runs through it")
+    if change.standalone_of is not None and reasons:
+        reasons.append(f"found analysing `{change.standalone_of.name.value}` on its own: no caller of it is known")
     return reasons
 
 
