@@ -95,6 +95,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.checkpoints_at = checkpoints_at
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
         self.grad_off = grad_off_functions(module)
+        self.evidence: dict[cst.FunctionDef, bool] = {}  # `grad_evidence` of each entry point, once
         self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
 
     # ---- entry points -------------------------------------------------------------------
@@ -742,7 +743,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         """An argument used as a tensor from now on: one that may require grad (a finding that
         holds only if it does is a warning; a caller that shows it does makes it an error)."""
         function = self.analysing
-        requires_grad = Tri.MAYBE if function is None or grad_evidence(function) else Tri.NO
+        if function is not None and function not in self.evidence:
+            self.evidence[function] = grad_evidence(function)
+        requires_grad = Tri.MAYBE if function is None or self.evidence[function] else Tri.NO
         tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"),
                              from_argument=True)
         self.rebind(state, value, tensor)
