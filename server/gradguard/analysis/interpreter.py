@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
@@ -94,11 +94,16 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             self.source_of = source
         self.checkpoints_at = checkpoints_at
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
-        self.grad_off = grad_off_functions(module)
         self.evidence: dict[cst.FunctionDef, bool] = {}  # `grad_evidence` of each entry point, once
         self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
 
     # ---- entry points -------------------------------------------------------------------
+
+    @cached_property
+    def grad_off(self) -> frozenset[cst.FunctionDef]:
+        """The functions the file refers to only where grad is off (`callers.py`), found when an
+        entry point is first analysed (a file read for its definitions never needs them)."""
+        return grad_off_functions(self.module)
 
     def run(self, *, functions: bool = True) -> ScopeResult:
         """Interpret the module-level code, then (with `functions`) every function and method.
