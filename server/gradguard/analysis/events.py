@@ -107,6 +107,7 @@ class Unit:
     cuts: tuple[Cut, ...] = ()
     shares: bool = False  # it changed what later analyses see (`InterpreterState.shared_changed`)
     steps: int = 0  # the budget's steps it took
+    grad_off: bool = False  # it ran with grad off: the file refers to it only where grad is off (`callers.py`)
 
 
 @dataclass(frozen=True)

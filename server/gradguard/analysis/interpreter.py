@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
+from gradguard.analysis.callers import grad_evidence, grad_off_functions
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
 from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
@@ -95,9 +96,16 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             self.source_of = source
         self.checkpoints_at = checkpoints_at
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
+        self.evidence: dict[cst.FunctionDef, bool] = {}  # `grad_evidence` of each entry point, once
         self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
 
     # ---- entry points -------------------------------------------------------------------
+
+    @cached_property
+    def grad_off(self) -> frozenset[cst.FunctionDef]:
+        """The functions the file refers to only where grad is off (`callers.py`), found when an
+        entry point is first analysed (a file read for its definitions never needs them)."""
+        return grad_off_functions(self.module)
 
     def run(self, *, functions: bool = True) -> ScopeResult:
         """Interpret the module-level code, then (with `functions`) every function and method.
@@ -188,7 +196,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _analyse_deferred(self, deferred: Deferred, units: dict[cst.FunctionDef, Unit]) -> None:
         unit = units.get(deferred.function)
-        if unit is not None and not unit.entered & self.replaced and not unit.shares and \
+        grad_off = deferred.function in self.grad_off
+        if unit is not None and unit.grad_off == grad_off and not unit.entered & self.replaced and not unit.shares and \
                 self.budget.fits(unit.steps) and (self.reuse is None or self.reuse.holds(deferred.function, unit)):
             self.result.changes.extend(unit.changes)
             self.result.cuts.extend(unit.cuts)
@@ -202,7 +211,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                                   is_forward=deferred.is_forward)
             unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
                         self.seen, tuple(self.result.cuts[cuts:]), self.shared_changed or len(self.cut_calls) > stopped,
-                        self.budget.steps - steps)
+                        self.budget.steps - steps, grad_off)
         self.result.units[deferred.function] = unit
 
     def _cut_file(self, reason: str) -> None:
@@ -612,6 +621,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
         state = State(env, globals=module_names)
+        if node in self.grad_off and not self.call_stack:
+            state.grad_enabled = Tri.NO  # its callers' grad mode
         for decorator in node.decorators:
             mode = self.grad_mode_of(decorator.decorator, state)
             if mode is not None:
@@ -738,7 +749,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
         """An argument used as a tensor from now on: one that may require grad (a finding that
         holds only if it does is a warning; a caller that shows it does makes it an error)."""
-        requires_grad = Tri.MAYBE
+        function = self.analysing
+        if function is not None and function not in self.evidence:
+            self.evidence[function] = grad_evidence(function)
+        requires_grad = Tri.MAYBE if function is None or self.evidence[function] else Tri.NO
         tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"),
                              from_argument=True)
         self.rebind(state, value, tensor)

@@ -117,6 +117,8 @@ def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
         reasons.append("the backward pass reaches it only through a call the analysis did not follow")
     elif change.backward_follows is not Tri.YES:
         reasons.append("this holds if a backward pass later runs through it")
+    if change.standalone_of is not None and reasons:
+        reasons.append(f"found analysing `{change.standalone_of.name.value}` on its own: no caller of it is known")
     return reasons
 
 
