@@ -160,12 +160,12 @@ class OpenDocument:
             self.blocks, self._previous, self._replaced = BlockTree(self.blocks.filename), None, []
             document = self._document = Document(self.blocks.filename, text, syntax_problem=problem)
             return _findings(document, settings, project, None)
-        _stop_if_unwanted()  # a long text's scans and parse are steps of their own
+        budget.check_wanted()  # a long text's scans and parse are steps of their own
         module = self.blocks.module
         # a file read as an import, or open before, need not be parsed again for its first version
         known = project.parsed(self.blocks.filename, text) if module is None else None
         document = self.blocks.update(text, known)
-        _stop_if_unwanted()
+        budget.check_wanted()
         seen = (id(project), project.dependencies_changed_at(document.filename))
         previous = self._previous if seen == self._seen else None
         if previous is None or document.module is not module or self._interrupted:  # else only positions moved
@@ -179,12 +179,6 @@ class OpenDocument:
         findings = _findings(document, settings, project, self._previous)
         self._seen = (id(project), project.dependencies_changed_at(document.filename))
         return findings
-
-
-def _stop_if_unwanted() -> None:
-    """Raise `Cancelled` when the running analysis' result is no longer wanted."""
-    if (active := budget.active()) is not None and active.cancelled is not None and active.cancelled():
-        raise Cancelled()
 
 
 def _interpret(document: Document, project: ProjectIndex | None, previous: ScopeResult | None = None,

@@ -77,10 +77,14 @@ class Budget:
 
     def check(self) -> None:
         """Raise `Cancelled` or, past the CPU time, `OverBudget` for the outermost scope."""
-        if self.cancelled is not None and self.cancelled():
-            raise Cancelled()
+        self.check_wanted()
         if time.process_time() > self._cpu_deadline:
             raise OverBudget(0, "time")
+
+    def check_wanted(self) -> None:
+        """Raise `Cancelled` when `cancelled()` says the result is no longer wanted."""
+        if self.cancelled is not None and self.cancelled():
+            raise Cancelled()
 
     @contextmanager
     def scope(self, steps: int) -> Iterator[int]:
@@ -137,6 +141,12 @@ _active: ContextVar[Budget | None] = ContextVar("gradguard_budget", default=None
 def active() -> Budget | None:
     """The budget of the analysis running in this thread, if any."""
     return _active.get()
+
+
+def check_wanted() -> None:
+    """`Budget.check_wanted` of the analysis running in this thread, if any."""
+    if (budget := active()) is not None:
+        budget.check_wanted()
 
 
 @contextmanager
