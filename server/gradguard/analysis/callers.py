@@ -15,6 +15,7 @@ import libcst as cst
 
 from gradguard.analysis.names import dotted_name
 from gradguard.knowledge import surface
+from gradguard.source.walk import children, descendants
 
 __all__ = ["grad_off_functions"]
 
@@ -40,52 +41,53 @@ def _grad_off(node: cst.BaseExpression) -> bool | None:
     return isinstance(first, cst.Name) and first.value == "False"
 
 
-class _References(cst.CSTVisitor):
+_STATEMENTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
+               cst.Finally, cst.MatchCase)
+
+
+def _turns_grad_off(module: cst.Module) -> bool:
+    """Whether a decorator or a `with` of `module` turns grad off (only statements are walked)."""
+    for node in descendants(module, into=lambda n: isinstance(n, (cst.Module, *_STATEMENTS))):
+        if isinstance(node, cst.FunctionDef) and any(_grad_off(d.decorator) for d in node.decorators):
+            return True
+        if isinstance(node, cst.With) and any(_grad_off(item.item) for item in node.items):
+            return True
+    return False
+
+
+class _References:
     """Each name of the file with the places it is referred to: `_OFF`, `_ON`, or the function
     whose body refers to it (its grad mode decided later)."""
 
-    def __init__(self) -> None:
+    def __init__(self, module: cst.Module) -> None:
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         self.references: dict[str, list[str | cst.FunctionDef]] = {}
-        self.context: list[str | cst.FunctionDef] = [_ON]
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.functions.setdefault(node.name.value, []).append(node)
-        for decorator in node.decorators:
-            decorator.visit(self)
-        modes = [_grad_off(d.decorator) for d in node.decorators]
-        self.context.append(_OFF if True in modes else _ON if False in modes else node)
-        for part in (node.params, node.body):
-            part.visit(self)
-        self.context.pop()
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.context.append(_ON)
-
-    def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self.context.pop()
-
-    def visit_With(self, node: cst.With) -> bool:
-        for item in node.items:
-            item.visit(self)
-        modes = [_grad_off(item.item) for item in node.items]
-        mode = _OFF if True in modes else _ON if False in modes else None
-        if mode is not None:
-            self.context.append(mode)
-        node.body.visit(self)
-        if mode is not None:
-            self.context.pop()
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.references.setdefault(node.value, []).append(self.context[-1])
+        pending: list[tuple[cst.CSTNode, str | cst.FunctionDef]] = [(module, _ON)]
+        while pending:
+            node, context = pending.pop()
+            if isinstance(node, cst.Name):
+                self.references.setdefault(node.value, []).append(context)
+            elif isinstance(node, cst.FunctionDef):
+                self.functions.setdefault(node.name.value, []).append(node)
+                pending += [(d, context) for d in node.decorators]
+                modes = [_grad_off(d.decorator) for d in node.decorators]
+                inner = _OFF if True in modes else _ON if False in modes else node
+                pending += [(node.params, inner), (node.body, inner)]
+            elif isinstance(node, cst.Lambda):
+                pending += [(child, _ON) for child in children(node)]
+            elif isinstance(node, cst.With):
+                pending += [(item, context) for item in node.items]
+                modes = [_grad_off(item.item) for item in node.items]
+                pending.append((node.body, _OFF if True in modes else _ON if False in modes else context))
+            else:
+                pending += [(child, context) for child in children(node)]
 
 
 def grad_off_functions(module: cst.Module) -> frozenset[cst.FunctionDef]:
     """The functions of `module` that its code refers to only where grad is off."""
-    found = _References()
-    module.visit(found)
+    if not _turns_grad_off(module):
+        return frozenset()
+    found = _References(module)
     off: set[cst.FunctionDef] = set()
     changed = True
     while changed:
@@ -109,15 +111,6 @@ def _says_grad(text: str) -> bool:
     return any(word in text.lower() for word in _GRAD_WORDS)
 
 
-class _Backward(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.found |= node.attr.value in ("backward", "grad") and isinstance(node.value, (cst.Name, cst.Attribute,
-                                                                                          cst.Call, cst.Subscript))
-
-
 def grad_evidence(function: cst.FunctionDef) -> bool:
     """Whether an entry point with no known caller may be given tensors that require grad: it is a
     `forward` or a loss, it runs a backward pass (`.backward()`, `autograd.grad`), or a parameter's
@@ -130,6 +123,6 @@ def grad_evidence(function: cst.FunctionDef) -> bool:
         annotation = dotted_name(param.annotation.annotation) if param.annotation is not None else None
         if _says_grad(param.name.value) or (annotation is not None and _says_grad(annotation)):
             return True
-    found = _Backward()
-    function.body.visit(found)
-    return found.found
+    return any(isinstance(node, cst.Attribute) and node.attr.value in ("backward", "grad")
+               and isinstance(node.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+               for node in descendants(function.body))

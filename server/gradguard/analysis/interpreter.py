@@ -73,6 +73,7 @@ from gradguard.analysis.values import (
     new_version_counter,
 )
 from gradguard.knowledge import surface
+from gradguard.source.walk import descendants
 
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
@@ -1313,20 +1314,7 @@ def _lambda_function(node: cst.Lambda) -> cst.FunctionDef:
 
 def _jumps(loop: cst.For) -> bool:
     """Whether a loop body has a `break` or `continue` of its own (then it is not run element by element)."""
-    finder = _JumpFinder()
-    loop.body.visit(finder)
-    return finder.found
-
-
-class _JumpFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Break(self, node: cst.Break) -> None:
-        self.found = True
-
-    def visit_Continue(self, node: cst.Continue) -> None:
-        self.found = True
+    return any(isinstance(node, (cst.Break, cst.Continue)) for node in descendants(loop.body))
 
     def visit_For(self, node: cst.For) -> bool:
         return False  # a nested loop's jumps are its own

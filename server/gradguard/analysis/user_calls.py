@@ -29,6 +29,7 @@ from gradguard.analysis.values import (
     Value,
     contents,
 )
+from gradguard.source.walk import descendants
 
 _MAX_CALL_DEPTH = 6
 _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
@@ -69,9 +70,15 @@ def _may_build(function: cst.FunctionDef) -> bool:
     """Whether a function called without tensors may still build modules or tensors (a factory:
     `def mlp(sizes): return nn.Sequential(...)`, a generator of batches): it returns (or yields)
     something and names a `torch.nn` container or layer, or `torch`."""
-    finder = _FactoryFinder()
-    function.body.visit(finder)
-    return finder.returns and finder.builds
+    returns = builds = False
+    for node in descendants(function.body):
+        if isinstance(node, (cst.Return, cst.Yield)):
+            returns = returns or node.value is not None
+        elif isinstance(node, cst.Name):
+            builds = builds or node.value in _BUILDS or node.value == "torch"
+        elif isinstance(node, cst.Attribute):
+            builds = builds or node.attr.value in _BUILDS
+    return returns and builds
 
 
 def _returns(function: cst.FunctionDef) -> bool:
@@ -95,24 +102,6 @@ _HOLDS_STATEMENTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStateme
                      cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
 
 
-class _FactoryFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.returns = False
-        self.builds = False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.returns = self.returns or node.value is not None
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.returns = self.returns or node.value is not None
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.builds = self.builds or node.value in _BUILDS or node.value == "torch"
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.builds = self.builds or node.attr.value in _BUILDS
-
-
 def _yields(callee: cst.CSTNode) -> bool:
     """Whether `callee` is a generator function (not a class)."""
     return isinstance(callee, cst.FunctionDef) and is_generator(callee)
@@ -125,26 +114,11 @@ def is_generator(function: cst.FunctionDef) -> bool:
 
 def yield_nodes(function: cst.FunctionDef) -> frozenset[cst.Yield]:
     """The `yield`s of `function`'s own body (not of a function, lambda or class defined inside it)."""
-    finder = _YieldFinder()
-    function.body.visit(finder)
-    return frozenset(finder.found)
+    return frozenset(node for node in descendants(function.body, into=_same_scope) if isinstance(node, cst.Yield))
 
 
-class _YieldFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[cst.Yield] = []
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found.append(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
+def _same_scope(node: cst.CSTNode) -> bool:
+    return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
 
 
 def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, ...] | None:
