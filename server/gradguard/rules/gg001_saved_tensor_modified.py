@@ -95,7 +95,7 @@ def dropped(change: InplaceChange) -> NotReported | None:
     if not change.saved:
         return NotReported.NOTHING_SAVED if change.freed_by is None else NotReported.FREED_BY_BACKWARD
     if change.backward_follows is Tri.NO:
-        return NotReported.NO_BACKWARD
+        return NotReported.NO_BACKWARD if change.dies_in is None else NotReported.GRAPH_DIES
     if raises_for_leaf(change):
         return NotReported.LEAF_ERROR_FIRST
     if raises_for_view(change):
