@@ -54,6 +54,22 @@ for batch in torch.randn(3, 8, 4):
         for p in model.parameters():
             p -= lr * p.grad
 """
+# A trainer's step that no analysed code calls: the output `sigmoid` saved is changed in place
+# (line 11) and only a number leaves the step (`TRAIN_STEP`), or the tensor itself (`.item()` dropped).
+TRAIN_STEP = """\
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.net = nn.Linear(4, 4)
+
+    def train_step(self, x):
+        h = torch.sigmoid(self.net(x))
+        h.mul_(2)
+        return h.sum().item()
+"""
 # A helper of a package the analysis cannot read: what it returns is unknown, and so is the
 # graph of the layer's output computed from it (line 8).
 CALL_NOT_FOLLOWED = """\
@@ -131,6 +147,30 @@ here: none was made, or an earlier change met it and is reported there
 {NOT_THROUGH_DATA}"""
 
 
+def test_a_change_whose_graph_dies_when_the_entry_point_returns_is_not_reported(tmp_path, capsys):
+    path = write(tmp_path / "trainer.py", TRAIN_STEP)
+    assert explain(path, 11, capsys) == f"""\
+{path}:11: h.mul_(2)
+  `h` (column 9): a tensor, the output of `torch.sigmoid` (line 10)
+    - requires grad; not a leaf; graph known: 2 saves
+    - saved for backward: its output by `torch.sigmoid` (line 10); an in-place change before that backward raises
+  in-place change (column 9): `mul_` of `h`
+    - grad on
+    - meets a save: its output by `torch.sigmoid` (line 10)
+    - no backward pass can run through what it changes: its graph dies when `train_step` returns
+    GG001 not reported: the graph holding the save is not used after the function returns: nothing that can \
+reach it escapes (returned, yielded, kept by `self`, an argument, a global or a call not followed)
+{NOT_A_LEAF}{NOT_A_VIEW}{NOT_THROUGH_DATA}"""
+
+
+def test_the_same_change_is_reported_when_the_tensor_it_reaches_is_returned(tmp_path, capsys):
+    path = write(tmp_path / "trainer.py", TRAIN_STEP.replace("h.sum().item()", "h.sum()"))
+    assert "    - a backward pass may run through what it changes (if one runs through what the function returns)\n" \
+        "    GG001 reported [warning]: `h` is the output of `torch.sigmoid` (line 10), which it saves for backward; " \
+        "`mul_` changes it in place, so `backward()` may raise (this holds if a backward pass later runs through it; " \
+        "found analysing `train_step` on its own: no caller of it is known).\n" in explain(path, 11, capsys)
+
+
 def test_a_value_computed_from_a_call_not_followed_has_an_unknown_graph(tmp_path, capsys):
     path = write(tmp_path / "mix.py", CALL_NOT_FOLLOWED)
     assert explain(path, 8, capsys) == f"""\
@@ -164,7 +204,7 @@ def test_json_holds_the_same_facts(tmp_path, capsys):
     (change,) = found["changes"]
     assert {k: v for k, v in change.items() if k != "verdicts"} == {
         "column": 1, "verb": "`+=`", "target": "h", "grad_enabled": "yes", "saved": [], "backward_follows": "no",
-        "backward_at": None, "freed_by": "line 8", "called_from": []}
+        "backward_at": None, "freed_by": "line 8", "dies_in": None, "called_from": []}
     assert [(v["code"], v["reported"], v["reason"]) for v in change["verdicts"]] == [
         ("GG001", False, "FREED_BY_BACKWARD"), ("GG002", False, "NOT_A_LEAF"), ("GG003", False, "NOT_SUCH_VIEW"),
         ("GG004", False, "NOT_THROUGH_DATA")]

@@ -102,6 +102,7 @@ class ChangeFacts:
     backward_follows: str
     backward_at: str | None
     freed_by: str | None
+    dies_in: str | None  # the entry point whose return ends the graph holding the saves it meets
     called_from: tuple[str, ...]
     verdicts: tuple[Verdict, ...]
 
@@ -319,6 +320,7 @@ def _change_facts(context: RuleContext, change: InplaceChange, column: int, sett
         backward_follows=change.backward_follows.value,
         backward_at=_where(context, backward, change) if backward is not None else None,
         freed_by=_where(context, change.freed_by, change) if change.freed_by is not None else None,
+        dies_in=change.dies_in.name.value if change.dies_in is not None else None,
         called_from=tuple(_where(context, node, change) for node in change.call_chain),
         verdicts=tuple(verdicts),
     )

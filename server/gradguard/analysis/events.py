@@ -30,7 +30,9 @@ class InplaceChange:
     `aliases` the other names bound, at that point, to tensors sharing the version counter;
     `backward_statement` the later statement whose backward pass runs into the changed save;
     `freed_by` the earlier one (or this file's call that ran it) whose backward pass freed the
-    saves of the changed version counter, when none is live (`explain` says so).
+    saves of the changed version counter, when none is live (`explain` says so); `dies_in` the
+    entry point at whose exit the graph holding the saves it meets dies: nothing that can reach
+    them escapes it (returned, yielded, kept by `self`, an argument, a global or a call not followed).
     `call_chain` holds the calls (outermost first) that led into the function of this file the
     change is in, when it was found by following them; `standalone_of` the function whose
     analysis without a known caller found it (None for module-level code and followed calls
@@ -49,6 +51,7 @@ class InplaceChange:
     backward_follows: Tri = Tri.NO
     backward_statement: cst.SimpleStatementLine | None = None
     freed_by: cst.CSTNode | None = None
+    dies_in: cst.FunctionDef | None = None
     inside_module: cst.CSTNode | None = None
     statement: cst.SimpleStatementLine | None = None
     aliases: tuple[str, ...] = ()

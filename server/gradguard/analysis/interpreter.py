@@ -69,6 +69,7 @@ from gradguard.analysis.values import (
     contents,
     join_values,
     lost_from,
+    reachable_saves,
     truth,
     new_version_counter,
 )
@@ -81,6 +82,20 @@ if TYPE_CHECKING:
 __all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
 _CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue)  # no hover describes these
+
+
+def _global_names(function: cst.FunctionDef) -> frozenset[str]:
+    """The names `function` declares `global` (assigning them binds the module's)."""
+    return frozenset(name.name.value for node in _walk(function.body) if isinstance(node, cst.Global)
+                     for name in node.names)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    pending = [node]
+    while pending:
+        item = pending.pop()
+        yield item
+        pending.extend(item.children)
 
 
 class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, SavedTensors):
@@ -628,19 +643,44 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             mode = self.grad_mode_of(decorator.decorator, state)
             if mode is not None:
                 state.grad_enabled = mode
-        outer = (self.pending, self.in_module_method, self.analysing, self.followed)
+        outer = (self.pending, self.in_module_method, self.analysing, self.followed, self.handed_over,
+                 self.yielded_here)
         self.pending, self.analysing, self.followed, self.freed = [], node, 0, {}
+        self.handed_over, self.yielded_here = set(), []
         self.in_module_method = self_value is not None
         self.returns.append(Returns())
+        given = list(env.values())
+        cuts, ended = len(self.result.cuts), False
         try:
             self.run_unit(node.body.body, state, node)
+            ended = len(self.result.cuts) == cuts  # it ran to its end: what escapes it is known
         finally:
-            returned = self.returns.pop().values
-            graph = self.graph_of(returned) if is_forward else frozenset()
+            returns = self.returns.pop()
+            graph = self.graph_of(returns.values) if is_forward else frozenset()
+            live = self.live_at_exit(node, returns, state, given) if ended and self.pending else None
             for change in self.pending:  # a backward pass follows a forward, through what it returns
-                reached = graph is None or any(r.serial in graph for r in (*change.saved, *change.storage_saved))
-                change.backward_follows = Tri.YES if is_forward and reached else Tri.MAYBE
-            self.pending, self.in_module_method, self.analysing, self.followed = outer
+                serials = {r.serial for r in (*change.saved, *change.storage_saved)}
+                if is_forward and (graph is None or serials & graph):
+                    change.backward_follows = Tri.YES
+                elif live is None or serials & live:
+                    change.backward_follows = Tri.MAYBE
+                else:
+                    change.backward_follows, change.dies_in = Tri.NO, node
+            (self.pending, self.in_module_method, self.analysing, self.followed, self.handed_over,
+             self.yielded_here) = outer
+
+    def live_at_exit(self, node: cst.FunctionDef, returns: Returns, end: State, given: list[Value]) -> frozenset[int]:
+        """The saves a backward pass after the entry point `node` returns may still reach: those of
+        what escapes it (what it returns or yields, what `self`, its arguments and the module's
+        globals hold, the names it declares `global`, what it handed to calls not followed)."""
+        declared = self.syntax_fact(node, _global_names)
+        at_exit = returns.exit(end.copy())
+        written = [at_exit.env.get(p.name.value) for p in (*node.params.posonly_params, *node.params.params,
+                                                            *node.params.kwonly_params)]
+        escaping = [*returns.values, *self.yielded_here, *given, *end.globals.values(),
+                    *(v for v in written if isinstance(v, TensorValue) and v.from_argument),  # `out[...] = h`
+                    *(at_exit.env[name] for name in declared if name in at_exit.env)]
+        return reachable_saves(escaping) | self.handed_over
 
     @staticmethod
     def graph_of(values: list[Value]) -> frozenset[int] | None:
@@ -1128,6 +1168,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 callee.node, callee.definitions, None, args, kwargs, node, state))
         elif isinstance(callee, FunctionRef):
             return self.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
+        self.hand_over([*args, *kwargs.values()])
         return lost_from([*args, *kwargs.values()]) if callee is UNKNOWN else UNKNOWN
 
     _expression_handlers: dict[type, Callable[[Interpreter, object, State], Value]] = {
@@ -1194,15 +1235,19 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if isinstance(receiver, ArgumentValue):
             if method in surface.NOT_TENSORS or not self.is_tensor_method(method) or any(
                     isinstance(a, ConstValue) and isinstance(a.value, str) for a in args):
+                self.hand_over([*args, *kwargs.values()])  # `outputs.append(h)`: the caller's list keeps it
                 return UNKNOWN  # `s.split("_")`, `d.pop("key")`: not a tensor
             receiver = self.promote(receiver, state)
         if isinstance(receiver, LostValue):
             if method == "backward":
                 self.run_backward(receiver, kwargs, state)
+            else:
+                self.hand_over([*args, *kwargs.values()])
             return receiver  # `criterion(out, y).mean()`: as lost, from the same tensors
-        if receiver is UNKNOWN:
-            return lost_from([*args, *kwargs.values()])  # `self.loss_fn(out, y)`, `trainer.criterion(out, y)`
         if not isinstance(receiver, TensorValue):
+            self.hand_over([*args, *kwargs.values()])
+            if receiver is UNKNOWN:
+                return lost_from([*args, *kwargs.values()])  # `self.loss_fn(out, y)`, `trainer.criterion(out, y)`
             return UNKNOWN
         return self.call_tensor_method(receiver, method, args, kwargs, node, state)
 

@@ -19,6 +19,7 @@ from gradguard.analysis.values import (
     ImportRef,
     ModuleValue,
     Origin,
+    OptimizerValue,
     ParametersValue,
     PartialValue,
     SavedRecord,
@@ -186,6 +187,8 @@ class ModuleCalls(InterpreterState):
             if isinstance(item, PartialValue):  # `self.act = partial(...)` of a copied module
                 return replace(item, func=fresh(item.func), args=tuple(fresh(a) for a in item.args),
                                kwargs={k: fresh(v) for k, v in item.kwargs.items()})
+            if isinstance(item, OptimizerValue):  # its parameters are the copied modules' (`self.opt` of a trainer)
+                return replace(item, parameters=tuple(fresh(p) for p in item.parameters))
             if isinstance(item, DictValue):
                 mapping = copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
                 mapping.entries = {k: fresh(v) for k, v in item.entries.items()}

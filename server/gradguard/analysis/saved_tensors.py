@@ -9,7 +9,7 @@ import libcst as cst
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
-from gradguard.analysis.values import ConstValue, SavedRecord, TensorValue, Tri, Value, provenance
+from gradguard.analysis.values import ConstValue, SavedRecord, SequenceValue, TensorValue, Tri, Value, provenance
 
 
 class SavedTensors(InterpreterState):
@@ -90,6 +90,12 @@ class SavedTensors(InterpreterState):
             other for other, value in {**state.globals, **state.env}.items()
             if other != name and isinstance(value, TensorValue) and value.version_counter == tensor.version_counter
             and not (tensor.multi_output_view and value.multi_output_view)))
+
+    def hand_over(self, values: list[Value]) -> None:
+        """`values` go to code the analysis does not follow, which may keep them past the entry
+        point's exit: the saves their graphs reach stay live there."""
+        reached, possible = provenance(SequenceValue(tuple(values)))
+        self.handed_over |= reached | possible
 
     def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State) -> None:
         """A backward pass from `loss`: it runs through (confirms) the pending changes of the saves in

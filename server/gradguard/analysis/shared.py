@@ -105,6 +105,10 @@ class InterpreterState:
         self.cut_calls: set[cst.FunctionDef] = set()
         # the changes no backward pass has reached yet
         self.pending: list[InplaceChange] = []
+        # for the entry point being analysed: the saves reachable from what it handed to code the
+        # analysis did not follow (which may keep it), and the values its own `yield`s gave
+        self.handed_over: set[int] = set()
+        self.yielded_here: list[Value] = []
         # the statement (or this file's call) whose backward pass last freed each version counter's saves
         self.freed: dict[int, cst.CSTNode] = {}
         self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)

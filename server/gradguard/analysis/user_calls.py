@@ -267,6 +267,8 @@ class UserCalls(InterpreterState):
 
     def yielded(self, node: cst.Yield, value: Value, state: State) -> None:
         """`node` gave `value`: the element of the iteration running the generator (if one does)."""
+        if not self.call_stack:  # the entry point's own `yield`: what it gives escapes it
+            self.yielded_here.append(value)
         run = self.generator_runs[-1] if self.generator_runs else None
         if run is None or not self.call_stack or self.call_stack[-1] is not run.function:
             return
@@ -282,6 +284,7 @@ class UserCalls(InterpreterState):
         depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) else 0)
         if function in self.call_stack or len(self.call_stack) >= depth or "*" in kwargs \
                 or function in self.cut_calls:
+            self.hand_over([self_value, *args, *kwargs.values()])
             return UNKNOWN
         if self.followed >= MAX_FOLLOWED_CALLS:
             where = self.analysing.name if self.analysing is not None else self.call_nodes[0] if self.call_nodes else node

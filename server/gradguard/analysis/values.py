@@ -461,6 +461,35 @@ def provenance(value: Value) -> tuple[frozenset[int], frozenset[int]]:
     return reached, possible - reached
 
 
+def reachable_saves(roots: list[Value]) -> frozenset[int]:
+    """The saves a backward pass may reach from anything `roots` hold: the tensors themselves, those
+    in containers, an object's attributes, parameters and buffers, a closure's or a partial's values
+    (`provenance` of each, calls not followed included); each object opened once."""
+    found: set[int] = set()
+    pending, opened = list(roots), set()
+    while pending:
+        item = pending.pop()
+        if id(item) in opened:
+            continue
+        opened.add(id(item))
+        if isinstance(item, (TensorValue, LostValue)):
+            found |= item.history
+        elif isinstance(item, SequenceValue):
+            pending.extend((*item.items, *([item.repeated] if item.repeated is not None else [])))
+        elif isinstance(item, DictValue):
+            pending.extend(item.entries.values())
+        elif isinstance(item, ModuleValue):
+            pending.extend((*item.parameters.values(), *item.buffers.values(), *item.named_children.values(),
+                            *(item.children or ()), *item.forward_hooks, *([item.mapping] if item.mapping else [])))
+        elif isinstance(item, (PartialValue, GeneratorValue)):
+            pending.extend((*item.args, *item.kwargs.values()))
+        elif isinstance(item, FunctionRef) and item.closure is not None:
+            pending.extend(item.closure.values())
+        elif isinstance(item, DistributionValue):
+            pending.extend(item.parameters)
+    return frozenset(found)
+
+
 def join_values(a: Value, b: Value) -> Value:
     """The value of a name after two paths meet. A tensor met by a number, None or an unknown value
     stays the tensor, marked `maybe_other` (`loss = 0` then `loss += t` in a loop: a tensor in `t`'s

@@ -109,6 +109,8 @@ def _change_lines(change: ChangeFacts) -> list[str]:
                                                     if change.freed_by else ""))
     backward = _BACKWARD[change.backward_follows] if change.backward_follows != "maybe" or not change.backward_at \
         else "a backward pass may run through what it changes (it reaches it through a call the analysis did not follow)"
+    if change.dies_in is not None:
+        backward = f"no backward pass can run through what it changes: its graph dies when `{change.dies_in}` returns"
     lines.append(f"    - {backward}" + (f": {change.backward_at}" if change.backward_at else ""))
     for verdict in change.verdicts:
         if verdict.reported:

@@ -16,6 +16,16 @@ inplace operation` — long after the mistake, naming no line. Which tensors are
 output; `pow`, `mul` (when the other operand requires grad), `Linear` (when its weight requires
 grad), convolution and batch norm save their input; `add`, `sum` and dropout save neither.
 
+A change is reported only when a later backward pass may run into the save it met. In a
+function that no analysed code calls (a trainer's step, an agent's update), that pass may come
+after it returns, through what escapes it: what it returns or yields, what it stores on `self`,
+on an argument (`log_probs.append(dist.log_prob(a))`) or in a global, and what it hands to a
+call the analysis does not follow. When nothing that can reach the save escapes, its graph dies
+with the function and nothing is reported: a graph kept by `retain_graph=True` that nothing
+backwards again, a target network's forward used only through `.detach()` before the soft update
+of its weights, a held-out loss computed with grad on and logged with `.item()` before
+`optimizer.step()`. `gradguard explain FILE:LINE` says which applies to a change.
+
 ## Example
 ```python
 y = torch.sigmoid(x)
@@ -95,7 +105,7 @@ def dropped(change: InplaceChange) -> NotReported | None:
     if not change.saved:
         return NotReported.NOTHING_SAVED if change.freed_by is None else NotReported.FREED_BY_BACKWARD
     if change.backward_follows is Tri.NO:
-        return NotReported.NO_BACKWARD
+        return NotReported.NO_BACKWARD if change.dies_in is None else NotReported.GRAPH_DIES
     if raises_for_leaf(change):
         return NotReported.LEAF_ERROR_FIRST
     if raises_for_view(change):

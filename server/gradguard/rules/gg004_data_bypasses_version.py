@@ -42,7 +42,7 @@ def dropped(change: InplaceChange) -> NotReported | None:
     if not change.storage_saved:
         return NotReported.NOTHING_SAVED
     if change.backward_follows is Tri.NO:
-        return NotReported.NO_BACKWARD
+        return NotReported.NO_BACKWARD if change.dies_in is None else NotReported.GRAPH_DIES
     return None
 
 
