@@ -86,16 +86,8 @@ _CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, Generator
 
 def _global_names(function: cst.FunctionDef) -> frozenset[str]:
     """The names `function` declares `global` (assigning them binds the module's)."""
-    return frozenset(name.name.value for node in _walk(function.body) if isinstance(node, cst.Global)
+    return frozenset(name.name.value for node in descendants(function.body) if isinstance(node, cst.Global)
                      for name in node.names)
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    pending = [node]
-    while pending:
-        item = pending.pop()
-        yield item
-        pending.extend(item.children)
 
 
 class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, SavedTensors):
