@@ -117,8 +117,11 @@ def yield_nodes(function: cst.FunctionDef) -> frozenset[cst.Yield]:
     return frozenset(node for node in descendants(function.body, into=_same_scope) if isinstance(node, cst.Yield))
 
 
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
 def _same_scope(node: cst.CSTNode) -> bool:
-    return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+    return type(node) not in _SCOPES
 
 
 def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, ...] | None:
