@@ -104,6 +104,7 @@ class ChangeFacts:
     freed_by: str | None
     called_from: tuple[str, ...]
     verdicts: tuple[Verdict, ...]
+    assumes: str | None = None  # the parameter whose default skips the branch it is on (no caller is known)
 
 
 @dataclass(frozen=True)
@@ -321,6 +322,7 @@ def _change_facts(context: RuleContext, change: InplaceChange, column: int, sett
         freed_by=_where(context, change.freed_by, change) if change.freed_by is not None else None,
         called_from=tuple(_where(context, node, change) for node in change.call_chain),
         verdicts=tuple(verdicts),
+        assumes=change.assumes,
     )
 
 

@@ -56,6 +56,7 @@ from gradguard.analysis.values import (
     LostValue,
     ModuleValue,
     DistributionValue,
+    EitherCode,
     OptimizerValue,
     Origin,
     PartialValue,
@@ -79,7 +80,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
-_CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue)  # no hover describes these
+_UNSET = object()  # an attribute a module did not have
+_CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue, EitherCode)  # no hover describes these
 
 
 class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, SavedTensors):
@@ -391,6 +393,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def _if(self, node: cst.If, state: State) -> None:
         test = self.eval(node.test, state)
         known = truth(test)
+        if known is not None and isinstance(test, ConstValue) and test.default_of is not None and not self.call_stack:
+            self._other_branch(node, known, test.default_of, state)
         then_state = state.copy()
         if known is not False:
             self.exec_block(node.body.body, then_state)
@@ -404,6 +408,34 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         elif isinstance(node.orelse, cst.Else):
             self.exec_block(node.orelse.body.body, else_state)
         self._replace(state, then_state.join(else_state))
+
+    def _other_branch(self, node: cst.If, known: bool, parameter: str, state: State) -> None:
+        """The branch of `node` that the default of `parameter` skips, run on a copy of `state`: the
+        changes it makes hold for a caller passing another value (`InplaceChange.assumes`); what it
+        binds and returns is dropped, so the code after the `if` runs with the default alone."""
+        skipped = [] if known else node.body.body
+        if known and isinstance(node.orelse, cst.Else):
+            skipped = node.orelse.body.body
+        elif known and isinstance(node.orelse, cst.If):
+            skipped = [node.orelse]
+        if not skipped:
+            return
+        returns = self.returns[-1] if self.returns else None
+        returned = (list(returns.values), returns.state) if returns is not None else None
+        outer, self.assuming = self.assuming, self.assuming or parameter
+        undo_from = len(self.undo)
+        try:
+            self.exec_block(skipped, state.copy())
+        finally:
+            self.assuming = outer
+            if returns is not None and returned is not None:
+                returns.values, returns.state = returned
+            while len(self.undo) > undo_from:  # the module's attributes as the default left them
+                attributes, attribute, before = self.undo.pop()
+                if before is _UNSET:
+                    attributes.pop(attribute, None)
+                else:
+                    attributes[attribute] = before
 
     @staticmethod
     def isinstance_of(subject: Value, classes: Value) -> bool | None:
@@ -614,9 +646,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             env[name] = self_value if (index == 0 and self_value is not None) else self.argument(param)
             if param.default is not None and env[name] is not self_value:
                 default = self.eval(param.default, defaults)
-                if isinstance(default, (ImportRef, FunctionRef, ModuleValue, PartialValue)) or (
-                        isinstance(default, ConstValue) and default.value is not None):
-                    env[name] = default  # what runs when no caller says otherwise
+                if isinstance(default, ConstValue) and default.value is not None:
+                    env[name] = replace(default, default_of=name)  # what runs when no caller says otherwise
+                elif isinstance(default, (ImportRef, FunctionRef, ModuleValue, PartialValue)):
+                    env[name] = default
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
@@ -636,17 +669,17 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         finally:
             returned = self.returns.pop().values
             graph = self.graph_of(returned) if is_forward else frozenset()
-            for change in self.pending:  # a backward pass follows a forward, through what it returns
+            for change in self.pending:  # a backward pass follows a forward, through the known part of what it returns
                 reached = graph is None or any(r.serial in graph for r in (*change.saved, *change.storage_saved))
                 change.backward_follows = Tri.YES if is_forward and reached else Tri.MAYBE
             self.pending, self.in_module_method, self.analysing, self.followed = outer
 
     @staticmethod
     def graph_of(values: list[Value]) -> frozenset[int] | None:
-        """The saves in the graph of the tensors among `values` (in tuples, lists and dicts too);
-        None when none of them is a tensor, or the graph of one was partly lost."""
+        """The saves known to be in the graph of the tensors among `values` (in tuples, lists and dicts
+        too; a graph partly lost: its known part); None when none of them is a tensor."""
         tensors = [v for v in contents(SequenceValue(tuple(values)), dicts=True) if isinstance(v, TensorValue)]
-        if not tensors or not all(t.graph_known for t in tensors):
+        if not tensors:
             return None
         return frozenset().union(*(t.history for t in tensors))
 
@@ -670,6 +703,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             owner = self.eval(target.value, state)
             attribute = target.attr.value
             if isinstance(owner, ModuleValue):
+                if self.assuming is not None:  # undone after the branch (`_other_branch`)
+                    self.undo.append((owner.named_children, attribute, owner.named_children.get(attribute, _UNSET)))
                 owner.named_children[attribute] = value
             elif isinstance(owner, TensorValue) and attribute == "requires_grad":
                 flag = value.value if isinstance(value, ConstValue) else None
@@ -976,12 +1011,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         """`x is None`, `act == "relu"`, `"k" in d`: a known bool where the values decide it."""
         left = self.eval(node.left, state)
         outcome: bool | None = True
+        default_of = left.default_of if isinstance(left, ConstValue) else None
         for target in node.comparisons:
             right = self.eval(target.comparator, state)
             decided = _compare(type(target.operator).__name__, left, right) if outcome is not None else None
             outcome = None if decided is None else (outcome and decided)
             left = right
-        return ConstValue(outcome) if outcome is not None else UNKNOWN
+            default_of = default_of or (right.default_of if isinstance(right, ConstValue) else None)
+        return ConstValue(outcome, default_of) if outcome is not None else UNKNOWN
 
     def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
         left = self.eval(node.left, state)
@@ -1006,7 +1043,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if isinstance(operand, ConstValue) and isinstance(operand.value, (int, float)) and isinstance(node.operator, cst.Minus):
             return ConstValue(-operand.value)
         if isinstance(node.operator, cst.Not) and isinstance(operand, ConstValue):
-            return ConstValue(not operand.value)
+            return ConstValue(not operand.value, operand.default_of)
         return UNKNOWN
 
     def _named_expr(self, node: cst.NamedExpr, state: State) -> Value:
@@ -1089,6 +1126,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                    state: State) -> Value:
         """A call of `callee` (`f(x)`, also `map(f, xs)`'s calls): a builtin, a torch or library name, a
         module, a class, a function of the project, a partial."""
+        if isinstance(callee, EitherCode):
+            return self.call_either(callee, args, kwargs, node, state)
         if isinstance(callee, PartialValue):  # `act(x)` for `act = partial(F.relu, inplace=True)`
             callee, args, kwargs = callee.func, [*callee.args, *args], {**callee.kwargs, **kwargs}
         if isinstance(callee, BuiltinRef):
@@ -1128,6 +1167,28 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         elif isinstance(callee, FunctionRef):
             return self.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
         return lost_from([*args, *kwargs.values()]) if callee is UNKNOWN else UNKNOWN
+
+    def call_either(self, callee: EitherCode, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                    state: State) -> Value:
+        """A call of one of a few functions (`func(params)` for `func = _single if foreach else _multi`):
+        each runs from the same state; the states and results after them are joined."""
+        result: Value | None = None
+        after: State | None = None
+        for alternative in callee.alternatives:
+            branch = state.copy()
+            returned = self.call_value(alternative, list(args), dict(kwargs), node, branch)
+            if result is None or after is None:
+                result, after = returned, branch
+                continue
+            after = after.join(branch)
+            if isinstance(result, TensorValue) and isinstance(returned, TensorValue) and \
+                    result.version_counter != returned.version_counter:
+                result = after.merge(result, returned)
+            else:
+                result = join_values(result, returned)
+        if after is not None:
+            self._replace(state, after)
+        return UNKNOWN if result is None else result
 
     _expression_handlers: dict[type, Callable[[Interpreter, object, State], Value]] = {
         cst.Name: _name,
