@@ -279,3 +279,31 @@ def test_an_op_with_an_operand_the_analysis_lost_has_a_partly_unknown_graph(tmp_
     assert explain(path, 8, capsys).splitlines()[1:3] == [
         "  `noise` (column 1): a tensor, the output of `*` (line 8)",
         "    - does not require grad; a leaf; graph known: empty"]
+
+
+# A forward whose output the analysis partly lost (`mixup`, a package it cannot read): a backward
+# from it reaches the saves of its known part; `gate`'s (line 12) is in it only when `mixup` gets it.
+PARTLY_LOST_FORWARD = """\
+import torch
+import torch.nn as nn
+from augmentations import mixup
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        gate = torch.sigmoid(x)
+        gate.mul_(2)
+        return self.head(mixup({mixed}))
+"""
+
+
+def test_a_forward_whose_output_is_partly_lost_reaches_only_the_saves_of_its_known_part(tmp_path, capsys):
+    path = write(tmp_path / "net.py", PARTLY_LOST_FORWARD.format(mixed="x"))
+    assert "    - a backward pass may run through what it changes (if one runs through what the function " \
+           "returns)\n" in explain(path, 13, capsys)
+    path = write(tmp_path / "net.py", PARTLY_LOST_FORWARD.format(mixed="gate"))
+    assert "    - a backward pass runs through what it changes\n" in explain(path, 13, capsys)
