@@ -423,11 +423,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         returns = self.returns[-1] if self.returns else None
         returned = (list(returns.values), returns.state) if returns is not None else None
         outer, self.assuming = self.assuming, self.assuming or parameter
-        undo_from = len(self.undo)
+        undo_from, followed = len(self.undo), self.followed
         try:
             self.exec_block(skipped, state.copy())
         finally:
-            self.assuming = outer
+            self.assuming, self.followed = outer, followed  # its calls do not count against the default's
             if returns is not None and returned is not None:
                 returns.values, returns.state = returned
             while len(self.undo) > undo_from:  # the module's attributes as the default left them
