@@ -204,7 +204,7 @@ def test_json_holds_the_same_facts(tmp_path, capsys):
     (change,) = found["changes"]
     assert {k: v for k, v in change.items() if k != "verdicts"} == {
         "column": 1, "verb": "`+=`", "target": "h", "grad_enabled": "yes", "saved": [], "backward_follows": "no",
-        "backward_at": None, "freed_by": "line 8", "dies_in": None, "called_from": []}
+        "backward_at": None, "freed_by": "line 8", "dies_in": None, "called_from": [], "assumes": None}
     assert [(v["code"], v["reported"], v["reason"]) for v in change["verdicts"]] == [
         ("GG001", False, "FREED_BY_BACKWARD"), ("GG002", False, "NOT_A_LEAF"), ("GG003", False, "NOT_SUCH_VIEW"),
         ("GG004", False, "NOT_THROUGH_DATA")]
@@ -284,3 +284,66 @@ def test_a_backward_on_a_known_empty_graph_confirms_no_pending_change(capsys):
            "changes\n" in step
     twin = explain(PROGRAMS / "temperature_scalar_loss_after_step_val_backward.py", 19, capsys)
     assert "    - a backward pass runs through what it changes: line 23\n    GG001 reported [error]" in twin
+
+
+def test_a_change_on_a_branch_a_default_skips_says_it_needs_another_value(capsys):
+    path = PROGRAMS / "registry_gated_mlp_uniform_bias_leaf_uniform.py"
+    change = explain(path, 26, capsys)
+    assert "    - grad on\n    - on a branch the default of `uniform_init` skips: it runs when a caller passes " \
+           "another value\n" in change
+    assert "    GG002 reported [warning]: `self.gate_bias` is a leaf that requires grad (an `nn.Parameter`); `uniform_` " \
+           "changes it in place outside `torch.no_grad()`, so PyTorch raises \"a leaf Variable that requires grad is " \
+           "being used in an in-place operation\" (only when `uniform_init` is given a value other than its default; " \
+           "found analysing `__init__` on its own: no caller of it is known).\n" in change
+
+
+# An op with an operand the analysis lost (`scale`, line 7) keeps its known operand's saves, its
+# graph partly unknown; one computed from known values only, none saved (line 8), a known-empty one.
+UNKNOWN_OPERAND = """\
+import torch
+import torch.nn as nn
+from schedules import current_scale
+
+head = nn.Linear(4, 2)
+scale = current_scale()
+logits = head(torch.randn(8, 4)) * scale
+noise = torch.randn(8, 2) * 0.1
+"""
+
+
+def test_an_op_with_an_operand_the_analysis_lost_has_a_partly_unknown_graph(tmp_path, capsys):
+    path = write(tmp_path / "scaled.py", UNKNOWN_OPERAND)
+    assert explain(path, 7, capsys).splitlines()[1:3] == [
+        "  `logits` (column 1): a tensor, the output of `*` (line 7)",
+        "    - requires grad; not a leaf; graph unknown (computed from values the analysis lost)"]
+    assert explain(path, 8, capsys).splitlines()[1:3] == [
+        "  `noise` (column 1): a tensor, the output of `*` (line 8)",
+        "    - does not require grad; a leaf; graph known: empty"]
+
+
+# A forward whose output the analysis partly lost (`mixup`, a package it cannot read): a backward
+# from it reaches the saves of its known part; `gate`'s (line 12) is in it only when `mixup` gets it.
+PARTLY_LOST_FORWARD = """\
+import torch
+import torch.nn as nn
+from augmentations import mixup
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        gate = torch.sigmoid(x)
+        gate.mul_(2)
+        return self.head(mixup({mixed}))
+"""
+
+
+def test_a_forward_whose_output_is_partly_lost_reaches_only_the_saves_of_its_known_part(tmp_path, capsys):
+    path = write(tmp_path / "net.py", PARTLY_LOST_FORWARD.format(mixed="x"))
+    assert "    - a backward pass may run through what it changes (if one runs through what the function " \
+           "returns)\n" in explain(path, 13, capsys)
+    path = write(tmp_path / "net.py", PARTLY_LOST_FORWARD.format(mixed="gate"))
+    assert "    - a backward pass runs through what it changes\n" in explain(path, 13, capsys)

@@ -105,6 +105,7 @@ class ChangeFacts:
     dies_in: str | None  # the entry point whose return ends the graph holding the saves it meets
     called_from: tuple[str, ...]
     verdicts: tuple[Verdict, ...]
+    assumes: str | None = None  # the parameter whose default skips the branch it is on (no caller is known)
 
 
 @dataclass(frozen=True)
@@ -323,6 +324,7 @@ def _change_facts(context: RuleContext, change: InplaceChange, column: int, sett
         dies_in=change.dies_in.name.value if change.dies_in is not None else None,
         called_from=tuple(_where(context, node, change) for node in change.call_chain),
         verdicts=tuple(verdicts),
+        assumes=change.assumes,
     )
 
 

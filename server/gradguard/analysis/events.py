@@ -57,6 +57,7 @@ class InplaceChange:
     aliases: tuple[str, ...] = ()
     call_chain: tuple[cst.CSTNode, ...] = ()
     standalone_of: cst.FunctionDef | None = None
+    assumes: str | None = None  # a parameter it was found with a value other than its default of (`_other_branch`)
     scopes: tuple[cst.FunctionDef | None, ...] = ()  # the functions the calls of `call_chain`, then `node`, lie in
 
     @property

@@ -56,6 +56,7 @@ from gradguard.analysis.values import (
     LostValue,
     ModuleValue,
     DistributionValue,
+    EitherCode,
     OptimizerValue,
     Origin,
     PartialValue,
@@ -81,7 +82,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
-_CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue)  # no hover describes these
+_UNSET = object()  # an attribute a module did not have
+_CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue, EitherCode)  # no hover describes these
 
 
 def _global_names(function: cst.FunctionDef) -> frozenset[str]:
@@ -399,6 +401,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def _if(self, node: cst.If, state: State) -> None:
         test = self.eval(node.test, state)
         known = truth(test)
+        if known is not None and isinstance(test, ConstValue) and test.default_of is not None and not self.call_stack:
+            self._other_branch(node, known, test.default_of, state)
         then_state = state.copy()
         if known is not False:
             self.exec_block(node.body.body, then_state)
@@ -412,6 +416,34 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         elif isinstance(node.orelse, cst.Else):
             self.exec_block(node.orelse.body.body, else_state)
         self._replace(state, then_state.join(else_state))
+
+    def _other_branch(self, node: cst.If, known: bool, parameter: str, state: State) -> None:
+        """The branch of `node` that the default of `parameter` skips, run on a copy of `state`: the
+        changes it makes hold for a caller passing another value (`InplaceChange.assumes`); what it
+        binds and returns is dropped, so the code after the `if` runs with the default alone."""
+        skipped = [] if known else node.body.body
+        if known and isinstance(node.orelse, cst.Else):
+            skipped = node.orelse.body.body
+        elif known and isinstance(node.orelse, cst.If):
+            skipped = [node.orelse]
+        if not skipped:
+            return
+        returns = self.returns[-1] if self.returns else None
+        returned = (list(returns.values), returns.state) if returns is not None else None
+        outer, self.assuming = self.assuming, self.assuming or parameter
+        undo_from, followed = len(self.undo), self.followed
+        try:
+            self.exec_block(skipped, state.copy())
+        finally:
+            self.assuming, self.followed = outer, followed  # its calls do not count against the default's
+            if returns is not None and returned is not None:
+                returns.values, returns.state = returned
+            while len(self.undo) > undo_from:  # the module's attributes as the default left them
+                attributes, attribute, before = self.undo.pop()
+                if before is _UNSET:
+                    attributes.pop(attribute, None)
+                else:
+                    attributes[attribute] = before
 
     @staticmethod
     def isinstance_of(subject: Value, classes: Value) -> bool | None:
@@ -622,9 +654,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             env[name] = self_value if (index == 0 and self_value is not None) else self.argument(param)
             if param.default is not None and env[name] is not self_value:
                 default = self.eval(param.default, defaults)
-                if isinstance(default, (ImportRef, FunctionRef, ModuleValue, PartialValue)) or (
-                        isinstance(default, ConstValue) and default.value is not None):
-                    env[name] = default  # what runs when no caller says otherwise
+                if isinstance(default, ConstValue) and default.value is not None:
+                    env[name] = replace(default, default_of=name)  # what runs when no caller says otherwise
+                elif isinstance(default, (ImportRef, FunctionRef, ModuleValue, PartialValue)):
+                    env[name] = default
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
@@ -650,7 +683,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             returns = self.returns.pop()
             graph = self.graph_of(returns.values) if is_forward else frozenset()
             live = self.live_at_exit(node, returns, state, given) if ended and self.pending else None
-            for change in self.pending:  # a backward pass follows a forward, through what it returns
+            for change in self.pending:  # a backward pass follows a forward, through the known part of what it returns
                 serials = {r.serial for r in (*change.saved, *change.storage_saved)}
                 if is_forward and (graph is None or serials & graph):
                     change.backward_follows = Tri.YES
@@ -676,10 +709,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     @staticmethod
     def graph_of(values: list[Value]) -> frozenset[int] | None:
-        """The saves in the graph of the tensors among `values` (in tuples, lists and dicts too);
-        None when none of them is a tensor, or the graph of one was partly lost."""
+        """The saves known to be in the graph of the tensors among `values` (in tuples, lists and dicts
+        too; a graph partly lost: its known part); None when none of them is a tensor."""
         tensors = [v for v in contents(SequenceValue(tuple(values)), dicts=True) if isinstance(v, TensorValue)]
-        if not tensors or not all(t.graph_known for t in tensors):
+        if not tensors:
             return None
         return frozenset().union(*(t.history for t in tensors))
 
@@ -703,6 +736,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             owner = self.eval(target.value, state)
             attribute = target.attr.value
             if isinstance(owner, ModuleValue):
+                if self.assuming is not None:  # undone after the branch (`_other_branch`)
+                    self.undo.append((owner.named_children, attribute, owner.named_children.get(attribute, _UNSET)))
                 owner.named_children[attribute] = value
             elif isinstance(owner, TensorValue) and attribute == "requires_grad":
                 flag = value.value if isinstance(value, ConstValue) else None
@@ -1009,12 +1044,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         """`x is None`, `act == "relu"`, `"k" in d`: a known bool where the values decide it."""
         left = self.eval(node.left, state)
         outcome: bool | None = True
+        default_of = left.default_of if isinstance(left, ConstValue) else None
         for target in node.comparisons:
             right = self.eval(target.comparator, state)
             decided = _compare(type(target.operator).__name__, left, right) if outcome is not None else None
             outcome = None if decided is None else (outcome and decided)
             left = right
-        return ConstValue(outcome) if outcome is not None else UNKNOWN
+            default_of = default_of or (right.default_of if isinstance(right, ConstValue) else None)
+        return ConstValue(outcome, default_of) if outcome is not None else UNKNOWN
 
     def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
         left = self.eval(node.left, state)
@@ -1039,7 +1076,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if isinstance(operand, ConstValue) and isinstance(operand.value, (int, float)) and isinstance(node.operator, cst.Minus):
             return ConstValue(-operand.value)
         if isinstance(node.operator, cst.Not) and isinstance(operand, ConstValue):
-            return ConstValue(not operand.value)
+            return ConstValue(not operand.value, operand.default_of)
         return UNKNOWN
 
     def _named_expr(self, node: cst.NamedExpr, state: State) -> Value:
@@ -1122,6 +1159,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                    state: State) -> Value:
         """A call of `callee` (`f(x)`, also `map(f, xs)`'s calls): a builtin, a torch or library name, a
         module, a class, a function of the project, a partial."""
+        if isinstance(callee, EitherCode):
+            return self.call_either(callee, args, kwargs, node, state)
         if isinstance(callee, PartialValue):  # `act(x)` for `act = partial(F.relu, inplace=True)`
             callee, args, kwargs = callee.func, [*callee.args, *args], {**callee.kwargs, **kwargs}
         if isinstance(callee, BuiltinRef):
@@ -1162,6 +1201,28 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return self.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
         self.hand_over([*args, *kwargs.values()])
         return lost_from([*args, *kwargs.values()]) if callee is UNKNOWN else UNKNOWN
+
+    def call_either(self, callee: EitherCode, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                    state: State) -> Value:
+        """A call of one of a few functions (`func(params)` for `func = _single if foreach else _multi`):
+        each runs from the same state; the states and results after them are joined."""
+        result: Value | None = None
+        after: State | None = None
+        for alternative in callee.alternatives:
+            branch = state.copy()
+            returned = self.call_value(alternative, list(args), dict(kwargs), node, branch)
+            if result is None or after is None:
+                result, after = returned, branch
+                continue
+            after = after.join(branch)
+            if isinstance(result, TensorValue) and isinstance(returned, TensorValue) and \
+                    result.version_counter != returned.version_counter:
+                result = after.merge(result, returned)
+            else:
+                result = join_values(result, returned)
+        if after is not None:
+            self._replace(state, after)
+        return UNKNOWN if result is None else result
 
     _expression_handlers: dict[type, Callable[[Interpreter, object, State], Value]] = {
         cst.Name: _name,

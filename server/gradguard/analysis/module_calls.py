@@ -17,6 +17,7 @@ from gradguard.analysis.values import (
     DictValue,
     FunctionRef,
     ImportRef,
+    LostValue,
     ModuleValue,
     Origin,
     OptimizerValue,
@@ -512,7 +513,8 @@ class ModuleCalls(InterpreterState):
         result = self.fresh_result(rg & state.grad_enabled, Origin(f"the output of `{module.class_name}`", node))
         if isinstance(source, TensorValue):
             return replace(result, history=source.history, graph_known=source.graph_known)
-        return replace(result, graph_known=False)
+        return replace(result, history=source.history if isinstance(source, LostValue) else frozenset(),
+                       graph_known=False)  # as `with_history` keeps what a lost input's graph may hold
 
 
 def bound_arguments(function: Value | None) -> tuple[Value | None, tuple[Value, ...], dict[str, Value]]:

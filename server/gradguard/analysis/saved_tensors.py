@@ -70,6 +70,7 @@ class SavedTensors(InterpreterState):
             aliases=self.aliases_of(tensor, target_node, state),
             call_chain=chain,
             standalone_of=self.analysing,
+            assumes=self.assuming,
             scopes=(self.analysing, *self.call_stack) if self.call_site is None else (self.analysing,),
         )
         self.result.changes.append(change)

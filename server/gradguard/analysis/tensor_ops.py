@@ -179,7 +179,8 @@ class TensorOps(InterpreterState):
         return updated
 
     def with_history(self, result: Value, inputs: Iterable[Value], first_serial: int, state: State) -> Value:
-        """`result` as a node of the graph: its inputs' saves and those its op just made."""
+        """`result` as a node of the graph: its inputs' saves and those its op just made; partly
+        unknown (`graph_known` False) where an input's graph is, or an input is a value the analysis lost."""
         history = frozenset(range(first_serial, self.next_serial))
         known = True
         for value in inputs:
@@ -189,11 +190,15 @@ class TensorOps(InterpreterState):
             elif isinstance(value, LostValue):
                 history |= value.history
                 known = False
+            elif value is UNKNOWN:  # an operand the analysis lost: its part of the graph is not known
+                known = False
             elif isinstance(value, SequenceValue):
                 for item in (*value.items, *([value.repeated] if value.repeated is not None else [])):
                     if isinstance(item, TensorValue):
                         history |= item.history
                         known = known and item.graph_known
+                    elif item is UNKNOWN:
+                        known = False
         if not history and known:
             return result
         if isinstance(result, TensorValue):

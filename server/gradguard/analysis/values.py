@@ -104,9 +104,11 @@ class ArgumentValue:
 
 @dataclass(frozen=True)
 class ConstValue:
-    """A Python literal (number, string, bool, None)."""
+    """A Python literal (number, string, bool, None). `default_of` names the parameter whose default
+    it is, in an analysis no caller gives that parameter to: one possible value, not its value."""
 
     value: object
+    default_of: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -402,9 +404,20 @@ class LostValue:
 
     history: frozenset[int]
 
+@dataclass(frozen=True, eq=False)
+class EitherCode:
+    """One of a few functions, picked by a test the analysis does not know (`func = _single if
+    foreach else _multi`): a call runs each of them, and its outcome is their join."""
+
+    alternatives: tuple[Value, ...]
+
+
+MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more is unknown
+
+
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
          | ModuleValue | ParametersValue | OptimizerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
-         | GeneratorValue | LostValue | _Unknown)
+         | GeneratorValue | LostValue | EitherCode | _Unknown)
 
 
 @dataclass(frozen=True)
@@ -515,7 +528,24 @@ def join_values(a: Value, b: Value) -> Value:
         )
     if isinstance(a, ConstValue) and isinstance(b, ConstValue) and a.value == b.value:
         return a
+    if isinstance(a, _CODE) and isinstance(b, _CODE):
+        return _either(a, b)
     return UNKNOWN
+
+
+_CODE = (FunctionRef, ImportRef, PartialValue, EitherCode)
+
+
+def _either(a: Value, b: Value) -> Value:
+    """The join of two functions: either of them (the same function once), unknown past `MAX_ALTERNATIVES`."""
+    alternatives: list[Value] = []
+    for value in (a, b):
+        for alternative in value.alternatives if isinstance(value, EitherCode) else (value,):
+            if not any(alternative is known or alternative == known for known in alternatives):
+                alternatives.append(alternative)
+    if len(alternatives) == 1:
+        return alternatives[0]
+    return EitherCode(tuple(alternatives)) if len(alternatives) <= MAX_ALTERNATIVES else UNKNOWN
 
 
 def truth(value: Value) -> bool | None:
@@ -526,7 +556,7 @@ def truth(value: Value) -> bool | None:
         return bool(value.entries)
     if isinstance(value, SequenceValue) and value.repeated is None and (value.items or value.known_length):
         return bool(value.items)
-    if isinstance(value, (FunctionRef, BuiltinRef, PartialValue, GeneratorValue)):
+    if isinstance(value, (FunctionRef, BuiltinRef, PartialValue, GeneratorValue, EitherCode)):
         return True
     return None
 

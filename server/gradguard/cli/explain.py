@@ -100,6 +100,8 @@ def _value_lines(facts: NameFacts) -> list[str]:
 def _change_lines(change: ChangeFacts) -> list[str]:
     target = f" of `{change.target}`" if change.target else ""
     lines = [f"  in-place change (column {change.column}): {change.verb}{target}", f"    - {_GRAD[change.grad_enabled]}"]
+    if change.assumes:
+        lines.append(f"    - on a branch the default of `{change.assumes}` skips: it runs when a caller passes another value")
     if change.called_from:
         lines.append(f"    - in the code the call at {', then the call at '.join(change.called_from)} ran")
     lines += [f"    - meets a save: its {s.what} by `{s.saved_by}` ({s.at}){'' if s.certain else ' (not certain)'}"

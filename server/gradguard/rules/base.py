@@ -19,6 +19,13 @@ from gradguard.findings import Finding, Fix, Related, Severity, Span
 from gradguard.source.document import Document
 
 
+def assumption(change: InplaceChange) -> str:
+    """What a change found on a branch a parameter's default skips holds for."""
+    function = change.standalone_of.name.value if change.standalone_of is not None else "the function"
+    return (f"only when `{change.assumes}` is given a value other than its default; found analysing `{function}` "
+            f"on its own: no caller of it is known")
+
+
 class NotReported(Enum):
     """Why a rule leaves an in-place change unreported: each rule's `dropped(change)` returns it
     where its check drops the change, and `gradguard explain` prints it."""
@@ -82,7 +89,10 @@ class RuleContext:
 
     def immediate_error(self, code: str, change: InplaceChange, certain: bool, message: str,
                         created: str, fixes: tuple[Fix, ...] = ()) -> Finding:
-        """A finding for an error PyTorch raises at the changing line, pointing at the tensor's creation."""
+        """A finding for an error PyTorch raises at the changing line, pointing at the tensor's creation
+        (a warning that says so where it holds only for a value other than a parameter's default)."""
+        if change.assumes is not None:
+            certain, message = False, f"{message[:-1]} ({assumption(change)})."
         origin = change.target.origin.node
         related = (Related(*self.locate(origin), created),) if origin is not None else ()
         related += self.called_from(change)

@@ -74,7 +74,7 @@ from gradguard.fixes.edits import (
     recompute_after,
     statement_holding,
 )
-from gradguard.rules.base import NotReported, RuleContext
+from gradguard.rules.base import NotReported, RuleContext, assumption
 from gradguard.rules.gg002_leaf_modified import raises_for_leaf
 from gradguard.rules.gg003_multi_output_view_modified import raises_for_view
 
@@ -127,7 +127,9 @@ def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
         reasons.append("the backward pass reaches it only through a call the analysis did not follow")
     elif change.backward_follows is not Tri.YES:
         reasons.append("this holds if a backward pass later runs through it")
-    if change.standalone_of is not None and reasons:
+    if change.assumes is not None:
+        reasons.append(assumption(change))
+    if change.standalone_of is not None and reasons and change.assumes is None:
         reasons.append(f"found analysing `{change.standalone_of.name.value}` on its own: no caller of it is known")
     return reasons
 
