@@ -30,10 +30,12 @@ _FUNCTIONAL = "torch.nn.functional."
 _INIT = "torch.nn.init."
 _OPTIM = "torch.optim."
 _DISTRIBUTIONS = "torch.distributions."
+#: Python namespaces whose functions are the ATen ops of the same name with a prefix: `torch.linalg.norm` → `linalg_norm`.
+_ATEN_NAMESPACES = ("linalg", "special", "fft")
 
 
 class TorchCalls(InterpreterState):
-    """The interpreter's part that calls `torch.*`, `torch.nn.functional.*` and grad-mode constructs."""
+    """The interpreter's part that calls `torch.*`, `torch.nn.functional.*`, `torch.linalg/special/fft.*` and grad-mode constructs."""
 
     def grad_mode_of(self, node: cst.BaseExpression, state: State) -> Tri | None:
         """The grad mode a `with` item or decorator sets, or None if it is not a grad-mode construct."""
@@ -109,6 +111,11 @@ class TorchCalls(InterpreterState):
                 return self.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state,
                                                bound=False)
             return UNKNOWN
+        namespace, _, function = name.removeprefix("torch.").partition(".")
+        if name.startswith("torch.") and namespace in _ATEN_NAMESPACES and function.isidentifier():
+            if args and isinstance(args[0], ArgumentValue):
+                args[0] = self.promote(args[0], state)
+            return self.apply_aten(f"{namespace}_{function}", args, kwargs, node, state, None)
         if name.startswith(_FUNCTIONAL):
             return self.call_functional(name.removeprefix(_FUNCTIONAL), args, kwargs, node, state)
         if name.startswith("torch.") and name.count(".") == 1:
