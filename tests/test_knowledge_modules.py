@@ -16,7 +16,7 @@ import pytest
 import torch
 from torch import nn
 
-from gradguard.knowledge.modules import MODULES, InplaceSaves, Saves
+from gradguard.knowledge.modules import MODULES, RECURRENT_NETWORKS, InplaceSaves, Saves, recurrent_parameters
 
 INPLACE_ERROR = "modified by an inplace operation"
 MIN_CHECKED_ENTRIES = 30
@@ -123,6 +123,7 @@ CASES: dict[str, Case] = {
     "ConstantPad2d": Case((1, 0.5), (1, 2, 3, 3)),
     "LSTM": Case((4, 3), (3, 2, 4)),
     "GRU": Case((4, 3), (3, 2, 4)),
+    "RNN": Case((4, 3), (3, 2, 4)),
     "MSELoss": Case((), (2, 3), extra=_target(2, 3)),
     "L1Loss": Case((), (2, 3), extra=_target(2, 3)),
 }
@@ -284,7 +285,7 @@ def test_mutating_weight_after_call(name, input_requires_grad):
         f"mutating the weights of {name} after a call on an input {grad} {verb(raises)}; {says(predicted)}")
 
 
-RECURRENT = [n for n in NAMES if n in ("RNNCell", "GRUCell", "LSTMCell", "LSTM", "GRU")]
+RECURRENT = [n for n in NAMES if n in ("RNNCell", "GRUCell", "LSTMCell", "LSTM", "GRU", "RNN")]
 
 
 def given_state(name: str) -> tuple[torch.Tensor, ...]:
@@ -337,6 +338,18 @@ def test_op_runs(name):
 def test_declared_parameters_match(name):
     actual = {n for n, _ in build(name).named_parameters()}
     assert set(MODULES[name].parameters) == actual, f"{name} has parameters {sorted(actual)}"
+
+
+@pytest.mark.parametrize("name", sorted(RECURRENT_NETWORKS))
+@pytest.mark.parametrize("shape", [dict(num_layers=2), dict(bidirectional=True), dict(bias=False),
+                                   dict(num_layers=3, bidirectional=True, bias=False), dict(proj_size=2),
+                                   dict(num_layers=2, bidirectional=True, proj_size=2)])
+def test_recurrent_parameters_of_every_layer_and_direction(name, shape):
+    if "proj_size" in shape and name != "LSTM":
+        pytest.skip("only an LSTM projects its hidden state")
+    actual = [n for n, _ in getattr(nn, name)(4, 3, **shape).named_parameters()]
+    assert list(recurrent_parameters(**shape)) == actual
+    assert recurrent_parameters() == MODULES[name].parameters
 
 
 @pytest.mark.parametrize("name", WITH_INPLACE)
