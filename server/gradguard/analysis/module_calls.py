@@ -416,6 +416,9 @@ class ModuleCalls(InterpreterState):
 
     def module_forward(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                        state: State, report_node: cst.CSTNode) -> Value:
+        inner = module.wrapped()
+        if inner is not None:
+            return self.call_module(inner, args, kwargs, node, state, report_node)
         source = args[0] if args else UNKNOWN
         if isinstance(source, ArgumentValue):
             source = self.promote(source, state)

@@ -98,6 +98,11 @@ class TorchCalls(InterpreterState):
             return OptimizerValue(name.rsplit(".", 1)[-1], optimized_tensors(params))
         if name.startswith(_DISTRIBUTIONS):
             return self.distribution(name, args, kwargs, node, state)
+        if name in surface.MODULE_WRAPPERS:
+            inner = args[0] if args else kwargs.get("module", UNKNOWN)
+            if not isinstance(inner, ModuleValue):
+                return UNKNOWN
+            return ModuleValue(name.rsplit(".", 1)[-1], node, children=[], named_children={"module": inner})
         if name.startswith("torch.nn.") and name.count(".") == 2:
             built = self.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
             if isinstance(built, ModuleValue):  # its construction is where a change it makes is reported, in its file only
