@@ -8,6 +8,7 @@ saved for backward.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from dataclasses import dataclass
 from typing import Callable
@@ -16,7 +17,14 @@ import pytest
 import torch
 from torch import nn
 
-from gradguard.knowledge.modules import MODULES, RECURRENT_NETWORKS, InplaceSaves, Saves, recurrent_parameters
+from gradguard.knowledge.modules import (
+    MODULES,
+    PARAMETRIZATIONS,
+    RECURRENT_NETWORKS,
+    InplaceSaves,
+    Saves,
+    recurrent_parameters,
+)
 
 INPLACE_ERROR = "modified by an inplace operation"
 MIN_CHECKED_ENTRIES = 30
@@ -350,6 +358,33 @@ def test_recurrent_parameters_of_every_layer_and_direction(name, shape):
     actual = [n for n, _ in getattr(nn, name)(4, 3, **shape).named_parameters()]
     assert list(recurrent_parameters(**shape)) == actual
     assert recurrent_parameters() == MODULES[name].parameters
+
+
+class _Scaled(nn.Module):
+    def forward(self, weight):
+        return 2 * weight
+
+
+@pytest.mark.parametrize("qualified", sorted(PARAMETRIZATIONS))
+@pytest.mark.parametrize("tensor", ["weight", "bias"])
+def test_parametrizations_replace_the_tensor_by_their_parameters(qualified, tensor):
+    """The module comes back with `tensor` computed (no leaf, requiring grad) from the parameters the
+    table names, and its forward saves what that computation gives (its input is saved by `linear`)."""
+    if tensor == "bias" and qualified.endswith(("orthogonal", "spectral_norm")):
+        pytest.skip("a matrix's parametrization")
+    module_path, function_name = qualified.rsplit(".", 1)
+    function = getattr(importlib.import_module(module_path), function_name)
+    linear = nn.Linear(4, 3)
+    extra = (_Scaled(),) if function_name == "register_parametrization" else ()
+    assert function(linear, tensor, *extra) is linear
+    expected = {"weight", "bias"} - {tensor} | {p.format(name=tensor) for p in PARAMETRIZATIONS[qualified]}
+    assert {n for n, _ in linear.named_parameters()} == expected
+    x = torch.randn(2, 4, requires_grad=True)
+    out = linear(x)
+    value = getattr(linear, tensor)  # as the forward computed it (the old functions set it before each call)
+    assert value.requires_grad and value.grad_fn is not None
+    mutate(x)
+    assert backward_raises(out)
 
 
 @pytest.mark.parametrize("name", WITH_INPLACE)

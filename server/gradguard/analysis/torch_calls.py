@@ -24,6 +24,7 @@ from gradguard.analysis.values import (
     contents,
     new_version_counter,
 )
+from gradguard.knowledge import modules as module_facts
 from gradguard.knowledge import surface
 
 _FUNCTIONAL = "torch.nn.functional."
@@ -98,6 +99,8 @@ class TorchCalls(InterpreterState):
             return OptimizerValue(name.rsplit(".", 1)[-1], optimized_tensors(params))
         if name.startswith(_DISTRIBUTIONS):
             return self.distribution(name, args, kwargs, node, state)
+        if name in module_facts.PARAMETRIZATIONS:
+            return self.parametrize(name, args, kwargs, node)
         if name in surface.MODULE_WRAPPERS:
             inner = args[0] if args else kwargs.get("module", UNKNOWN)
             if not isinstance(inner, ModuleValue):
@@ -140,6 +143,25 @@ class TorchCalls(InterpreterState):
                 args[0] = self.promote(args[0], state)
             return self.apply_aten(function, args, kwargs, node, state, None)
         return UNKNOWN
+
+    @staticmethod
+    def parametrize(name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call) -> Value:
+        """`nn.utils.weight_norm(module)` and the like: the module, its tensor replaced by the parameters
+        it is computed from, and itself a tensor that requires grad and is no leaf (read as `module.weight`)."""
+        module = args[0] if args else kwargs.get("module", UNKNOWN)
+        given = args[1] if len(args) > 1 else kwargs.get("name", kwargs.get("tensor_name", ConstValue("weight")))
+        if not (isinstance(module, ModuleValue) and isinstance(given, ConstValue) and isinstance(given.value, str)):
+            return module
+        tensor = given.value
+        if module.parameters.pop(tensor, None) is None:
+            return module
+        function = name.rsplit(".", 1)[-1]
+        for original in module_facts.PARAMETRIZATIONS[name]:
+            module.parameters[original.format(name=tensor)] = TensorValue(
+                new_version_counter(), Tri.YES, True, Origin(f"the {tensor} of `{module.class_name}` before `{function}`", node))
+        module.buffers[tensor] = TensorValue(new_version_counter(), Tri.YES, False,
+                                             Origin(f"the {tensor} `{function}` computes", node))
+        return module
 
     def gradients(self, outputs: Value, inputs: Value, kwargs: dict[str, Value], node: cst.Call,
                   state: State) -> SequenceValue:

@@ -153,6 +153,19 @@ MODULES: dict[str, ModuleFacts] = {facts.name: facts for facts in _TABLE}
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
 
 
+#: Functions that reparametrise a module's tensor (`name`, "weight" unless given as their second argument)
+#: and return the module: the parameters that replace it. The module's forward then runs with the
+#: tensor computed from them (`weight = g * v / ||v||`), which requires grad and is no leaf.
+PARAMETRIZATIONS: dict[str, tuple[str, ...]] = {
+    "torch.nn.utils.weight_norm": ("{name}_g", "{name}_v"),
+    "torch.nn.utils.spectral_norm": ("{name}_orig",),
+    "torch.nn.utils.parametrizations.weight_norm": ("parametrizations.{name}.original0",
+                                                    "parametrizations.{name}.original1"),
+    "torch.nn.utils.parametrizations.spectral_norm": ("parametrizations.{name}.original",),
+    "torch.nn.utils.parametrizations.orthogonal": ("parametrizations.{name}.original",),
+    "torch.nn.utils.parametrize.register_parametrization": ("parametrizations.{name}.original",),
+}
+
 #: Whole recurrent networks: their parameters depend on the layers, the directions and `proj_size`.
 RECURRENT_NETWORKS = frozenset({"RNN", "LSTM", "GRU"})
 
