@@ -54,6 +54,9 @@ _DENSE_KEYS = (
 # Other composite Tensor(a)[] ops (tensor_split, hsplit, vsplit, dsplit) decompose into slice.
 _COMPOSITE_MULTI_OUTPUT_VIEWS = {"chunk", "split.sizes"}
 
+# The Python namespaces whose composite functions of one tensor are traced to the op they record.
+_TRACED_NAMESPACES = ("linalg_", "special_", "fft_")
+
 # Hand-written autograd kernels (torch/csrc/autograd/VariableTypeManual.cpp) that have a
 # backward: copy_ records CopyBackwards (which saves no tensor).
 _MANUAL_DIFFERENTIABLE = {"copy_"}
@@ -228,12 +231,54 @@ def _record(fn: NativeFunctionWithDifferentiabilityInfo, indices: dict[DispatchK
     return rec
 
 
+def _traced_kernel(name: str, ops: dict[str, Any]) -> dict[str, Any] | None:
+    """The one differentiable op a composite overload of one tensor decomposes into, traced by
+    torch (`make_fx`) on a real and a complex sample: `{"op": "sigmoid", "args": {"self": "self"}}`
+    (the composite's tensor → the argument it becomes), or None when the samples disagree (`fft_fft`:
+    `_fft_r2c` or `_fft_c2c`), a trace holds no single such op, or no sample suits the op."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    base, _, overload = name.partition(".")
+    packet = getattr(torch.ops.aten, base)
+    function = getattr(packet, overload or "default")
+    found = set()
+    for dtype in (torch.float64, torch.complex128):
+        try:
+            graph = make_fx(function)(torch.randn(3, 3, dtype=dtype)).graph
+        except Exception:  # a sample of this kind does not suit the op (`erf` of a complex tensor)
+            continue
+        calls = [n for n in graph.nodes if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)]
+        kernels = []
+        for call in calls:
+            target = call.target.name().removeprefix("aten::").replace(".default", "")
+            rec = ops.get(target, {})
+            if rec.get("differentiable", True) and not rec.get("composite") and target in ops:
+                arg = next((ops[target]["args"][i] for i, a in enumerate(call.args)
+                            if getattr(a, "op", None) == "placeholder"), None)
+                kernels.append((target, arg))
+        if len(kernels) != 1 or kernels[0][1] is None:
+            return None
+        found.add(kernels[0])
+    if len(found) != 1:
+        return None
+    target, arg = found.pop()
+    return {"op": target, "args": {"self": arg}}
+
+
 def build_table() -> dict[str, Any]:
-    """Build the op table from the installed torch's torchgen data."""
+    """Build the op table from the installed torch's torchgen data; the composite functions of one
+    tensor in `torch.linalg`, `torch.special` and `torch.fft` name the op torch traces them into."""
     infos, _ = load_derivatives(DERIVATIVES_YAML, NATIVE_YAML, TAGS_YAML)
     parsed = parse_native_yaml(NATIVE_YAML, TAGS_YAML)
     fns = match_differentiability_info(parsed.native_functions, infos)
     ops = {str(fn.func.func.name): _record(fn, parsed.backend_indices) for fn in fns}
+    for name, rec in ops.items():
+        if (name.startswith(_TRACED_NAMESPACES) and rec.get("composite") and rec["kind"] == "functional"
+                and rec["tensor_args"] == ["self"]):
+            kernel = _traced_kernel(name, ops)
+            if kernel is not None:
+                rec["kernel"] = kernel
     return {"torch_version": _version(), "ops": dict(sorted(ops.items()))}
 
 

@@ -135,3 +135,11 @@ def test_overloads() -> None:
 def test_non_differentiable() -> None:
     assert not _op("argmax").differentiable
     assert _op("argmax").saved_inputs({"self": True}) == frozenset()
+
+
+def test_composites_of_the_namespaces_name_the_op_torch_traces_them_into() -> None:
+    assert _op("special_expit").traced_kernel == ("sigmoid", "self")
+    assert _op("linalg_norm").traced_kernel == ("linalg_vector_norm", "self")
+    assert _op("linalg_eigh").traced_kernel == ("_linalg_eigh", "A")
+    assert _op("fft_rfft").traced_kernel == ("_fft_r2c", "self")
+    assert _op("fft_fft").traced_kernel is None  # `_fft_r2c` of a real tensor, `_fft_c2c` of a complex one

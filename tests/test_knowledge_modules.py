@@ -8,6 +8,7 @@ saved for backward.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from dataclasses import dataclass
 from typing import Callable
@@ -16,7 +17,14 @@ import pytest
 import torch
 from torch import nn
 
-from gradguard.knowledge.modules import MODULES, InplaceSaves, Saves
+from gradguard.knowledge.modules import (
+    MODULES,
+    PARAMETRIZATIONS,
+    RECURRENT_NETWORKS,
+    InplaceSaves,
+    Saves,
+    recurrent_parameters,
+)
 
 INPLACE_ERROR = "modified by an inplace operation"
 MIN_CHECKED_ENTRIES = 30
@@ -123,6 +131,7 @@ CASES: dict[str, Case] = {
     "ConstantPad2d": Case((1, 0.5), (1, 2, 3, 3)),
     "LSTM": Case((4, 3), (3, 2, 4)),
     "GRU": Case((4, 3), (3, 2, 4)),
+    "RNN": Case((4, 3), (3, 2, 4)),
     "MSELoss": Case((), (2, 3), extra=_target(2, 3)),
     "L1Loss": Case((), (2, 3), extra=_target(2, 3)),
 }
@@ -284,7 +293,7 @@ def test_mutating_weight_after_call(name, input_requires_grad):
         f"mutating the weights of {name} after a call on an input {grad} {verb(raises)}; {says(predicted)}")
 
 
-RECURRENT = [n for n in NAMES if n in ("RNNCell", "GRUCell", "LSTMCell", "LSTM", "GRU")]
+RECURRENT = [n for n in NAMES if n in ("RNNCell", "GRUCell", "LSTMCell", "LSTM", "GRU", "RNN")]
 
 
 def given_state(name: str) -> tuple[torch.Tensor, ...]:
@@ -337,6 +346,45 @@ def test_op_runs(name):
 def test_declared_parameters_match(name):
     actual = {n for n, _ in build(name).named_parameters()}
     assert set(MODULES[name].parameters) == actual, f"{name} has parameters {sorted(actual)}"
+
+
+@pytest.mark.parametrize("name", sorted(RECURRENT_NETWORKS))
+@pytest.mark.parametrize("shape", [dict(num_layers=2), dict(bidirectional=True), dict(bias=False),
+                                   dict(num_layers=3, bidirectional=True, bias=False), dict(proj_size=2),
+                                   dict(num_layers=2, bidirectional=True, proj_size=2)])
+def test_recurrent_parameters_of_every_layer_and_direction(name, shape):
+    if "proj_size" in shape and name != "LSTM":
+        pytest.skip("only an LSTM projects its hidden state")
+    actual = [n for n, _ in getattr(nn, name)(4, 3, **shape).named_parameters()]
+    assert list(recurrent_parameters(**shape)) == actual
+    assert recurrent_parameters() == MODULES[name].parameters
+
+
+class _Scaled(nn.Module):
+    def forward(self, weight):
+        return 2 * weight
+
+
+@pytest.mark.parametrize("qualified", sorted(PARAMETRIZATIONS))
+@pytest.mark.parametrize("tensor", ["weight", "bias"])
+def test_parametrizations_replace_the_tensor_by_their_parameters(qualified, tensor):
+    """The module comes back with `tensor` computed (no leaf, requiring grad) from the parameters the
+    table names, and its forward saves what that computation gives (its input is saved by `linear`)."""
+    if tensor == "bias" and qualified.endswith(("orthogonal", "spectral_norm")):
+        pytest.skip("a matrix's parametrization")
+    module_path, function_name = qualified.rsplit(".", 1)
+    function = getattr(importlib.import_module(module_path), function_name)
+    linear = nn.Linear(4, 3)
+    extra = (_Scaled(),) if function_name == "register_parametrization" else ()
+    assert function(linear, tensor, *extra) is linear
+    expected = {"weight", "bias"} - {tensor} | {p.format(name=tensor) for p in PARAMETRIZATIONS[qualified]}
+    assert {n for n, _ in linear.named_parameters()} == expected
+    x = torch.randn(2, 4, requires_grad=True)
+    out = linear(x)
+    value = getattr(linear, tensor)  # as the forward computed it (the old functions set it before each call)
+    assert value.requires_grad and value.grad_fn is not None
+    mutate(x)
+    assert backward_raises(out)
 
 
 @pytest.mark.parametrize("name", WITH_INPLACE)

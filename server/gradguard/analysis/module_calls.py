@@ -261,7 +261,9 @@ class ModuleCalls(InterpreterState):
             return ModuleValue(class_name, node, children=[], returns_input=True)  # p=0: its input, in any mode
         value = ModuleValue(class_name, node, children=[])
         affine = next((kwargs[k] for k in ("affine", "elementwise_affine") if k in kwargs), ConstValue(True))
-        for name in facts.parameters:
+        names = self.recurrent_parameters(class_name, args, kwargs) \
+            if class_name in module_facts.RECURRENT_NETWORKS else facts.parameters
+        for name in names:
             if name == "bias" and isinstance(kwargs.get("bias"), ConstValue) and not kwargs["bias"].value:
                 continue
             if name in ("weight", "bias") and isinstance(affine, ConstValue) and affine.value is False:
@@ -277,6 +279,20 @@ class ModuleCalls(InterpreterState):
         if class_name == "MultiheadAttention":  # batch_first transposes the inputs into contiguous copies
             value.copies_input = self.flag(args, kwargs, 8, "batch_first", False) is Tri.YES
         return value
+
+    @staticmethod
+    def recurrent_parameters(class_name: str, args: list[Value], kwargs: dict[str, Value]) -> tuple[str, ...]:
+        """The parameters of `nn.RNN`/`LSTM`/`GRU(input_size, hidden_size, num_layers, ...)` from the
+        arguments given as constants (a value not known takes the default)."""
+        positions = {"num_layers": 2, "bias": 3, "bidirectional": 6, "proj_size": 7}
+        if class_name == "RNN":  # `nonlinearity` comes before `bias`
+            positions = {"num_layers": 2, "bias": 4, "bidirectional": 7}
+        given = {}
+        for keyword, position in positions.items():
+            value = args[position] if len(args) > position else kwargs.get(keyword)
+            if isinstance(value, ConstValue) and isinstance(value.value, (bool, int)):
+                given[keyword] = value.value
+        return module_facts.recurrent_parameters(**given)
 
     def call_module_method(self, module: ModuleValue, method: str, args: list[Value], kwargs: dict[str, Value],
                            node: cst.Call, state: State) -> Value:
@@ -401,6 +417,9 @@ class ModuleCalls(InterpreterState):
 
     def module_forward(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                        state: State, report_node: cst.CSTNode) -> Value:
+        inner = module.wrapped()
+        if inner is not None:
+            return self.call_module(inner, args, kwargs, node, state, report_node)
         source = args[0] if args else UNKNOWN
         if isinstance(source, ArgumentValue):
             source = self.promote(source, state)

@@ -138,6 +138,9 @@ class TensorOps(InterpreterState):
         saves_from = facts
         if facts.composite:
             decomposition = surface.DECOMPOSITIONS.get(base)
+            if decomposition is None and facts.traced_kernel is not None:
+                kernel, becomes = facts.traced_kernel
+                decomposition = surface.Decomposition(kernel, (("self", becomes),))
             target = None
             if decomposition is not None:
                 target = ops.op(decomposition.aten_op) or next(iter(ops.overloads(decomposition.aten_op)), None)

@@ -24,16 +24,19 @@ from gradguard.analysis.values import (
     contents,
     new_version_counter,
 )
+from gradguard.knowledge import modules as module_facts
 from gradguard.knowledge import surface
 
 _FUNCTIONAL = "torch.nn.functional."
 _INIT = "torch.nn.init."
 _OPTIM = "torch.optim."
 _DISTRIBUTIONS = "torch.distributions."
+#: Python namespaces whose functions are the ATen ops of the same name with a prefix: `torch.linalg.norm` → `linalg_norm`.
+_ATEN_NAMESPACES = ("linalg", "special", "fft")
 
 
 class TorchCalls(InterpreterState):
-    """The interpreter's part that calls `torch.*`, `torch.nn.functional.*` and grad-mode constructs."""
+    """The interpreter's part that calls `torch.*`, `torch.nn.functional.*`, `torch.linalg/special/fft.*` and grad-mode constructs."""
 
     def grad_mode_of(self, node: cst.BaseExpression, state: State) -> Tri | None:
         """The grad mode a `with` item or decorator sets, or None if it is not a grad-mode construct."""
@@ -96,6 +99,13 @@ class TorchCalls(InterpreterState):
             return OptimizerValue(name.rsplit(".", 1)[-1], optimized_tensors(params))
         if name.startswith(_DISTRIBUTIONS):
             return self.distribution(name, args, kwargs, node, state)
+        if name in module_facts.PARAMETRIZATIONS:
+            return self.parametrize(name, args, kwargs, node)
+        if name in surface.MODULE_WRAPPERS:
+            inner = args[0] if args else kwargs.get("module", UNKNOWN)
+            if not isinstance(inner, ModuleValue):
+                return UNKNOWN
+            return ModuleValue(name.rsplit(".", 1)[-1], node, children=[], named_children={"module": inner})
         if name.startswith("torch.nn.") and name.count(".") == 2:
             built = self.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
             if isinstance(built, ModuleValue):  # its construction is where a change it makes is reported, in its file only
@@ -109,6 +119,11 @@ class TorchCalls(InterpreterState):
                 return self.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state,
                                                bound=False)
             return UNKNOWN
+        namespace, _, function = name.removeprefix("torch.").partition(".")
+        if name.startswith("torch.") and namespace in _ATEN_NAMESPACES and function.isidentifier():
+            if args and isinstance(args[0], ArgumentValue):
+                args[0] = self.promote(args[0], state)
+            return self.apply_aten(f"{namespace}_{function}", args, kwargs, node, state, None)
         if name.startswith(_FUNCTIONAL):
             return self.call_functional(name.removeprefix(_FUNCTIONAL), args, kwargs, node, state)
         if name.startswith("torch.") and name.count(".") == 1:
@@ -128,6 +143,25 @@ class TorchCalls(InterpreterState):
                 args[0] = self.promote(args[0], state)
             return self.apply_aten(function, args, kwargs, node, state, None)
         return UNKNOWN
+
+    @staticmethod
+    def parametrize(name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call) -> Value:
+        """`nn.utils.weight_norm(module)` and the like: the module, its tensor replaced by the parameters
+        it is computed from, and itself a tensor that requires grad and is no leaf (read as `module.weight`)."""
+        module = args[0] if args else kwargs.get("module", UNKNOWN)
+        given = args[1] if len(args) > 1 else kwargs.get("name", kwargs.get("tensor_name", ConstValue("weight")))
+        if not (isinstance(module, ModuleValue) and isinstance(given, ConstValue) and isinstance(given.value, str)):
+            return module
+        tensor = given.value
+        if module.parameters.pop(tensor, None) is None:
+            return module
+        function = name.rsplit(".", 1)[-1]
+        for original in module_facts.PARAMETRIZATIONS[name]:
+            module.parameters[original.format(name=tensor)] = TensorValue(
+                new_version_counter(), Tri.YES, True, Origin(f"the {tensor} of `{module.class_name}` before `{function}`", node))
+        module.buffers[tensor] = TensorValue(new_version_counter(), Tri.YES, False,
+                                             Origin(f"the {tensor} `{function}` computes", node))
+        return module
 
     def gradients(self, outputs: Value, inputs: Value, kwargs: dict[str, Value], node: cst.Call,
                   state: State) -> SequenceValue:

@@ -195,6 +195,11 @@ class ModuleValue:
     children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)
     built_in: str | None = None  # the file whose code constructed it (a `torch.nn` module, a user class's instance)
 
+    def wrapped(self) -> ModuleValue | None:
+        """The module a `DataParallel`/`DistributedDataParallel` wrapper runs (its `.module`), if this is one."""
+        inner = self.named_children.get("module") if self.class_name in _WRAPPERS and self.user_class is None else None
+        return inner if isinstance(inner, ModuleValue) else None
+
     def tree(self) -> list[ModuleValue]:
         """This module and every module under it, each once (objects may refer to each other)."""
         found: list[ModuleValue] = []
@@ -381,6 +386,7 @@ class SuperValue:
 
 
 _CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
+_WRAPPERS = ("DataParallel", "DistributedDataParallel")
 
 
 class _Unknown:
@@ -506,7 +512,8 @@ def reachable_saves(roots: list[Value]) -> frozenset[int]:
 def join_values(a: Value, b: Value) -> Value:
     """The value of a name after two paths meet. A tensor met by a number, None or an unknown value
     stays the tensor, marked `maybe_other` (`loss = 0` then `loss += t` in a loop: a tensor in `t`'s
-    graph, or still the number); two other values that differ are unknown."""
+    graph, or still the number); a module met by its `DataParallel` wrapper is the wrapper; two other
+    values that differ are unknown."""
     if a is b:
         return a
     if isinstance(b, TensorValue) and not isinstance(a, TensorValue):
@@ -530,6 +537,8 @@ def join_values(a: Value, b: Value) -> Value:
         return a
     if isinstance(a, _CODE) and isinstance(b, _CODE):
         return _either(a, b)
+    if isinstance(a, ModuleValue) and isinstance(b, ModuleValue) and (a.wrapped() is b or b.wrapped() is a):
+        return a if a.wrapped() is b else b  # `model` or `nn.DataParallel(model)`: either runs the model
     return UNKNOWN
 
 

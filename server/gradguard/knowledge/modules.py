@@ -131,8 +131,9 @@ _TABLE: tuple[ModuleFacts, ...] = (
     ModuleFacts("LSTM", "mkldnn_rnn_layer", saves_input=Saves.ALWAYS, saves_output=True, saves_weight=Saves.ALWAYS,
                 parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"), saves_state=True),
     # weight_ih is saved if the input requires grad; weight_hh always (from the second time step on).
-    ModuleFacts("GRU", "gru", saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD, saves_weight=Saves.ALWAYS,
-                parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"), saves_state=True),
+    *(ModuleFacts(n, op, saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD, saves_weight=Saves.ALWAYS,
+                  parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"), saves_state=True)
+      for n, op in (("GRU", "gru"), ("RNN", "rnn_tanh"))),
     # One time step: the input goes through a linear map (saved when the weights require grad).
     *(ModuleFacts(n, op, saves_input=Saves.IF_WEIGHT_REQUIRES_GRAD, saves_output=n == "RNNCell",
                   saves_weight=Saves.IF_INPUT_REQUIRES_GRAD,
@@ -150,6 +151,36 @@ _TABLE: tuple[ModuleFacts, ...] = (
 MODULES: dict[str, ModuleFacts] = {facts.name: facts for facts in _TABLE}
 
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+
+
+#: Functions that reparametrise a module's tensor (`name`, "weight" unless given as their second argument)
+#: and return the module: the parameters that replace it. The module's forward then runs with the
+#: tensor computed from them (`weight = g * v / ||v||`), which requires grad and is no leaf.
+PARAMETRIZATIONS: dict[str, tuple[str, ...]] = {
+    "torch.nn.utils.weight_norm": ("{name}_g", "{name}_v"),
+    "torch.nn.utils.spectral_norm": ("{name}_orig",),
+    "torch.nn.utils.parametrizations.weight_norm": ("parametrizations.{name}.original0",
+                                                    "parametrizations.{name}.original1"),
+    "torch.nn.utils.parametrizations.spectral_norm": ("parametrizations.{name}.original",),
+    "torch.nn.utils.parametrizations.orthogonal": ("parametrizations.{name}.original",),
+    "torch.nn.utils.parametrize.register_parametrization": ("parametrizations.{name}.original",),
+}
+
+#: Whole recurrent networks: their parameters depend on the layers, the directions and `proj_size`.
+RECURRENT_NETWORKS = frozenset({"RNN", "LSTM", "GRU"})
+
+
+def recurrent_parameters(*, num_layers: int = 1, bidirectional: bool = False, bias: bool = True,
+                         proj_size: int = 0) -> tuple[str, ...]:
+    """The parameters of an `nn.RNN`/`LSTM`/`GRU` as torch names them, layer by layer and direction
+    by direction: `weight_ih_l1`, `bias_hh_l0_reverse`, an LSTM's projection `weight_hr_l0`."""
+    names: list[str] = []
+    for layer in range(num_layers):
+        for suffix in ("", "_reverse") if bidirectional else ("",):
+            names += [f"weight_ih_l{layer}{suffix}", f"weight_hh_l{layer}{suffix}"]
+            names += [f"bias_ih_l{layer}{suffix}", f"bias_hh_l{layer}{suffix}"] if bias else []
+            names += [f"weight_hr_l{layer}{suffix}"] if proj_size > 0 else []
+    return tuple(names)
 
 
 def module(name: str) -> ModuleFacts | None:

@@ -49,6 +49,9 @@ class OpFacts:
     method: bool = False  # also a method of Tensor (`x.add(y)`), not only `torch.add`
     nondifferentiable_outputs: frozenset[int] = frozenset()  # outputs no gradient flows through (`topk`'s indices)
     returns_tensor: bool = True  # False for a Python number, bool or nothing (`numel`, `item`)
+    # A composite of one tensor that torch traces into one differentiable op: (that op, the argument
+    # its `self` becomes) — `special_expit` → ("sigmoid", "self"), `linalg_eigh` → ("_linalg_eigh", "A").
+    traced_kernel: tuple[str, str] | None = None
 
     def saved_inputs(self, requires_grad: Mapping[str, bool]) -> frozenset[str]:
         """Inputs saved by reference (so mutating them later breaks backward).
@@ -94,6 +97,7 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
         method=bool(rec.get("method", False)),
         nondifferentiable_outputs=frozenset(rec.get("nondifferentiable_outputs", ())),
         returns_tensor=bool(rec.get("returns_tensor", True)),
+        traced_kernel=(rec["kernel"]["op"], rec["kernel"]["args"]["self"]) if "kernel" in rec else None,
     )
 
 

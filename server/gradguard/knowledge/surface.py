@@ -175,3 +175,9 @@ BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"
 
 # torch functions that return their (first) argument itself
 RETURNS_ARGUMENT = frozenset({"torch.jit._unwrap_optional"})
+
+#: Modules that wrap a module (their first argument, `.module`) and run its forward when called.
+MODULE_WRAPPERS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+})
