@@ -687,7 +687,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 serials = {r.serial for r in (*change.saved, *change.storage_saved)}
                 if is_forward and (graph is None or serials & graph):
                     change.backward_follows = Tri.YES
-                elif live is None or serials & live:
+                elif live is None or serials & live or change.target.from_argument:
+                    # (a tensor of the caller's: what the change wrote joins its graph, which may reach the save)
                     change.backward_follows = Tri.MAYBE
                 else:
                     change.backward_follows, change.dies_in = Tri.NO, node

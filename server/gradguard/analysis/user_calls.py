@@ -37,9 +37,10 @@ MAX_FOLLOWED_CALLS = 150  # calls followed per analysed function (and per module
 
 
 def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
-    """Whether `value` holds tensors or modules (or, with `arguments`, values that may be tensors)."""
+    """Whether `value` holds tensors or modules, in containers too (or, with `arguments`, values
+    that may be tensors)."""
     return any(isinstance(item, (TensorValue, ModuleValue)) or (arguments and isinstance(item, ArgumentValue))
-               for item in contents(value))
+               for item in contents(value, dicts=True))
 
 
 _SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "Iterator",
@@ -79,6 +80,11 @@ def _may_build(function: cst.FunctionDef) -> bool:
         elif isinstance(node, cst.Attribute):
             builds = builds or node.attr.value in _BUILDS
     return returns and builds
+
+
+def _names(function: cst.FunctionDef) -> frozenset[str]:
+    """The names `function`'s body refers to (its globals among them)."""
+    return frozenset(node.value for node in descendants(function.body) if type(node) is cst.Name)
 
 
 def _returns(function: cst.FunctionDef) -> bool:
@@ -296,11 +302,13 @@ class UserCalls(InterpreterState):
         here = definitions is self.definitions
         if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
                 self.syntax_fact(function, _may_build)
-                or (self.in_library(definitions) and self.syntax_fact(function, _returns))):
+                or (self.in_library(definitions) and self.syntax_fact(function, _returns))
+                or (here and any(_carries_tensors(definitions.globals.get(name), False)
+                                 for name in self.syntax_fact(function, _names)))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's
-            # own that build `torch.nn` modules, and a library's; a closure may reach tensors
-            # through the names it sees)
+            # own that build `torch.nn` modules, and a library's; a closure, or a function of this
+            # file that names its globals holding tensors or modules, may reach them)
             return UNKNOWN
         self.followed += 1
         params = function.params
