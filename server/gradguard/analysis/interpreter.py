@@ -83,6 +83,7 @@ if TYPE_CHECKING:
 __all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
 _UNSET = object()  # an attribute a module did not have
+_PROPERTIES = ("property", "functools.cached_property", "cached_property")  # read as an attribute: the method runs
 _CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue, EitherCode)  # no hover describes these
 
 
@@ -909,7 +910,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if isinstance(owner, ImportRef):
             return ImportRef(f"{owner.qualname}.{attribute}")
         if isinstance(owner, ModuleValue):
-            return self.module_attribute(owner, attribute, node)
+            found = self.module_attribute(owner, attribute, node)
+            if isinstance(found, FunctionRef) and found.bound_self is owner and isinstance(found.node, cst.FunctionDef) \
+                    and any(decorated_as(found.node, kind) for kind in _PROPERTIES):
+                return self.call_user_function(found.node, found.definitions, owner, [], {}, node, state)
+            return found
         if isinstance(owner, SequenceValue) and owner.repeated is None and attribute in _NAMED_RESULTS:
             return owner.item(_NAMED_RESULTS[attribute])  # `x.max(dim=1).values`
         if isinstance(owner, ArgumentValue) and attribute in ("data", "T", "mT", "grad"):
