@@ -53,7 +53,7 @@ def dropped(change: InplaceChange) -> NotReported | None:
         return NotReported.GRAD_OFF
     if target.requires_grad is Tri.NO:
         return NotReported.REQUIRES_NO_GRAD
-    if target.multi_output_view is None and not target.no_grad_view:
+    if target.multi_output_view is None and not target.no_grad_view and target.function_view is None:
         return NotReported.NOT_SUCH_VIEW
     return None
 
@@ -77,12 +77,24 @@ def check(context: RuleContext) -> Iterator[Finding]:
             reason = (f"{what} is one of several views returned by {made_by}; "
                       f"{change.verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
                       f"\"Output 0 of {target.multi_output_view} is a view and is being modified inplace\".")
+        elif target.function_view is not None and not target.no_grad_view:
+            reason = _function_view_reason(what, change.verb, target.function_view,
+                                           target.origin.description.startswith("the output of"), certain)
         else:
             reason = (f"{what} is a view created under `torch.no_grad()`; {change.verb} changes it in place with "
                       f"grad enabled, so PyTorch {'raises' if certain else 'may raise'} \"A view was created in "
                       f"no_grad mode and is being modified inplace with grad mode enabled\".")
         yield context.immediate_error(CODE, change, certain, reason, "the view was created here",
                                       fixes(context, change))
+
+
+def _function_view_reason(what: str, verb: str, function: str, returned: bool, certain: bool) -> str:
+    """Why changing a view that the custom Function `function` returned (`returned`) or a view of one raises."""
+    subject = f"Output 0 of {function} is a view" if returned else "... is a view"
+    return (f"{what} is {'' if returned else 'a view of '}an input (or a view of one) that the custom autograd "
+            f"Function `{function}` returned; {verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
+            f"\"{subject} and is being modified inplace. This view was created inside a custom Function (or because "
+            f"an input was returned as-is)...\".")
 
 
 def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
