@@ -1,17 +1,22 @@
-"""An in-place change of an output of a multi-output view op, or of a view made under no_grad.
+"""An in-place change of an output of a multi-output view op, of a view made under no_grad, or of a
+view a custom autograd Function returned.
 
 ## What it does
 Finds in-place changes of a tensor returned by `unbind`, `split`, `chunk` (and of the rows a
 `for row in x` or `a, b = x` gives, which call `unbind`), and of a view created inside
-`torch.no_grad()` / `inference_mode()` that is changed once grad is back on.
+`torch.no_grad()` / `inference_mode()` that is changed once grad is back on, and of an output
+of a custom `torch.autograd.Function` that is one of its inputs or a view of one (a gradient
+reversal layer's `return x.view_as(x)`), or a view of such an output.
 
 ## Why is this bad?
 These views share their base's storage, and autograd cannot rewrite the backward of an op that
 returned several views at once. PyTorch raises at once: `RuntimeError: Output 0 of
 Unbind is a view and is being modified inplace. This view is the output of a function
 that returns multiple views. ...` or `A view was created in no_grad mode and is being modified
-inplace with grad mode enabled`. `tensor_split`, `hsplit` and friends return plain slices: they
-are fine.
+inplace with grad mode enabled`. A custom Function's backward would be overridden by the
+view+inplace logic, so PyTorch raises `Output 0 of GradReverse is a view and is being modified
+inplace. This view was created inside a custom Function ...` (return a clone instead).
+`tensor_split`, `hsplit` and friends return plain slices: they are fine.
 
 ## Example
 ```python
