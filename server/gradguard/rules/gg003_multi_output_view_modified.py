@@ -96,8 +96,8 @@ def check(context: RuleContext) -> Iterator[Finding]:
 def _function_view_reason(what: str, verb: str, function: str, returned: bool, certain: bool) -> str:
     """Why changing a view that the custom Function `function` returned (`returned`) or a view of one raises."""
     subject = f"Output 0 of {function} is a view" if returned else "... is a view"
-    return (f"{what} is {'' if returned else 'a view of '}an input (or a view of one) that the custom autograd "
-            f"Function `{function}` returned; {verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
+    return (f"{what} is a view {'that' if returned else 'of what'} the custom autograd Function `{function}` returned "
+            f"(an input, or a view of one); {verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
             f"\"{subject} and is being modified inplace. This view was created inside a custom Function (or because "
             f"an input was returned as-is)...\".")
 
