@@ -140,3 +140,11 @@ def test_forward_changing_an_input_another_op_saved_is_gg001_at_the_change(tmp_p
     code, found = check(tmp_path, capsys, CHANGED_INSIDE)
     assert code == 1
     assert [f.split(" [error]")[0] for f in found] == ["prog.py:6:9: GG001"]
+
+
+def test_explain_says_a_custom_function_view_may_not_change_in_place(tmp_path, capsys):
+    path = write(tmp_path / "prog.py", VIEW.format(change="y.add_(1.0)"))
+    main(["explain", f"{path}:14"])
+    out = capsys.readouterr().out
+    assert "    - a view the custom autograd Function `Flatten` returned (or a view of one): changing it in place raises\n" in out
+    assert "    GG003 reported [error]: `y` is a view that the custom autograd Function `Flatten` returned" in out
