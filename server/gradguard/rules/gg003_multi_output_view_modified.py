@@ -1,5 +1,4 @@
-"""An in-place change of an output of a multi-output view op, of a view made under no_grad, or of a
-view a custom autograd Function returned.
+"""An in-place change of a multi-output view op's output, a no_grad view or a custom Function's view.
 
 ## What it does
 Finds in-place changes of a tensor returned by `unbind`, `split`, `chunk` (and of the rows a
