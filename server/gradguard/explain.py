@@ -171,6 +171,9 @@ def _tensor_facts(context: RuleContext, tensor: TensorValue, saved: tuple[SavedR
         notes.append("a view of a leaf that requires grad: changing it in place raises")
     if tensor.multi_output_view:
         notes.append(f"one of the views `{tensor.multi_output_view}` returns: changing it in place raises")
+    if tensor.function_view:
+        notes.append(f"a view the custom autograd Function `{tensor.function_view}` returned (or a view of one): "
+                     "changing it in place raises")
     if tensor.no_grad_view:
         notes.append("a view made under `no_grad`: changing it in place with grad on raises")
     if tensor.storage_of is not None:

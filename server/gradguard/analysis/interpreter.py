@@ -23,6 +23,7 @@ from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.callers import grad_evidence, grad_off_functions
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
+from gradguard.analysis.custom_functions import CustomFunctions, is_autograd_function
 from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES, ModuleCalls
 from gradguard.analysis.names import (
@@ -49,6 +50,8 @@ from gradguard.analysis.values import (
     ConstValue,
     Definitions,
     DictValue,
+    FunctionApply,
+    FunctionCtx,
     FunctionRef,
     GeneratorValue,
     ImportRef,
@@ -93,7 +96,7 @@ def _global_names(function: cst.FunctionDef) -> frozenset[str]:
                      for name in node.names)
 
 
-class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, SavedTensors):
+class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, SavedTensors, CustomFunctions):
     """Interprets one parsed file and collects its in-place changes."""
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
@@ -933,6 +936,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         class's template instance stands for the class), or a class attribute."""
         if owner.name not in owner.definitions.classes:
             return UNKNOWN
+        if attribute == "apply" and is_autograd_function(owner):
+            return FunctionApply(owner)
         found = owner.definitions.method(owner.name, attribute)
         if found is not None:  # a classmethod's `cls` is a copy: templates never change once built
             template = owner.definitions.classes[owner.name][1]
@@ -1171,6 +1176,10 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             callee, args, kwargs = callee.func, [*callee.args, *args], {**callee.kwargs, **kwargs}
         if isinstance(callee, BuiltinRef):
             return self.call_builtin(callee.name, args, kwargs, node, state)
+        if isinstance(callee, ImportRef) and not is_torch_name(callee.qualname) and not (self.library and not self.call_stack):
+            callee = self.function_apply(callee) or callee  # `Fn.apply(x)` for `Fn` of another file
+        if isinstance(callee, FunctionApply):
+            return self.apply_function(callee, args, kwargs, node, state)
         name = qualname_of(callee)
         if name == "functools.partial":
             return _partial(args, kwargs)
@@ -1271,6 +1280,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return UNKNOWN
         if isinstance(receiver, SuperValue):
             return self.call_super(receiver, method, args, kwargs, node, state)
+        if isinstance(receiver, FunctionCtx):
+            return self.ctx_method(receiver, method, args)
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
             found = receiver.definitions.method(receiver.user_class, method)
             if found is not None:

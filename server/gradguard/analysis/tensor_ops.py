@@ -47,7 +47,7 @@ class TensorOps(InterpreterState):
             return UNKNOWN
         if method == "detach":
             return replace(tensor, requires_grad=Tri.NO, is_leaf=True, origin=Origin("`.detach()`", node),
-                           view_of_leaf=False, multi_output_view=None, no_grad_view=False, history=frozenset())
+                           view_of_leaf=False, multi_output_view=None, no_grad_view=False, function_view=None, history=frozenset())
         if method == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", ConstValue(True))
             rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE

@@ -74,6 +74,7 @@ class TensorValue:
     view_of_leaf: bool = False
     multi_output_view: str | None = None
     no_grad_view: bool = False
+    function_view: str | None = None  # a view a custom autograd Function returned: that Function's class
     storage_of: int | None = None
     history: frozenset[int] = frozenset()
     may_alias: frozenset[int] = frozenset()  # for one name bound to either of two tensors: their counters
@@ -418,12 +419,28 @@ class EitherCode:
     alternatives: tuple[Value, ...]
 
 
+@dataclass(frozen=True, eq=False)
+class FunctionApply:
+    """`Fn.apply` of a custom `torch.autograd.Function` class: a call runs its `forward`."""
+
+    function: FunctionRef
+
+
+@dataclass(eq=False)
+class FunctionCtx:
+    """The `ctx` a custom Function's `forward` (or `setup_context`) is given: the tensors it saves
+    for backward (`save_for_backward`) and those it says it changed in place (`mark_dirty`)."""
+
+    saved: list[Value] = field(default_factory=list)
+    dirty: list[Value] = field(default_factory=list)
+
+
 MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more is unknown
 
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
          | ModuleValue | ParametersValue | OptimizerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
-         | GeneratorValue | LostValue | EitherCode | _Unknown)
+         | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
 
 
 @dataclass(frozen=True)

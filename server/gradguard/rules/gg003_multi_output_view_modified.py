@@ -1,17 +1,21 @@
-"""An in-place change of an output of a multi-output view op, or of a view made under no_grad.
+"""An in-place change of a multi-output view op's output, a no_grad view or a custom Function's view.
 
 ## What it does
 Finds in-place changes of a tensor returned by `unbind`, `split`, `chunk` (and of the rows a
 `for row in x` or `a, b = x` gives, which call `unbind`), and of a view created inside
-`torch.no_grad()` / `inference_mode()` that is changed once grad is back on.
+`torch.no_grad()` / `inference_mode()` that is changed once grad is back on, and of an output
+of a custom `torch.autograd.Function` that is one of its inputs or a view of one (a gradient
+reversal layer's `return x.view_as(x)`), or a view of such an output.
 
 ## Why is this bad?
 These views share their base's storage, and autograd cannot rewrite the backward of an op that
 returned several views at once. PyTorch raises at once: `RuntimeError: Output 0 of
 Unbind is a view and is being modified inplace. This view is the output of a function
 that returns multiple views. ...` or `A view was created in no_grad mode and is being modified
-inplace with grad mode enabled`. `tensor_split`, `hsplit` and friends return plain slices: they
-are fine.
+inplace with grad mode enabled`. A custom Function's backward would be overridden by the
+view+inplace logic, so PyTorch raises `Output 0 of GradReverse is a view and is being modified
+inplace. This view was created inside a custom Function ...` (return a clone instead).
+`tensor_split`, `hsplit` and friends return plain slices: they are fine.
 
 ## Example
 ```python
@@ -53,7 +57,7 @@ def dropped(change: InplaceChange) -> NotReported | None:
         return NotReported.GRAD_OFF
     if target.requires_grad is Tri.NO:
         return NotReported.REQUIRES_NO_GRAD
-    if target.multi_output_view is None and not target.no_grad_view:
+    if target.multi_output_view is None and not target.no_grad_view and target.function_view is None:
         return NotReported.NOT_SUCH_VIEW
     return None
 
@@ -77,12 +81,24 @@ def check(context: RuleContext) -> Iterator[Finding]:
             reason = (f"{what} is one of several views returned by {made_by}; "
                       f"{change.verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
                       f"\"Output 0 of {target.multi_output_view} is a view and is being modified inplace\".")
+        elif target.function_view is not None and not target.no_grad_view:
+            reason = _function_view_reason(what, change.verb, target.function_view,
+                                           target.origin.description.startswith("the output of"), certain)
         else:
             reason = (f"{what} is a view created under `torch.no_grad()`; {change.verb} changes it in place with "
                       f"grad enabled, so PyTorch {'raises' if certain else 'may raise'} \"A view was created in "
                       f"no_grad mode and is being modified inplace with grad mode enabled\".")
         yield context.immediate_error(CODE, change, certain, reason, "the view was created here",
                                       fixes(context, change))
+
+
+def _function_view_reason(what: str, verb: str, function: str, returned: bool, certain: bool) -> str:
+    """Why changing a view that the custom Function `function` returned (`returned`) or a view of one raises."""
+    subject = f"Output 0 of {function} is a view" if returned else "... is a view"
+    return (f"{what} is a view {'that' if returned else 'of what'} the custom autograd Function `{function}` returned "
+            f"(an input, or a view of one); {verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
+            f"\"{subject} and is being modified inplace. This view was created inside a custom Function (or because "
+            f"an input was returned as-is)...\".")
 
 
 def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:

@@ -1,0 +1,127 @@
+"""Custom autograd Functions: `Fn.apply(...)` runs `forward(ctx, ...)` with grad off, as torch does, and
+makes its outputs nodes of the graph that save what `ctx.save_for_backward` was given."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from gradguard.analysis.names import normalise_torch_name, qualname_of
+from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.state import State
+from gradguard.analysis.values import (
+    UNKNOWN,
+    ConstValue,
+    FunctionApply,
+    FunctionCtx,
+    FunctionRef,
+    ImportRef,
+    Origin,
+    SavedRecord,
+    SequenceValue,
+    TensorValue,
+    Tri,
+    Value,
+    contents,
+    lost_from,
+)
+
+_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+
+
+def is_autograd_function(cls: FunctionRef, depth: int = 0) -> bool:
+    """Whether the class `cls` derives from `torch.autograd.Function` (through classes of the project too)."""
+    if not isinstance(cls.node, cst.ClassDef) or depth > 16:
+        return False
+    for base in cls.definitions.bases.get(cls.name, ()):
+        name = qualname_of(base)
+        if name is not None and normalise_torch_name(name) in _FUNCTION_BASES:
+            return True
+        if isinstance(base, FunctionRef) and is_autograd_function(base, depth + 1):
+            return True
+    return False
+
+
+def _tensors(value: Value) -> list[TensorValue]:
+    return [item for item in contents(value) if isinstance(item, TensorValue)]
+
+
+class CustomFunctions(InterpreterState):
+    """The interpreter's part that runs custom autograd Functions."""
+
+    def function_apply(self, ref: ImportRef) -> FunctionApply | None:
+        """`Fn.apply` for `Fn` a custom Function of another file (`from ops import Fn`)."""
+        owner, _, attribute = ref.qualname.rpartition(".")
+        if attribute != "apply" or not owner:
+            return None
+        cls = self.resolve_import(ImportRef(owner))
+        return FunctionApply(cls) if isinstance(cls, FunctionRef) and is_autograd_function(cls) else None
+
+    def ctx_method(self, ctx: FunctionCtx, method: str, args: list[Value]) -> Value:
+        """`ctx.save_for_backward(...)`, `ctx.mark_dirty(...)`; the other methods of `ctx` change nothing we model."""
+        if method == "save_for_backward":
+            ctx.saved.extend(args)
+        elif method == "mark_dirty":
+            ctx.dirty.extend(args)
+        return ConstValue(None)
+
+    def apply_function(self, apply: FunctionApply, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                       state: State) -> Value:
+        """`Fn.apply(*args)`: `forward` (and `setup_context`) run with grad off; where an input requires
+        grad, each output is a node after the inputs, saving what `ctx.save_for_backward` was given.
+        An output that is an input, or a view of one, is a custom-Function view unless `mark_dirty`
+        said the input was changed in place: an in-place change of it raises."""
+        cls = apply.function
+        forward = cls.definitions.method(cls.name, "forward")
+        setup = cls.definitions.method(cls.name, "setup_context")
+        if forward is None:
+            return lost_from([*args, *kwargs.values()])
+        ctx, outer = FunctionCtx(), state.grad_enabled
+        state.grad_enabled = Tri.NO
+        try:
+            given = args if setup is not None else [ctx, *args]
+            result = self.call_user_function(forward[0], forward[1], None, given, kwargs, node, state)
+            if setup is not None:
+                self.call_user_function(setup[0], setup[1], None, [ctx, SequenceValue(tuple(args)), result], {},
+                                        node, state)
+        finally:
+            state.grad_enabled = outer
+        if result is UNKNOWN:
+            return lost_from([*args, *kwargs.values()])
+        inputs = [*args, *kwargs.values()]
+        requires_grad = Tri.NO
+        for value in inputs:
+            requires_grad = requires_grad | self.requires_grad_of(value)
+        requires_grad = requires_grad & outer
+        if requires_grad is Tri.NO:
+            return result
+        label = f"{cls.name}.apply"
+        first_serial = self.next_serial
+        output_counters = {t.version_counter for t in _tensors(result)}
+        for saved in _tensors(SequenceValue(tuple(ctx.saved))):
+            output = saved.version_counter in output_counters
+            self.save(saved, SavedRecord(label, cls.name, "output" if output else "input", node,
+                                         requires_grad is Tri.YES and saved.alias_certain, at_call=output), state)
+        input_counters = {t.version_counter for t in _tensors(SequenceValue(tuple(inputs)))}
+        dirty = {t.version_counter for t in _tensors(SequenceValue(tuple(ctx.dirty)))}
+        made = self.function_outputs(result, cls.name, requires_grad, input_counters - dirty, node)
+        for old in _tensors(SequenceValue(tuple(ctx.dirty))):  # the input, changed in place, is now an output
+            new = next((t for t in _tensors(made) if t.version_counter == old.version_counter), None)
+            if new is not None:
+                self.rebind(state, old, new)
+        return self.with_history(made, inputs, first_serial, state)
+
+    @staticmethod
+    def function_outputs(result: Value, name: str, requires_grad: Tri, viewed: set[int], node: cst.Call) -> Value:
+        """What `apply` returns for what `forward` returned: non-leaf tensors of the Function's graph;
+        those sharing a version counter in `viewed` (an input returned as-is, or a view of one) are its views."""
+        def output(tensor: TensorValue) -> TensorValue:
+            return replace(tensor, requires_grad=requires_grad, is_leaf=False, view_of_leaf=False, no_grad_view=False,
+                           origin=Origin(f"the output of `{name}.apply`", node),
+                           function_view=name if tensor.version_counter in viewed else None)
+        if isinstance(result, TensorValue):
+            return output(result)
+        if isinstance(result, SequenceValue) and result.repeated is None:
+            return SequenceValue(tuple(output(i) if isinstance(i, TensorValue) else i for i in result.items))
+        return result

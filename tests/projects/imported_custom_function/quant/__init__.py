@@ -1,0 +1,3 @@
+from quant.ste import ClampedRoundSTE, QuantileScale
+
+__all__ = ["ClampedRoundSTE", "QuantileScale"]
