@@ -60,6 +60,7 @@ from gradguard.analysis.values import (
     ModuleValue,
     DistributionValue,
     EitherCode,
+    GradScalerValue,
     OptimizerValue,
     Origin,
     PartialValue,
@@ -557,17 +558,22 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             state.dead = state.dead or was_dead
 
     def _with(self, node: cst.With, state: State) -> None:
-        saved_mode = state.grad_enabled
+        saved_mode, autocast = state.grad_enabled, self.autocast
         for item in node.items:
             mode = self.grad_mode_of(item.item, state)
             if mode is not None:
                 state.grad_enabled = mode
                 continue
+            if self.is_autocast(item.item, state):
+                self.autocast += 1
+                continue
             value = self.eval(item.item, state)
             if item.asname is not None:
                 self.bind(item.asname.name, UNKNOWN if not isinstance(value, TensorValue) else value, state, item.item)
-        self.exec_block(node.body.body, state)
-        state.grad_enabled = saved_mode
+        try:
+            self.exec_block(node.body.body, state)
+        finally:
+            state.grad_enabled, self.autocast = saved_mode, autocast
 
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
@@ -1269,6 +1275,18 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     # ---- method calls -------------------------------------------------------------------
 
+    def scaler_method(self, method: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                      state: State) -> Value:
+        """`scaler.scale(loss)`: the loss times the scale (nothing saved that a change could meet);
+        `scaler.step(optimizer, ...)`: `optimizer.step(...)`; the rest change no tensor of the graph."""
+        if method == "scale" and args and isinstance(args[0], TensorValue):
+            return self.apply_aten("mul", [args[0], ConstValue(65536.0)], {}, node, state, None, label="scaler.scale")
+        if method == "scale" and args:
+            return lost_from(args)
+        if method == "step" and args and isinstance(args[0], OptimizerValue):
+            return self.call_method(args[0], "step", args[1:], kwargs, node, state)
+        return UNKNOWN
+
     def call_method(self, receiver: Value, method: str, args: list[Value], kwargs: dict[str, Value],
                     node: cst.Call, state: State) -> Value:
         if isinstance(receiver, ConstValue) and isinstance(receiver.value, str):
@@ -1298,6 +1316,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     self.mutate(parameter, node, None, f"`{dotted_name(node.func)}()`", state)
                     state.grad_enabled = saved_mode
             return UNKNOWN
+        if isinstance(receiver, GradScalerValue):
+            return self.scaler_method(method, args, kwargs, node, state)
         if isinstance(receiver, DistributionValue):
             return self.distribution_method(receiver, method, args, node, state)
         if isinstance(receiver, (SequenceValue, DictValue)):

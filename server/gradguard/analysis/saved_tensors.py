@@ -9,6 +9,7 @@ import libcst as cst
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
+from gradguard.knowledge import surface
 from gradguard.analysis.values import ConstValue, SavedRecord, SequenceValue, TensorValue, Tri, Value, provenance
 
 
@@ -18,6 +19,10 @@ class SavedTensors(InterpreterState):
     def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:
         if state.grad_enabled is Tri.NO:
             return
+        if self.autocast and record.what != "output":  # an input may be saved as a cast copy
+            if tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
+                return  # a parameter (fp32) is cast: the copy is saved, never the parameter
+            record = replace(record, certain=False)  # saved as given only if already in the lower precision
         record = replace(record, serial=self.next_serial,
                          file=self.current_file(),
                          scope=self.call_stack[-1] if self.call_stack else self.analysing)

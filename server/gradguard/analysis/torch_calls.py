@@ -14,6 +14,7 @@ from gradguard.analysis.values import (
     DictValue,
     DistributionValue,
     ModuleValue,
+    GradScalerValue,
     OptimizerValue,
     Origin,
     ParametersValue,
@@ -37,6 +38,17 @@ _ATEN_NAMESPACES = ("linalg", "special", "fft")
 
 class TorchCalls(InterpreterState):
     """The interpreter's part that calls `torch.*`, `torch.nn.functional.*`, `torch.linalg/special/fft.*` and grad-mode constructs."""
+
+    def is_autocast(self, node: cst.BaseExpression, state: State) -> bool:
+        """Whether a `with` item opens an autocast region that may be enabled (`enabled=False` does not)."""
+        if not isinstance(node, cst.Call):
+            return False
+        name = qualname_of(self.eval(node.func, state))
+        if name is None or normalise_torch_name(name) not in surface.AUTOCASTS:
+            return False
+        enabled = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "enabled"), None)
+        flag = self.eval(enabled, state) if enabled is not None else None
+        return not (isinstance(flag, ConstValue) and flag.value is False)
 
     def grad_mode_of(self, node: cst.BaseExpression, state: State) -> Tri | None:
         """The grad mode a `with` item or decorator sets, or None if it is not a grad-mode construct."""
@@ -94,6 +106,8 @@ class TorchCalls(InterpreterState):
                 self.mutate(args[0], node, None, f"`{name.removeprefix('torch.')}`", state)
                 state.grad_enabled = saved_mode
             return args[0] if args else UNKNOWN
+        if name in surface.GRAD_SCALERS:
+            return GradScalerValue()
         if name.startswith(_OPTIM) and name.rsplit(".", 1)[-1] in surface.OPTIMIZERS:
             params = args[0] if args else kwargs.get("params", UNKNOWN)
             return OptimizerValue(name.rsplit(".", 1)[-1], optimized_tensors(params))

@@ -252,6 +252,12 @@ class ParametersValue:
 
 
 @dataclass(frozen=True, eq=False)
+class GradScalerValue:
+    """A `torch.amp.GradScaler`: `scale(loss)` is the loss times its scale, in the loss's graph;
+    `step(optimizer)` runs `optimizer.step()`."""
+
+
+@dataclass(frozen=True, eq=False)
 class OptimizerValue:
     """A `torch.optim` optimizer: `step()` changes its parameters in place."""
 
@@ -439,7 +445,7 @@ MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more 
 
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
-         | ModuleValue | ParametersValue | OptimizerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
+         | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
          | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
 
 

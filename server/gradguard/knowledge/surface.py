@@ -152,6 +152,21 @@ DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
 DISTRIBUTION_TENSORS = frozenset({"mean", "mode", "stddev", "variance", "probs", "logits", "loc", "scale", "rate",
                                   "concentration", "low", "high", "covariance_matrix", "scale_tril"})
 
+# Autocast regions (`with torch.autocast("cuda"):`); in them the ops of autocast's lower-precision
+# list cast fp32 inputs to a copy in the lower precision and save that copy, not the tensor given.
+AUTOCASTS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
+                       "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
+AUTOCAST_LOWER_PRECISION = frozenset({
+    "linear", "addmm", "mm", "bmm", "baddbmm", "addbmm", "matmul", "addmv", "mv", "addr", "chain_matmul",
+    "linalg_vecdot", "convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d", "cudnn_convolution", "prelu", "scaled_dot_product_attention",
+    "_native_multi_head_attention", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "mkldnn_rnn_layer",
+})
+
+# AMP's loss scaler: `scale(loss)` multiplies by the scale, `step(optimizer)` runs `optimizer.step()`.
+GRAD_SCALERS = frozenset({"torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.GradScaler",
+                          "torch.cpu.amp.GradScaler"})
+
 OPTIMIZERS = frozenset({
     "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam",
     "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon",

@@ -26,6 +26,12 @@ backwards again, a target network's forward used only through `.detach()` before
 of its weights, a held-out loss computed with grad on and logged with `.item()` before
 `optimizer.step()`. `gradguard explain FILE:LINE` says which applies to a change.
 
+Under `torch.autocast`, the ops of autocast's lower-precision list (linear layers, convolutions,
+matrix products) cast their fp32 inputs and save the copies: a parameter they used may then be
+changed in place (`scaler.step(optimizer)`, which runs `optimizer.step()`) without breaking
+backward, and a change of another input they saved is a warning, since it breaks backward only
+if that input was already in the lower precision. What an op saves of its output is unaffected.
+
 ## Example
 ```python
 y = torch.sigmoid(x)
