@@ -266,7 +266,158 @@ def _traced_kernel(name: str, ops: dict[str, Any]) -> dict[str, Any] | None:
     return {"op": target, "args": {"self": arg}}
 
 
-def build_table() -> dict[str, Any]:
+# Composites whose saves depend on the kernel torch picks at run time (the fused attention kernels
+# of the device, the math fallback), not on their arguments alone: every tensor counts as saved.
+_BACKEND_DEPENDENT = {"scaled_dot_product_attention"}
+
+
+def _op_db() -> dict[str, list[Any]]:
+    """torch's OpInfo database by ATen name and by the last part of the OpInfo's name."""
+    try:
+        import expecttest  # noqa: F401  (torch's test utilities import it)
+    except ImportError:  # only its TestCase base class is needed to import the database
+        import types
+        import unittest
+        sys.modules["expecttest"] = types.SimpleNamespace(TestCase=unittest.TestCase)  # type: ignore[assignment]
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    by_name: dict[str, list[Any]] = {}
+    for info in op_db:
+        for key in {info.aten_name, info.name.rsplit(".", 1)[-1]}:
+            by_name.setdefault(key, []).append(info)
+    return by_name
+
+
+def _tensors_of(value: Any) -> list[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors_of(item)]
+    return []
+
+
+def _storages(value: Any) -> set[int]:
+    return {t.untyped_storage().data_ptr() for t in _tensors_of(value) if t.untyped_storage().nbytes()}
+
+
+def _saved_by_call(call: Any, bound: dict[str, Any]) -> tuple[set[str], int] | None:
+    """Run `call()` under autograd and name what its graph saves: the arguments of `bound` and the
+    outputs (`"0"`, `"1"`, ...) whose storage a saved tensor shares (a view of them, or themselves).
+    Returns (those names, the number of outputs), or None when the call fails on this sample."""
+    import torch
+
+    packed: list[Any] = []
+
+    def pack(t: Any) -> Any:
+        packed.append(t)
+        return t
+
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            result = call()
+        outputs = list(result) if isinstance(result, (list, tuple)) else [result]
+        owners = {name: _storages(value) for name, value in bound.items()}
+        owners.update({str(i): _storages(out) for i, out in enumerate(outputs)})
+        saved = _storages(packed)
+    except Exception:  # the sample does not suit this overload (or holds sparse tensors)
+        return None
+    return {name for name, ptrs in owners.items() if ptrs & saved}, len(outputs)
+
+
+def _bind_sample(schema: Any, sample: Any) -> dict[str, Any] | None:
+    """The sample's tensors by the schema's argument names: the k-th tensor (or list of tensors)
+    of `input, *args, **kwargs` is the k-th tensor argument; None when that does not line up."""
+    tensor_args = [a for a in schema.arguments if "Tensor" in str(a.type)]
+    given = [v for v in (sample.input, *sample.args, *sample.kwargs.values()) if _tensors_of(v)]
+    if len(given) > len(tensor_args) or any("?" not in str(a.type) for a in tensor_args[len(given):]):
+        return None
+    return {a.name: v for a, v in zip(tensor_args, given)}
+
+
+def _fallback_samples(schema: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """Hand-made samples from the schema alone: a random tensor for every tensor argument (lists
+    of two), defaults for the rest; none when another argument has no default."""
+    import torch
+
+    samples = []
+    for shape in ((3, 3), (2, 3, 4), (4,)):
+        kwargs: dict[str, Any] = {}
+        for a in schema.arguments:
+            kind = str(a.type)
+            if "Tensor" in kind:
+                t = lambda: torch.randn(shape, dtype=torch.float64, requires_grad=True)  # noqa: E731
+                kwargs[a.name] = [t(), t()] if "[]" in kind else t()
+            elif not a.has_default_value():
+                return []
+        samples.append(((), kwargs))
+    return samples
+
+
+def _derived_saves(name: str, rec: dict[str, Any], db: dict[str, list[Any]]) -> dict[str, Any] | None:
+    """What a composite overload's graph saves, all its inputs requiring grad, read from torch running
+    it on OpInfo samples (on samples made from its schema where no OpInfo exists): `{"saves": [args],
+    "saves_outputs": [indices]}`, `{"varies": True}` when samples with the same tensors disagree
+    (`cdist`'s `compute_mode`) or the kernel depends on the backend, None when no sample runs."""
+    import torch
+
+    base, _, overload = name.partition(".")
+    if base in _BACKEND_DEPENDENT:
+        return {"varies": True}
+    function = getattr(getattr(torch.ops.aten, base), overload or "default")
+    schema = function._schema
+    runs: list[tuple[set[str], set[str]]] = []  # (tensor arguments given, names saved)
+    infos = db.get(base, [])
+    for info in infos:
+        try:
+            samples = list(info.sample_inputs("cpu", torch.float64, requires_grad=True))[:6]
+        except Exception:
+            continue
+        for sample in samples:
+            bound = _bind_sample(schema, sample)
+            if bound is None:
+                continue
+            found = _saved_by_call(lambda: info.op(sample.input, *sample.args, **sample.kwargs), bound)
+            if found is not None:
+                runs.append((set(bound), found[0]))
+    if not runs and not base.startswith("_"):  # private ops' checks are the caller's: random inputs can crash
+        for args, kwargs in _fallback_samples(schema):
+            tensors = {k: v for k, v in kwargs.items() if _tensors_of(v)}
+            found = _saved_by_call(lambda: function(*args, **kwargs), tensors)
+            if found is not None:
+                runs.append((set(tensors), found[0]))
+    if not runs:
+        return None
+    for given, saved in runs:
+        for other_given, other_saved in runs:
+            common = given & other_given | {n for n in saved | other_saved if n.isdigit()}
+            if saved & common != other_saved & common:
+                return {"varies": True}
+    saved = set().union(*(s for _, s in runs))
+    derived: dict[str, Any] = {"saves": sorted(n for n in saved if not n.isdigit())}
+    derived["saves_outputs"] = sorted(int(n) for n in saved if n.isdigit())
+    return derived
+
+
+def _needs_derived_saves(rec: dict[str, Any]) -> bool:
+    return bool(rec.get("composite")) and rec.get("differentiable", True) and rec["kind"] == "functional"
+
+
+def derive_composite_saves(ops: dict[str, Any], names: Any = None) -> None:
+    """Add `derived` save facts to the differentiable composite functionals (those of `names` only)."""
+    import torch
+
+    db = _op_db()
+    torch.manual_seed(0)
+    for name, rec in ops.items():
+        if _needs_derived_saves(rec) and (names is None or name in names):
+            derived = _derived_saves(name, rec, db)
+            if derived is not None:
+                rec["derived"] = derived
+
+
+def build_table(derive: bool = True) -> dict[str, Any]:
     """Build the op table from the installed torch's torchgen data; the composite functions of one
     tensor in `torch.linalg`, `torch.special` and `torch.fft` name the op torch traces them into."""
     infos, _ = load_derivatives(DERIVATIVES_YAML, NATIVE_YAML, TAGS_YAML)
@@ -279,6 +430,8 @@ def build_table() -> dict[str, Any]:
             kernel = _traced_kernel(name, ops)
             if kernel is not None:
                 rec["kernel"] = kernel
+    if derive:
+        derive_composite_saves(ops)
     return {"torch_version": _version(), "ops": dict(sorted(ops.items()))}
 
 

@@ -148,7 +148,7 @@ class TensorOps(InterpreterState):
                 bound = {decomposition.argument(k): v for k, v in bound.items()}
                 saves_from = target
             else:
-                saves_from = ops.kernel_of(facts)
+                saves_from = ops.kernel_of(facts) or ops.derived_of(facts)
         out = kwargs.get("out")
         if isinstance(out, TensorValue):
             self.mutate(out, node, None, f"`{base}(..., out=...)`", state)

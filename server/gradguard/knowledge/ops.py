@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
@@ -52,6 +52,11 @@ class OpFacts:
     # A composite of one tensor that torch traces into one differentiable op: (that op, the argument
     # its `self` becomes) — `special_expit` → ("sigmoid", "self"), `linalg_eigh` → ("_linalg_eigh", "A").
     traced_kernel: tuple[str, str] | None = None
+    # A composite's saves as torch's run of it shows them (all inputs requiring grad): inputs, outputs,
+    # or every tensor when they depend on other arguments or the backend (`saves_vary`).
+    derived_saves: frozenset[str] | None = None
+    derived_outputs: frozenset[int] = frozenset()
+    saves_vary: bool = False
 
     def saved_inputs(self, requires_grad: Mapping[str, bool]) -> frozenset[str]:
         """Inputs saved by reference (so mutating them later breaks backward).
@@ -77,6 +82,7 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
         arg: None if cond == "*" else frozenset(cond) for arg, cond in rec.get("saves", {}).items()
     }
     outputs = frozenset(rec.get("saves_outputs", [0] if rec.get("saves_result") else []))
+    derived: Mapping[str, Any] | None = rec.get("derived")
     return OpFacts(
         name=name,
         args=tuple(rec["args"]),
@@ -98,6 +104,9 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
         nondifferentiable_outputs=frozenset(rec.get("nondifferentiable_outputs", ())),
         returns_tensor=bool(rec.get("returns_tensor", True)),
         traced_kernel=(rec["kernel"]["op"], rec["kernel"]["args"]["self"]) if "kernel" in rec else None,
+        derived_saves=frozenset(derived.get("saves", ())) if derived is not None else None,
+        derived_outputs=frozenset((derived or {}).get("saves_outputs", ())),
+        saves_vary=bool((derived or {}).get("varies", False)),
     )
 
 
@@ -146,6 +155,21 @@ def kernel_of(composite: OpFacts) -> OpFacts | None:
                 if facts.kind == "functional" and not facts.composite and facts.differentiable
                 and composite.tensor_args <= facts.tensor_args]
     return siblings[0] if len(siblings) == 1 else None
+
+
+@cache
+def derived_of(composite: OpFacts) -> OpFacts | None:
+    """A composite's saves as torch's run of it on sample inputs showed them, as facts of a kernel of
+    its own: each saved input saved whenever a grad_fn is recorded; with `saves_vary`, every tensor
+    argument and output (`cdist`, `einsum`, `scaled_dot_product_attention`). None without such facts."""
+    if not (composite.composite and composite.differentiable) or composite.derived_saves is None:
+        return None
+    if composite.saves_vary:
+        saved, outputs = composite.tensor_args, frozenset(range(max(composite.returns, 1)))
+    else:
+        saved, outputs = composite.derived_saves or frozenset(), composite.derived_outputs
+    return replace(composite, composite=False, saves=MappingProxyType({arg: None for arg in sorted(saved)}),
+                   saves_result=0 in outputs, saves_outputs=outputs)
 
 
 def torch_version() -> str:
