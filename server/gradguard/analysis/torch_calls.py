@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from gradguard.analysis.names import normalise_torch_name, qualname_of
@@ -13,11 +15,12 @@ from gradguard.analysis.values import (
     ConstValue,
     DictValue,
     DistributionValue,
-    ModuleValue,
     GradScalerValue,
+    ModuleValue,
     OptimizerValue,
     Origin,
     ParametersValue,
+    SavedRecord,
     SequenceValue,
     TensorValue,
     Tri,
@@ -38,6 +41,38 @@ _ATEN_NAMESPACES = ("linalg", "special", "fft")
 
 class TorchCalls(InterpreterState):
     """The interpreter's part that calls `torch.*`, `torch.nn.functional.*`, `torch.linalg/special/fft.*` and grad-mode constructs."""
+
+    def checkpointed(self, function: Value, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                     state: State) -> Value:
+        """`checkpoint(function, *args)`: `function(*args)` run keeping none of its saves (backward runs
+        it again), its output in the arguments' graph; `checkpoint` saves its tensor arguments (a
+        change of one before backward raises; a change of the output does not)."""
+        passed = {k: v for k, v in kwargs.items() if k not in surface.CHECKPOINT_OPTIONS}
+        grad_enabled, state.grad_enabled = state.grad_enabled, Tri.NO
+        try:
+            result = self.call_value(function, args, passed, node, state)
+        finally:
+            state.grad_enabled = grad_enabled
+        requires_grad = function.has_trainable_parameters() if isinstance(function, ModuleValue) else Tri.NO
+        for value in args:
+            requires_grad = requires_grad | self.requires_grad_of(value)
+        recorded = requires_grad & state.grad_enabled
+        if recorded is Tri.NO:
+            return result
+        first_serial = self.next_serial
+        for value in args:
+            if isinstance(value, TensorValue):
+                self.save(value, SavedRecord("checkpoint", "checkpoint", "input", node,
+                                             recorded is Tri.YES and value.alias_certain), state)
+
+        def in_graph(value: Value) -> Value:
+            if isinstance(value, TensorValue):
+                return replace(value, requires_grad=recorded, is_leaf=False)
+            if isinstance(value, SequenceValue) and value.repeated is None:
+                return SequenceValue(tuple(in_graph(item) for item in value.items))
+            return value
+
+        return self.with_history(in_graph(result), args, first_serial, state)
 
     def is_autocast(self, node: cst.BaseExpression, state: State) -> bool:
         """Whether a `with` item opens an autocast region that may be enabled (`enabled=False` does not)."""
@@ -89,6 +124,8 @@ class TorchCalls(InterpreterState):
             return UNKNOWN
         if name in surface.RETURNS_ARGUMENT:
             return args[0] if args else UNKNOWN
+        if name in surface.CHECKPOINTS and args:
+            return self.checkpointed(args[0], args[1:], kwargs, node, state)
         if name == "torch.autograd.Variable":  # a new leaf over the same data
             flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", ConstValue(False))
             rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE

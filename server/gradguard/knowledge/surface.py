@@ -163,6 +163,11 @@ AUTOCAST_LOWER_PRECISION = frozenset({
     "_native_multi_head_attention", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "mkldnn_rnn_layer",
 })
 
+# Activation checkpointing: `checkpoint(fn, *args)` keeps none of `fn`'s saves (backward runs it
+# again) but saves its tensor arguments; the options below are its own, not `fn`'s.
+CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint"})
+CHECKPOINT_OPTIONS = frozenset({"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug"})
+
 # AMP's loss scaler: `scale(loss)` multiplies by the scale, `step(optimizer)` runs `optimizer.step()`.
 GRAD_SCALERS = frozenset({"torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.GradScaler",
                           "torch.cpu.amp.GradScaler"})

@@ -31,6 +31,8 @@ matrix products) cast their fp32 inputs and save the copies: a parameter they us
 changed in place (`scaler.step(optimizer)`, which runs `optimizer.step()`) without breaking
 backward, and a change of another input they saved is a warning, since it breaks backward only
 if that input was already in the lower precision. What an op saves of its output is unaffected.
+`torch.utils.checkpoint.checkpoint(fn, x)` keeps none of `fn`'s saves (backward runs `fn` again)
+but saves `x`: changing `x` in place before backward raises, changing the output does not.
 
 ## Example
 ```python
