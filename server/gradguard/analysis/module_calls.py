@@ -177,7 +177,8 @@ class ModuleCalls(InterpreterState):
             if isinstance(item, TensorValue):
                 vc = remap.setdefault(item.version_counter, new_version_counter())
                 return replace(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
-                               multi_output_view=None, no_grad_view=False, function_view=None, storage_of=None, may_alias=frozenset())
+                               multi_output_view=None, later_view=None, no_grad_view=False, function_view=None,
+                               storage_of=None, may_alias=frozenset())
             if id(item) in copies:  # an object that refers back to itself, or one shared by two owners
                 return copies[id(item)]
             if isinstance(item, SequenceValue) and item.mutable:

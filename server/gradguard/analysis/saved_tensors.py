@@ -53,7 +53,8 @@ class SavedTensors(InterpreterState):
                 storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.callee_records)
                 if not saved and not storage_saved:
                     return
-                tensor = replace(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, no_grad_view=False, function_view=None)
+                tensor = replace(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, later_view=None,
+                                 no_grad_view=False, function_view=None)
         change = InplaceChange(
             node=node,
             target=tensor,

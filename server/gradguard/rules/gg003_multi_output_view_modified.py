@@ -39,7 +39,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from gradguard.analysis.events import InplaceChange
-from gradguard.analysis.values import Tri
+from gradguard.analysis.values import TensorValue, Tri
 from gradguard.findings import Applicability, Finding, Fix
 from gradguard.fixes.edits import out_of_place_augmented, out_of_place_method
 from gradguard.rules.base import NotReported, RuleContext
@@ -75,12 +75,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
         certain = change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES and not target.maybe_other
         what = context.subject(change)
         if target.multi_output_view is not None:
-            made = target.origin.description
-            made_by = made.removeprefix("the view ") if made.startswith("the view `") else \
-                f"`{target.multi_output_view.lower()}`"
-            reason = (f"{what} is one of several views returned by {made_by}; "
-                      f"{change.verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
-                      f"\"Output 0 of {target.multi_output_view} is a view and is being modified inplace\".")
+            reason = _multi_output_reason(what, change.verb, target, certain)
         elif target.function_view is not None and not target.no_grad_view:
             reason = _function_view_reason(what, change.verb, target.function_view,
                                            target.origin.description.startswith("the output of"), certain)
@@ -90,6 +85,21 @@ def check(context: RuleContext) -> Iterator[Finding]:
                       f"no_grad mode and is being modified inplace with grad mode enabled\".")
         yield context.immediate_error(CODE, change, certain, reason, "the view was created here",
                                       fixes(context, change))
+
+
+def _multi_output_reason(what: str, verb: str, target: TensorValue, certain: bool) -> str:
+    """Why changing an output of a multi-output view op (`chunk`), or a view of one, raises."""
+    later = target.later_view
+    made = later.of if later is not None else target.origin.description
+    made_by = made.removeprefix("the view ") if made.startswith("the view `") else f"`{target.multi_output_view.lower()}`"
+    if later is None:
+        return (f"{what} is one of several views returned by {made_by}; {verb} changes it in place, so PyTorch "
+                f"{'raises' if certain else 'may raise'} \"Output 0 of {target.multi_output_view} is a view and is "
+                f"being modified inplace\".")
+    subject = f"Output 0 of {later.node} is a view" if later.node is not None else "... is a view"
+    return (f"{what} is a view of one of several views returned by {made_by}, restricted as they are; {verb} changes "
+            f"it in place, so PyTorch {'raises' if certain else 'may raise'} \"{subject} and is being modified "
+            f"inplace. This view is the output of a function that returns multiple views...\".")
 
 
 def _function_view_reason(what: str, verb: str, function: str, returned: bool, certain: bool) -> str:
