@@ -1,0 +1,49 @@
+"""Views torch restricts beyond a multi-output view op's own outputs: a view of such an output (torch names
+the later view's node), `detach_()` on a view. Each message is torch's, checked by running the programs
+in tests/programs/; `main()` runs in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradguard.__main__ import main
+
+from helpers import write
+
+pytestmark = pytest.mark.usefixtures("isolated")
+
+CHUNK_VIEW = """\
+import torch
+x = torch.randn(3, 5, 12, requires_grad=True)
+q, k, v = (x * 2).chunk(3, dim=-1)
+{view}.add_(1.0)
+"""
+
+
+def check(tmp_path, capsys, text: str) -> tuple[int, list[str]]:
+    path = write(tmp_path / "prog.py", text)
+    code = main(["check", "--no-config", "--no-cache", "--output-format", "concise", str(path)])
+    lines = capsys.readouterr().out.replace(str(path), "prog.py").replace(" [*]", "").splitlines()
+    return code, [line for line in lines if line.startswith("prog.py:")]  # whether a fix is offered aside
+
+
+@pytest.mark.parametrize(("view", "node"), [
+    ("q.reshape(3, 5, 2, 2).permute(0, 2, 1, 3)", "Permute"),
+    ("q.reshape(3, 5, 2, 2)", "ReshapeAlias"),
+    ("q.transpose(0, 1)", "Transpose"),
+    ("q.movedim(0, 1)", "Permute"),
+    ("q.squeeze(0)", "Squeeze1"),
+    ("q[0]", "Select"),
+    ("q[0].T", "Permute"),
+])
+def test_a_view_of_a_chunk_output_is_reported_with_the_node_torch_names(tmp_path, capsys, view, node):
+    assert check(tmp_path, capsys, CHUNK_VIEW.format(view=view)) == (1, [
+        f"prog.py:4:1: GG003 [error] `{view}` is a view of one of several views returned by `.chunk`, restricted as "
+        f"they are; `add_` changes it in place, so PyTorch raises \"Output 0 of {node} is a view and is being "
+        f"modified inplace. This view is the output of a function that returns multiple views...\"."])
+
+
+def test_a_chunk_output_itself_is_still_named_by_its_own_node(tmp_path, capsys):
+    assert check(tmp_path, capsys, CHUNK_VIEW.format(view="q")) == (1, [
+        "prog.py:4:1: GG003 [error] `q` is one of several views returned by `.chunk`; `add_` changes it in place, "
+        "so PyTorch raises \"Output 0 of Split is a view and is being modified inplace\"."])
