@@ -47,3 +47,40 @@ def test_a_chunk_output_itself_is_still_named_by_its_own_node(tmp_path, capsys):
     assert check(tmp_path, capsys, CHUNK_VIEW.format(view="q")) == (1, [
         "prog.py:4:1: GG003 [error] `q` is one of several views returned by `.chunk`; `add_` changes it in place, "
         "so PyTorch raises \"Output 0 of Split is a view and is being modified inplace\"."])
+
+
+DETACH = """\
+import torch
+x = torch.randn(4, 6, requires_grad={grad})
+out = x * 2
+h = {made}
+h.detach_()
+"""
+
+
+@pytest.mark.parametrize("grad", ["True", "False"])
+@pytest.mark.parametrize("made", ["out[:, -1]", "out.t()", "out.chunk(2)[0]"])
+def test_detach_in_place_of_a_view_is_gg003_quoting_torch(tmp_path, capsys, made, grad):
+    assert check(tmp_path, capsys, DETACH.format(made=made, grad=grad)) == (1, [
+        "prog.py:5:1: GG003 [error] `h` is a view of another tensor, and `detach_()` cannot detach a view in place, "
+        "so PyTorch raises \"Can't detach views in-place. Use detach() instead...\"."])
+
+
+@pytest.mark.parametrize("made", ["out", "out.detach()", "out.clone()", "out[:, -1].contiguous()"])
+def test_detach_in_place_of_a_tensor_that_is_no_view_is_fine(tmp_path, capsys, made):
+    assert check(tmp_path, capsys, DETACH.format(made=made, grad="True")) == (0, [])
+
+
+def test_detach_in_place_of_a_view_is_fixed_by_detaching_out_of_place(tmp_path, capsys):
+    path = write(tmp_path / "prog.py", DETACH.format(made="out[:, -1]", grad="True"))
+    main(["check", "--no-config", "--no-cache", "--fix", str(path)])
+    assert path.read_text().splitlines()[-1] == "h = h.detach()"
+
+
+def test_explain_says_detach_in_place_of_what_may_be_a_copy_is_not_reported(tmp_path, capsys):
+    path = write(tmp_path / "prog.py", DETACH.format(made="out[:, -1].contiguous()", grad="True"))
+    main(["explain", f"{path}:5"])
+    out = capsys.readouterr().out
+    assert ("    GG003 not reported: `detach_()` of what may be a copy rather than a view (`.contiguous()`, "
+            "`.reshape()`)\n") in out
+    assert "    GG001 not reported: `detach_()` changes no values: only its refusal of a view (GG003) can be reported\n" in out

@@ -48,7 +48,7 @@ class TensorOps(InterpreterState):
         if method == "detach":
             return replace(tensor, requires_grad=Tri.NO, is_leaf=True, origin=Origin("`.detach()`", node),
                            view_of_leaf=False, multi_output_view=None, later_view=None, no_grad_view=False,
-                           function_view=None, history=frozenset())
+                           function_view=None, is_view=False, history=frozenset())
         if method == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", ConstValue(True))
             rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
@@ -58,6 +58,8 @@ class TensorOps(InterpreterState):
         if method in surface.RETURNS_SELF:
             return tensor
         if method == "detach_":
+            if tensor.is_view:
+                self.mutate(tensor, node, target_node, "`detach_`", state, detaches=True)
             updated = replace(tensor, requires_grad=Tri.NO, is_leaf=True)
             self.set_flags(state, tensor, updated)
             return updated
@@ -68,7 +70,7 @@ class TensorOps(InterpreterState):
                                      tensor.history)
         if method in surface.MAYBE_RETURNS_SELF:
             alias = tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
-            return replace(alias, later_view=tensor.later_view)
+            return replace(alias, later_view=tensor.later_view, is_view=tensor.is_view)
         if method in surface.MAYBE_VIEW:
             return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled,
                                      node=surface.view_node(method))

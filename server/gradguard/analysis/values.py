@@ -83,6 +83,7 @@ class TensorValue:
     view_of_leaf: bool = False
     multi_output_view: str | None = None
     later_view: LaterView | None = None  # a view of a multi-output view's output (which is `multi_output_view`)
+    is_view: bool = False  # an autograd view of another tensor (`x[0]`, `x.t()`), which `detach_()` refuses
     no_grad_view: bool = False
     function_view: str | None = None  # a view a custom autograd Function returned: that Function's class
     storage_of: int | None = None
@@ -107,6 +108,7 @@ class TensorValue:
             view_of_leaf=self.view_of_leaf or (self.is_leaf and self.requires_grad is Tri.YES),
             no_grad_view=self.no_grad_view or (grad_enabled is Tri.NO and self.requires_grad is not Tri.NO),
             later_view=later,
+            is_view=True,
         )
 
 
@@ -560,6 +562,7 @@ def join_values(a: Value, b: Value) -> Value:
             view_of_leaf=a.view_of_leaf and b.view_of_leaf,
             multi_output_view=a.multi_output_view if a.multi_output_view == b.multi_output_view else None,
             later_view=a.later_view if a.later_view == b.later_view else None,
+            is_view=a.is_view and b.is_view,
             no_grad_view=a.no_grad_view and b.no_grad_view,
             history=a.history | b.history,
             graph_known=a.graph_known and b.graph_known,
