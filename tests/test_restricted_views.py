@@ -84,3 +84,28 @@ def test_explain_says_detach_in_place_of_what_may_be_a_copy_is_not_reported(tmp_
     assert ("    GG003 not reported: `detach_()` of what may be a copy rather than a view (`.contiguous()`, "
             "`.reshape()`)\n") in out
     assert "    GG001 not reported: `detach_()` changes no values: only its refusal of a view (GG003) can be reported\n" in out
+
+
+HOOKED = """\
+import torch
+from torch import nn
+layer = nn.Linear(4, 4)
+layer.{hook}(lambda *args: None)
+x = torch.randn(2, 4)
+y = layer(x)
+y.relu_()
+"""
+
+
+@pytest.mark.parametrize("hook", ["register_full_backward_hook", "register_full_backward_pre_hook"])
+def test_the_output_of_a_fully_backward_hooked_module_may_not_change_in_place(tmp_path, capsys, hook):
+    assert check(tmp_path, capsys, HOOKED.format(hook=hook)) == (1, [
+        "prog.py:7:1: GG003 [error] `y` is a view that a module with a full backward hook "
+        "(`register_full_backward_hook`) handed on as a `BackwardHookFunction`'s output; `relu_` changes it in place, "
+        "so PyTorch raises \"Output 0 of BackwardHookFunction is a view and is being modified inplace. This view was "
+        "created inside a custom Function (or because an input was returned as-is)...\"."])
+
+
+@pytest.mark.parametrize("hook", ["register_forward_hook", "register_backward_hook"])
+def test_the_output_of_a_module_with_another_hook_may_change_in_place(tmp_path, capsys, hook):
+    assert check(tmp_path, capsys, HOOKED.format(hook=hook)) == (0, [])

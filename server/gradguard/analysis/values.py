@@ -207,6 +207,7 @@ class ModuleValue:
     copies_input: bool = False  # one that works on a copy of its input (`MultiheadAttention(batch_first=True)`)
     renorms_weight: bool = False  # one whose call renormalizes its weight in place (`Embedding(max_norm=...)`)
     forward_hooks: list[Value] = field(default_factory=list)  # `register_forward_hook(f)`: f(module, args, output)
+    backward_hooked: bool = False  # `register_full_backward_hook`: its outputs are views of a `BackwardHookFunction`
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
     mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
     children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)

@@ -42,6 +42,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from gradguard.analysis.events import InplaceChange
+from gradguard.analysis.module_calls import BACKWARD_HOOK_FUNCTION
 from gradguard.analysis.values import TensorValue, Tri
 from gradguard.findings import Applicability, Finding, Fix
 from gradguard.fixes.edits import out_of_place_augmented, out_of_place_method
@@ -119,8 +120,10 @@ def _multi_output_reason(what: str, verb: str, target: TensorValue, certain: boo
 def _function_view_reason(what: str, verb: str, function: str, returned: bool, certain: bool) -> str:
     """Why changing a view that the custom Function `function` returned (`returned`) or a view of one raises."""
     subject = f"Output 0 of {function} is a view" if returned else "... is a view"
-    return (f"{what} is a view {'that' if returned else 'of what'} the custom autograd Function `{function}` returned "
-            f"(an input, or a view of one); {verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
+    made = (f"the custom autograd Function `{function}` returned (an input, or a view of one)"
+            if function != BACKWARD_HOOK_FUNCTION else
+            f"a module with a full backward hook (`register_full_backward_hook`) handed on as a `{function}`'s output")
+    return (f"{what} is a view {'that' if returned else 'of what'} {made}; {verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
             f"\"{subject} and is being modified inplace. This view was created inside a custom Function (or because "
             f"an input was returned as-is)...\".")
 
