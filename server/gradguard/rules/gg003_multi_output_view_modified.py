@@ -6,7 +6,9 @@ Finds in-place changes of a tensor returned by `unbind`, `split`, `chunk` (and o
 (`q.reshape(...).permute(...)`), and of a view created inside `torch.no_grad()` /
 `inference_mode()` that is changed once grad is back on, and of an output of a custom
 `torch.autograd.Function` that is one of its inputs or a view of one (a gradient reversal
-layer's `return x.view_as(x)`), or a view of such an output. Also finds `detach_()` on a view.
+layer's `return x.view_as(x)`), or a view of such an output, and of the output of a module with
+a full backward hook (`register_full_backward_hook`, a Grad-CAM tool's) that an `inplace=True`
+activation changes. Also finds `detach_()` on a view.
 
 ## Why is this bad?
 These views share their base's storage, and autograd cannot rewrite the backward of an op that
@@ -15,7 +17,9 @@ Unbind is a view and is being modified inplace. This view is the output of a fun
 that returns multiple views. ...` or `A view was created in no_grad mode and is being modified
 inplace with grad mode enabled`. A custom Function's backward would be overridden by the
 view+inplace logic, so PyTorch raises `Output 0 of GradReverse is a view and is being modified
-inplace. This view was created inside a custom Function ...` (return a clone instead). For a view
+inplace. This view was created inside a custom Function ...` (return a clone instead); a fully
+backward-hooked module's outputs are views of its `BackwardHookFunction` (`Output 0 of
+BackwardHookFunction is a view ...`): change them out of place. For a view
 of a multi-output view torch names the later view op (`Output 0 of Permute is a view ...`). A view
 cannot be detached in place: `Can't detach views in-place. Use detach() instead` (`x = x.detach()`).
 `tensor_split`, `hsplit` and friends return plain slices: they are fine.
