@@ -1,14 +1,19 @@
 """Views torch restricts beyond a multi-output view op's own outputs: a view of such an output (torch names
-the later view's node), `detach_()` on a view. Each message is torch's, checked by running the programs
-in tests/programs/; `main()` runs in-process."""
+the later view's node), `detach_()` on a view, the outputs of a fully backward-hooked module. Each message
+is torch's, checked by running the programs in tests/programs/ (and in tests/restricted_views/, those whose
+error the shared corpus's labeller does not know: `detach_()`'s); `main()` runs in-process."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from gradguard.__main__ import main
 
-from helpers import write
+from helpers import markers, write
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
@@ -109,3 +114,20 @@ def test_the_output_of_a_fully_backward_hooked_module_may_not_change_in_place(tm
 @pytest.mark.parametrize("hook", ["register_forward_hook", "register_backward_hook"])
 def test_the_output_of_a_module_with_another_hook_may_change_in_place(tmp_path, capsys, hook):
     assert check(tmp_path, capsys, HOOKED.format(hook=hook)) == (0, [])
+
+
+DETACH_PROGRAMS = sorted((Path(__file__).parent / "restricted_views").glob("*.py"))
+
+
+@pytest.mark.parametrize("program", DETACH_PROGRAMS, ids=lambda p: p.name)
+def test_detach_programs_are_labelled_by_torch_and_found_exactly(program, capsys):
+    ran = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300)
+    expected = markers(program)
+    assert (ran.returncode == 0) == (not expected), ran.stderr
+    if expected:
+        assert ran.stderr.strip().splitlines()[-1].startswith(
+            "RuntimeError: Can't detach views in-place. Use detach() instead.")
+    main(["check", "--no-config", "--no-cache", "--output-format", "concise", str(program)])
+    found = {(int(line.split(":")[1]), line.split(" ")[1]) for line in capsys.readouterr().out.splitlines()
+             if line.startswith(str(program))}
+    assert found == expected
