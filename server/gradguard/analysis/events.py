@@ -58,6 +58,7 @@ class InplaceChange:
     call_chain: tuple[cst.CSTNode, ...] = ()
     standalone_of: cst.FunctionDef | None = None
     assumes: str | None = None  # a parameter it was found with a value other than its default of (`_other_branch`)
+    detaches: bool = False  # `detach_()`: no value changes, but torch refuses it on a view (GG003)
     scopes: tuple[cst.FunctionDef | None, ...] = ()  # the functions the calls of `call_chain`, then `node`, lie in
 
     @property

@@ -840,7 +840,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def unbind(self, tensor: TensorValue, node: cst.CSTNode, state: State) -> SequenceValue:
         """`a, b = x` and `for row in x` call `unbind`: every element is a multi-output view."""
         view = replace(tensor.fresh_view(Origin("an element of an unbound tensor", node), grad_enabled=state.grad_enabled),
-                       multi_output_view="Unbind")
+                       multi_output_view="Unbind", later_view=None)
         return SequenceValue(repeated=view)
 
     # ---- expressions --------------------------------------------------------------------
@@ -997,7 +997,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                     for k in kinds)
         advanced = any(isinstance(k, (TensorValue, SequenceValue)) for k in kinds)
         if basic:
-            return base.fresh_view(Origin("an indexed view", node), grad_enabled=state.grad_enabled)
+            selects = len(kinds) == 1 and kinds[0] != "basic"  # `x[0]`; other indexing's last node is not known
+            return base.fresh_view(Origin("an indexed view", node), grad_enabled=state.grad_enabled,
+                                   node="Select" if selects else None)
         if advanced:
             return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed copy", node), base.history)
         return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed tensor", node), base.history)

@@ -177,7 +177,8 @@ class ModuleCalls(InterpreterState):
             if isinstance(item, TensorValue):
                 vc = remap.setdefault(item.version_counter, new_version_counter())
                 return replace(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
-                               multi_output_view=None, no_grad_view=False, function_view=None, storage_of=None, may_alias=frozenset())
+                               multi_output_view=None, later_view=None, no_grad_view=False, function_view=None,
+                               storage_of=None, may_alias=frozenset())
             if id(item) in copies:  # an object that refers back to itself, or one shared by two owners
                 return copies[id(item)]
             if isinstance(item, SequenceValue) and item.mutable:
@@ -350,6 +351,8 @@ class ModuleCalls(InterpreterState):
             return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
             module.children.append(args[0])
+        if method in ("register_full_backward_hook", "register_full_backward_pre_hook"):
+            module.backward_hooked = True
         if method == "register_forward_hook" and args:
             module.forward_hooks.append(self.resolve_import(args[0]) if isinstance(args[0], ImportRef) else args[0])
         if method == "register_buffer" and len(args) > 1 and isinstance(args[0], ConstValue) \
@@ -397,6 +400,8 @@ class ModuleCalls(InterpreterState):
                                        output.history)  # (output, h_n); an LSTM's (output, (h_n, c_n))
             cell = self.fresh_result(output.requires_grad, Origin("the cell state of `LSTM`", node), output.history)
             output = SequenceValue((output, SequenceValue((second, cell)) if module.class_name == "LSTM" else second))
+        if module.backward_hooked and state.grad_enabled is not Tri.NO:
+            output = _backward_hook_views(output)
         for registered in module.forward_hooks:  # a function, or a partial of one: `partial(hook, name=name)`
             hook, bound, keywords = bound_arguments(registered)
             if not (isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef)):
@@ -549,3 +554,16 @@ def annotated_fields(cls: cst.ClassDef) -> list[str]:
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     return [small.target.value for line in body if isinstance(line, cst.SimpleStatementLine)
             for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)]
+
+
+BACKWARD_HOOK_FUNCTION = "BackwardHookFunction"  # what torch names the views a full backward hook hands on
+
+
+def _backward_hook_views(output: Value) -> Value:
+    """A fully backward-hooked module's output as torch hands it on: each tensor that requires grad is a view
+    a `BackwardHookFunction` returned, which may not be changed in place."""
+    if isinstance(output, TensorValue) and output.requires_grad is not Tri.NO:
+        return replace(output, is_leaf=False, function_view=BACKWARD_HOOK_FUNCTION)
+    if isinstance(output, SequenceValue) and output.repeated is None:
+        return SequenceValue(tuple(_backward_hook_views(item) for item in output.items))
+    return output

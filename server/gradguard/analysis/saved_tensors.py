@@ -36,12 +36,13 @@ class SavedTensors(InterpreterState):
                 state.saves[vc] = (*state.saves.get(vc, ()), uncertain)
 
     def mutate(self, tensor: TensorValue, node: cst.CSTNode, target_node: cst.CSTNode | None, verb: str,
-               state: State, *, inside_module: cst.CSTNode | None = None) -> None:
+               state: State, *, inside_module: cst.CSTNode | None = None, detaches: bool = False) -> None:
         """An in-place change of `tensor`: bumps its version counter (every alias sees it).
 
         Inside a followed call of this file's code the change is reported where it is written,
         with the calls that led there. Inside another file's code, only changes of what this
         file's ops saved are reported, at this file's call: that file's findings are its own.
+        `detaches`: `detach_()`, which changes no values (and bumps no version) but which torch refuses on a view.
         A save meets one reported change, through its version counter or behind it (`.data`): later
         changes of the same save are not reported again (fixing the first one makes the program run).
         """
@@ -58,14 +59,16 @@ class SavedTensors(InterpreterState):
                 storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.callee_records)
                 if not saved and not storage_saved:
                     return
-                tensor = replace(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, no_grad_view=False, function_view=None)
+                tensor = replace(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, later_view=None,
+                                 no_grad_view=False, function_view=None)
         change = InplaceChange(
             node=node,
             target=tensor,
             target_node=target_node,
             verb=verb,
             grad_enabled=state.grad_enabled,
-            bumps_version=tensor.storage_of is None,
+            bumps_version=tensor.storage_of is None and not detaches,
+            detaches=detaches,
             saved=saved,
             storage_saved=storage_saved,
             backward_follows=Tri.NO,

@@ -47,7 +47,8 @@ class TensorOps(InterpreterState):
             return UNKNOWN
         if method == "detach":
             return replace(tensor, requires_grad=Tri.NO, is_leaf=True, origin=Origin("`.detach()`", node),
-                           view_of_leaf=False, multi_output_view=None, no_grad_view=False, function_view=None, history=frozenset())
+                           view_of_leaf=False, multi_output_view=None, later_view=None, no_grad_view=False,
+                           function_view=None, is_view=False, history=frozenset())
         if method == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", ConstValue(True))
             rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
@@ -57,6 +58,8 @@ class TensorOps(InterpreterState):
         if method in surface.RETURNS_SELF:
             return tensor
         if method == "detach_":
+            if tensor.is_view:
+                self.mutate(tensor, node, target_node, "`detach_`", state, detaches=True)
             updated = replace(tensor, requires_grad=Tri.NO, is_leaf=True)
             self.set_flags(state, tensor, updated)
             return updated
@@ -66,9 +69,11 @@ class TensorOps(InterpreterState):
             return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin(f"`.{method}()`", node),
                                      tensor.history)
         if method in surface.MAYBE_RETURNS_SELF:
-            return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
+            alias = tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
+            return replace(alias, later_view=tensor.later_view, is_view=tensor.is_view)
         if method in surface.MAYBE_VIEW:
-            return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
+            return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled,
+                                     node=surface.view_node(method))
         if method in surface.STORAGE_ALIASES:
             alias = TensorValue(new_version_counter(), tensor.requires_grad, False, Origin(f"`.{method}()`", node),
                                 storage_of=tensor.version_counter, history=tensor.history)
@@ -85,7 +90,8 @@ class TensorOps(InterpreterState):
             return TensorValue(new_version_counter(), Tri.NO, True, Origin("`.data`", node),
                                storage_of=owner.version_counter)
         if attribute in surface.ATTRIBUTE_VIEWS:
-            return owner.fresh_view(Origin(f"`.{attribute}`", node), grad_enabled=state.grad_enabled)
+            return owner.fresh_view(Origin(f"`.{attribute}`", node), grad_enabled=state.grad_enabled,
+                                    node=surface.view_node(attribute))
         if attribute == "grad":
             return TensorValue(new_version_counter(), Tri.NO, True, Origin("a `.grad`", node))
         return UNKNOWN
@@ -274,11 +280,11 @@ class TensorOps(InterpreterState):
             if isinstance(base, TensorValue):
                 certain = facts.name.split(".", 1)[0] not in surface.MAYBE_VIEW | surface.MAYBE_RETURNS_SELF
                 view = base.fresh_view(Origin(f"the view `{label}`", node), certain=certain,
-                                       grad_enabled=state.grad_enabled)
+                                       grad_enabled=state.grad_enabled, node=surface.view_node(facts.name))
                 if facts.multi_output_view:
                     kind = {"unbind": "Unbind", "split": "Split", "chunk": "Split"}.get(facts.name.split(".", 1)[0],
                                                                                         "SplitWithSizes")
-                    return SequenceValue(repeated=replace(view, multi_output_view=kind))
+                    return SequenceValue(repeated=replace(view, multi_output_view=kind, later_view=None))
                 if facts.name.split(".", 1)[0] in ("tensor_split", "hsplit", "vsplit", "dsplit"):
                     return SequenceValue(repeated=view)
                 return view

@@ -62,6 +62,15 @@ class Origin:
     node: cst.CSTNode | None = None
 
 
+@dataclass(frozen=True)
+class LaterView:
+    """A view taken of an output of a multi-output view op, restricted as that output is: `node` is the
+    autograd node torch names in its error (`Permute`; None where unknown), `of` how the output was made."""
+
+    node: str | None
+    of: str
+
+
 @dataclass(frozen=True, eq=False)
 class TensorValue:
     """One tensor object as far as autograd's in-place checks are concerned."""
@@ -73,6 +82,8 @@ class TensorValue:
     alias_certain: bool = True
     view_of_leaf: bool = False
     multi_output_view: str | None = None
+    later_view: LaterView | None = None  # a view of a multi-output view's output (which is `multi_output_view`)
+    is_view: bool = False  # an autograd view of another tensor (`x[0]`, `x.t()`), which `detach_()` refuses
     no_grad_view: bool = False
     function_view: str | None = None  # a view a custom autograd Function returned: that Function's class
     storage_of: int | None = None
@@ -84,8 +95,11 @@ class TensorValue:
     # this tensor or that; a backward from it runs from this tensor, a change through it may change nothing
     maybe_other: bool = False
 
-    def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES) -> TensorValue:
-        """A view (or returns-self alias) of this tensor: same version counter."""
+    def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES,
+                   node: str | None = None) -> TensorValue:
+        """A view (or returns-self alias) of this tensor: same version counter; `node` is its autograd node."""
+        later = None if self.multi_output_view is None else \
+            LaterView(node, self.later_view.of if self.later_view is not None else self.origin.description)
         return replace(
             self,
             origin=origin,
@@ -93,6 +107,8 @@ class TensorValue:
             alias_certain=self.alias_certain and certain,
             view_of_leaf=self.view_of_leaf or (self.is_leaf and self.requires_grad is Tri.YES),
             no_grad_view=self.no_grad_view or (grad_enabled is Tri.NO and self.requires_grad is not Tri.NO),
+            later_view=later,
+            is_view=True,
         )
 
 
@@ -191,6 +207,7 @@ class ModuleValue:
     copies_input: bool = False  # one that works on a copy of its input (`MultiheadAttention(batch_first=True)`)
     renorms_weight: bool = False  # one whose call renormalizes its weight in place (`Embedding(max_norm=...)`)
     forward_hooks: list[Value] = field(default_factory=list)  # `register_forward_hook(f)`: f(module, args, output)
+    backward_hooked: bool = False  # `register_full_backward_hook`: its outputs are views of a `BackwardHookFunction`
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
     mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
     children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)
@@ -551,6 +568,8 @@ def join_values(a: Value, b: Value) -> Value:
             alias_certain=a.alias_certain and b.alias_certain,
             view_of_leaf=a.view_of_leaf and b.view_of_leaf,
             multi_output_view=a.multi_output_view if a.multi_output_view == b.multi_output_view else None,
+            later_view=a.later_view if a.later_view == b.later_view else None,
+            is_view=a.is_view and b.is_view,
             no_grad_view=a.no_grad_view and b.no_grad_view,
             history=a.history | b.history,
             graph_known=a.graph_known and b.graph_known,

@@ -61,6 +61,24 @@ MAYBE_VIEW = frozenset({"reshape", "reshape_as", "flatten", "ravel"})
 #: Views not in ATen's schema language as method names.
 ATTRIBUTE_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 
+#: The autograd node of a view op's output, as torch names it in its errors (`Output 0 of Permute`), where it is
+#: not the op's name in CamelCase; None where it depends on the arguments (`flatten` may return its input).
+VIEW_NODES: dict[str, str | None] = {
+    "reshape": "ReshapeAlias", "reshape_as": "ReshapeAlias", "view_as": "View", "unflatten": "View",
+    "narrow": "Slice", "movedim": "Permute", "moveaxis": "Permute", "T": "Permute", "mT": "Transpose",
+    "swapaxes": "Transpose", "swapdims": "Transpose", "expand_as": "Expand", "squeeze.dim": "Squeeze1",
+    "squeeze.dims": "Squeeze2", "flatten": None, "ravel": None, "H": None, "mH": None, "real": None, "imag": None,
+}
+
+
+def view_node(op: str) -> str | None:
+    """The node torch names for the output of the view op `op`: `permute` → `Permute`, `squeeze.dim` → `Squeeze1`."""
+    name = op if op in VIEW_NODES else op.split(".", 1)[0]
+    if name in VIEW_NODES:
+        return VIEW_NODES[name]
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
 #: Shares storage but gets a new version counter: writes through these are invisible to autograd.
 STORAGE_ALIASES = frozenset({"unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"})
 

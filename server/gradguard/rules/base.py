@@ -30,6 +30,7 @@ class NotReported(Enum):
     """Why a rule leaves an in-place change unreported: each rule's `dropped(change)` returns it
     where its check drops the change, and `gradguard explain` prints it."""
 
+    DETACHES = "`detach_()` changes no values: only its refusal of a view (GG003) can be reported"
     THROUGH_DATA = "it writes through `.data` or an `unsafe_*` view, which bumps no version counter"
     NOT_THROUGH_DATA = "it does not write through `.data` or an `unsafe_*` view"
     NOTHING_SAVED = ("no save of the tensor it changes (nor of one sharing its version counter) is live here: "
@@ -42,6 +43,7 @@ class NotReported(Enum):
     REQUIRES_NO_GRAD = "the tensor requires no grad"
     NOT_A_LEAF = "the tensor is not a leaf (an op computed it) nor a view of one"
     NOT_SUCH_VIEW = "the tensor is neither an output of `chunk`/`split`/`unbind` nor a view made under `no_grad`"
+    MAYBE_A_COPY = "`detach_()` of what may be a copy rather than a view (`.contiguous()`, `.reshape()`)"
     LEAF_ERROR_FIRST = "PyTorch raises its leaf error at the change first (GG002)"
     VIEW_ERROR_FIRST = "PyTorch raises its view error at the change first (GG003)"
     NOT_SELECTED = "the rule is not selected for this file (settings)"

@@ -108,6 +108,8 @@ def check(context: RuleContext) -> Iterator[Finding]:
 
 def dropped(change: InplaceChange) -> NotReported | None:
     """Why this rule does not report `change` (None: it does)."""
+    if change.detaches:
+        return NotReported.DETACHES
     if not change.bumps_version:
         return NotReported.THROUGH_DATA
     if not change.saved:

@@ -49,6 +49,8 @@ NAME = "leaf-modified-inplace"
 def dropped(change: InplaceChange) -> NotReported | None:
     """Why this rule does not report `change` (None: it does)."""
     target = change.target
+    if change.detaches:
+        return NotReported.DETACHES
     if not change.bumps_version:
         return NotReported.THROUGH_DATA
     if change.grad_enabled is Tri.NO:

@@ -2,10 +2,13 @@
 
 ## What it does
 Finds in-place changes of a tensor returned by `unbind`, `split`, `chunk` (and of the rows a
-`for row in x` or `a, b = x` gives, which call `unbind`), and of a view created inside
-`torch.no_grad()` / `inference_mode()` that is changed once grad is back on, and of an output
-of a custom `torch.autograd.Function` that is one of its inputs or a view of one (a gradient
-reversal layer's `return x.view_as(x)`), or a view of such an output.
+`for row in x` or `a, b = x` gives, which call `unbind`) or of a view of one
+(`q.reshape(...).permute(...)`), and of a view created inside `torch.no_grad()` /
+`inference_mode()` that is changed once grad is back on, and of an output of a custom
+`torch.autograd.Function` that is one of its inputs or a view of one (a gradient reversal
+layer's `return x.view_as(x)`), or a view of such an output, and of the output of a module with
+a full backward hook (`register_full_backward_hook`, a Grad-CAM tool's) that an `inplace=True`
+activation changes. Also finds `detach_()` on a view.
 
 ## Why is this bad?
 These views share their base's storage, and autograd cannot rewrite the backward of an op that
@@ -14,7 +17,11 @@ Unbind is a view and is being modified inplace. This view is the output of a fun
 that returns multiple views. ...` or `A view was created in no_grad mode and is being modified
 inplace with grad mode enabled`. A custom Function's backward would be overridden by the
 view+inplace logic, so PyTorch raises `Output 0 of GradReverse is a view and is being modified
-inplace. This view was created inside a custom Function ...` (return a clone instead).
+inplace. This view was created inside a custom Function ...` (return a clone instead); a fully
+backward-hooked module's outputs are views of its `BackwardHookFunction` (`Output 0 of
+BackwardHookFunction is a view ...`): change them out of place. For a view
+of a multi-output view torch names the later view op (`Output 0 of Permute is a view ...`). A view
+cannot be detached in place: `Can't detach views in-place. Use detach() instead` (`x = x.detach()`).
 `tensor_split`, `hsplit` and friends return plain slices: they are fine.
 
 ## Example
@@ -39,7 +46,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from gradguard.analysis.events import InplaceChange
-from gradguard.analysis.values import Tri
+from gradguard.analysis.module_calls import BACKWARD_HOOK_FUNCTION
+from gradguard.analysis.values import TensorValue, Tri
 from gradguard.findings import Applicability, Finding, Fix
 from gradguard.fixes.edits import out_of_place_augmented, out_of_place_method
 from gradguard.rules.base import NotReported, RuleContext
@@ -51,6 +59,8 @@ NAME = "multi-output-view-modified-inplace"
 def dropped(change: InplaceChange) -> NotReported | None:
     """Why this rule does not report `change` (None: it does)."""
     target = change.target
+    if change.detaches:  # torch refuses it on any view, whatever the grad mode (`.contiguous()` may be a copy)
+        return None if target.alias_certain else NotReported.MAYBE_A_COPY
     if not change.bumps_version:
         return NotReported.THROUGH_DATA
     if change.grad_enabled is Tri.NO:
@@ -72,15 +82,13 @@ def check(context: RuleContext) -> Iterator[Finding]:
         if not raises_for_view(change):
             continue
         target = change.target
-        certain = change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES and not target.maybe_other
+        certain = (change.detaches or change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES) \
+            and not target.maybe_other
         what = context.subject(change)
-        if target.multi_output_view is not None:
-            made = target.origin.description
-            made_by = made.removeprefix("the view ") if made.startswith("the view `") else \
-                f"`{target.multi_output_view.lower()}`"
-            reason = (f"{what} is one of several views returned by {made_by}; "
-                      f"{change.verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
-                      f"\"Output 0 of {target.multi_output_view} is a view and is being modified inplace\".")
+        if change.detaches:
+            reason = _detach_reason(what, certain)
+        elif target.multi_output_view is not None:
+            reason = _multi_output_reason(what, change.verb, target, certain)
         elif target.function_view is not None and not target.no_grad_view:
             reason = _function_view_reason(what, change.verb, target.function_view,
                                            target.origin.description.startswith("the output of"), certain)
@@ -92,22 +100,46 @@ def check(context: RuleContext) -> Iterator[Finding]:
                                       fixes(context, change))
 
 
+def _detach_reason(what: str, certain: bool) -> str:
+    """Why `detach_()` on a view raises."""
+    return (f"{what} is a view of another tensor, and `detach_()` cannot detach a view in place, so PyTorch "
+            f"{'raises' if certain else 'may raise'} \"Can't detach views in-place. Use detach() instead...\".")
+
+
+def _multi_output_reason(what: str, verb: str, target: TensorValue, certain: bool) -> str:
+    """Why changing an output of a multi-output view op (`chunk`), or a view of one, raises."""
+    later = target.later_view
+    made = later.of if later is not None else target.origin.description
+    made_by = made.removeprefix("the view ") if made.startswith("the view `") else f"`{target.multi_output_view.lower()}`"
+    if later is None:
+        return (f"{what} is one of several views returned by {made_by}; {verb} changes it in place, so PyTorch "
+                f"{'raises' if certain else 'may raise'} \"Output 0 of {target.multi_output_view} is a view and is "
+                f"being modified inplace\".")
+    subject = f"Output 0 of {later.node} is a view" if later.node is not None else "... is a view"
+    return (f"{what} is a view of one of several views returned by {made_by}, restricted as they are; {verb} changes "
+            f"it in place, so PyTorch {'raises' if certain else 'may raise'} \"{subject} and is being modified "
+            f"inplace. This view is the output of a function that returns multiple views...\".")
+
+
 def _function_view_reason(what: str, verb: str, function: str, returned: bool, certain: bool) -> str:
     """Why changing a view that the custom Function `function` returned (`returned`) or a view of one raises."""
     subject = f"Output 0 of {function} is a view" if returned else "... is a view"
-    return (f"{what} is a view {'that' if returned else 'of what'} the custom autograd Function `{function}` returned "
-            f"(an input, or a view of one); {verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
+    made = (f"the custom autograd Function `{function}` returned (an input, or a view of one)"
+            if function != BACKWARD_HOOK_FUNCTION else
+            f"a module with a full backward hook (`register_full_backward_hook`) handed on as a `{function}`'s output")
+    return (f"{what} is a view {'that' if returned else 'of what'} {made}; {verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
             f"\"{subject} and is being modified inplace. This view was created inside a custom Function (or because "
             f"an input was returned as-is)...\".")
 
 
 def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
-    """The out-of-place op on the view (safe unless the base is read afterwards)."""
-    if change.statement is None or change.grad_enabled is not Tri.YES:
+    """The out-of-place op on the view (safe unless the base is read afterwards): `x = x.detach()` for `detach_()`."""
+    if change.statement is None or (change.grad_enabled is not Tri.YES and not change.detaches):
         return ()
     rewrite = (out_of_place_augmented(context.document, change.statement)
                or out_of_place_method(context.document, change.statement, change.target_node))
     if rewrite is None:
         return ()
-    applicability = Applicability.UNSAFE if change.aliases else Applicability.SAFE
+    safe = not change.aliases or change.detaches  # `detach_()` changes no value the other names read
+    applicability = Applicability.SAFE if safe else Applicability.UNSAFE
     return (Fix(f"Rewrite out of place: `{rewrite[0].content}`", applicability, rewrite),)

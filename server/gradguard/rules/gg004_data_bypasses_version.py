@@ -37,6 +37,8 @@ NAME = "saved-tensor-changed-through-data"
 
 def dropped(change: InplaceChange) -> NotReported | None:
     """Why this rule does not report `change` (None: it does)."""
+    if change.detaches:
+        return NotReported.DETACHES
     if change.target.storage_of is None:
         return NotReported.NOT_THROUGH_DATA
     if not change.storage_saved:
