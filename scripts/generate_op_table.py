@@ -268,7 +268,7 @@ def _traced_kernel(name: str, ops: dict[str, Any]) -> dict[str, Any] | None:
 
 # Composites whose saves depend on the kernel torch picks at run time (the fused attention kernels
 # of the device, the math fallback), not on their arguments alone: every tensor counts as saved.
-_BACKEND_DEPENDENT = {"scaled_dot_product_attention"}
+_BACKEND_DEPENDENT = {"scaled_dot_product_attention"}  # knowledge/surface.py: BACKEND_DEPENDENT
 
 
 def _op_db() -> dict[str, list[Any]]:

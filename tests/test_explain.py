@@ -84,8 +84,8 @@ logits = head(mixed)
 """
 
 NOT_A_LEAF = "    GG002 not reported: the tensor is not a leaf (an op computed it) nor a view of one\n"
-NOT_A_VIEW = ("    GG003 not reported: the tensor is neither an output of `chunk`/`split`/`unbind` nor a view made "
-              "under `no_grad`\n")
+NOT_A_VIEW = ("    GG003 not reported: the tensor is no view torch restricts: an output of `chunk`/`split`/`unbind`, "
+              "a view made under `no_grad`, one a custom Function or a backward-hooked module returned\n")
 NOT_THROUGH_DATA = "    GG004 not reported: it does not write through `.data` or an `unsafe_*` view\n"
 GRAD_OFF = "grad is off here (`torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)`)"
 A_NUMBER = ("  `lr` (column {column}): a Python number: 0.001\n"

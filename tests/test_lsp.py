@@ -285,7 +285,8 @@ async def test_hover_on_a_name_tells_the_value_it_holds(client: LanguageClient, 
         "- changed in place here, not reported: GG001: no save of the tensor it changes (nor of one sharing its "
         "version counter) is live here: none was made, or an earlier change met it and is reported there; "
         "GG002: the tensor is not a leaf (an op computed it) nor a view of one; "
-        "GG003: the tensor is neither an output of `chunk`/`split`/`unbind` nor a view made under `no_grad`; "
+        "GG003: the tensor is no view torch restricts: an output of `chunk`/`split`/`unbind`, a view made under "
+        "`no_grad`, one a custom Function or a backward-hooked module returned; "
         "GG004: it does not write through `.data` or an `unsafe_*` view")
     assert await hover(2, 18) == (
         "**`w`**: made by `torch.randn` (line 2)\n\n"

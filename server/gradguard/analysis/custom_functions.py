@@ -105,7 +105,8 @@ class CustomFunctions(InterpreterState):
                                          requires_grad is Tri.YES and saved.alias_certain, at_call=output), state)
         input_counters = {t.version_counter for t in _tensors(SequenceValue(tuple(inputs)))}
         dirty = {t.version_counter for t in _tensors(SequenceValue(tuple(ctx.dirty)))}
-        made = self.function_outputs(result, cls.name, requires_grad, input_counters - dirty, node)
+        made = self.function_outputs(result, cls.name, requires_grad, input_counters - dirty,
+                                     {id(t) for t in _tensors(SequenceValue(tuple(inputs)))}, node)
         for old in _tensors(SequenceValue(tuple(ctx.dirty))):  # the input, changed in place, is now an output
             new = next((t for t in _tensors(made) if t.version_counter == old.version_counter), None)
             if new is not None:
@@ -113,13 +114,15 @@ class CustomFunctions(InterpreterState):
         return self.with_history(made, inputs, first_serial, state)
 
     @staticmethod
-    def function_outputs(result: Value, name: str, requires_grad: Tri, viewed: set[int], node: cst.Call) -> Value:
+    def function_outputs(result: Value, name: str, requires_grad: Tri, viewed: set[int], inputs: set[int],
+                         node: cst.Call) -> Value:
         """What `apply` returns for what `forward` returned: non-leaf tensors of the Function's graph;
-        those sharing a version counter in `viewed` (an input returned as-is, or a view of one) are its views."""
+        an input returned as-is (`inputs`: their ids) or a view of one (sharing a version counter in
+        `viewed`) is its view; a `detach()` of one shares the counter but is no view."""
         def output(tensor: TensorValue) -> TensorValue:
+            view = id(tensor) in inputs or (tensor.is_view and tensor.version_counter in viewed)
             return replace(tensor, requires_grad=requires_grad, is_leaf=False, view_of_leaf=False, no_grad_view=False,
-                           origin=Origin(f"the output of `{name}.apply`", node),
-                           function_view=name if tensor.version_counter in viewed else None)
+                           origin=Origin(f"the output of `{name}.apply`", node), function_view=name if view else None)
         if isinstance(result, TensorValue):
             return output(result)
         if isinstance(result, SequenceValue) and result.repeated is None:

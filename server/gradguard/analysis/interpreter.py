@@ -558,14 +558,16 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             state.dead = state.dead or was_dead
 
     def _with(self, node: cst.With, state: State) -> None:
-        saved_mode, autocast = state.grad_enabled, self.autocast
+        saved_mode, autocasts = state.grad_enabled, (self.autocast, self.autocast_maybe)
         for item in node.items:
             mode = self.grad_mode_of(item.item, state)
             if mode is not None:
                 state.grad_enabled = mode
                 continue
-            if self.is_autocast(item.item, state):
-                self.autocast += 1
+            autocast = self.autocast_of(item.item, state)
+            if autocast is not Tri.NO:
+                self.autocast += 1 if autocast is Tri.YES else 0
+                self.autocast_maybe += 1 if autocast is Tri.MAYBE else 0
                 continue
             value = self.eval(item.item, state)
             if item.asname is not None:
@@ -573,7 +575,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         try:
             self.exec_block(node.body.body, state)
         finally:
-            state.grad_enabled, self.autocast = saved_mode, autocast
+            state.grad_enabled, (self.autocast, self.autocast_maybe) = saved_mode, autocasts
 
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
@@ -754,12 +756,19 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 flag = value.value if isinstance(value, ConstValue) else None
                 self.set_flags(state, owner, replace(
                     owner, requires_grad=Tri.MAYBE if flag is None else Tri.of(bool(flag))))
+            elif isinstance(owner, (ArgumentValue, LostValue)) or owner is UNKNOWN:
+                self.hand_over([value])  # `trainer.h = h`: kept by an object the analysis does not know
         elif isinstance(target, cst.Subscript):
             base = self.eval(target.value, state)
             kinds = [self.eval_slice(element, state) for element in target.slice]
             base = self.keyed(base, kinds, state)
+            if isinstance(base, DictValue) and not base.complete or isinstance(base, LostValue) or base is UNKNOWN \
+                    or isinstance(base, ArgumentValue) and not isinstance(value, TensorValue):
+                self.hand_over([value])  # `cache["h"] = h`: a container not known whole (an argument's) may keep it
             if isinstance(base, (SequenceValue, DictValue)):
                 self.store_item(base, _single_index(kinds), value, state)
+                return
+            if not isinstance(base, (ArgumentValue, TensorValue)):
                 return
             if isinstance(base, ArgumentValue):
                 base = self.promote(base, state)
@@ -1451,16 +1460,11 @@ def _lambda_function(node: cst.Lambda) -> cst.FunctionDef:
 
 def _jumps(loop: cst.For) -> bool:
     """Whether a loop body has a `break` or `continue` of its own (then it is not run element by element)."""
-    return any(isinstance(node, (cst.Break, cst.Continue)) for node in descendants(loop.body))
+    return any(type(node) in _JUMPS for node in descendants(loop.body, into=lambda n: type(n) not in _OWN_JUMPS))
 
-    def visit_For(self, node: cst.For) -> bool:
-        return False  # a nested loop's jumps are its own
 
-    def visit_While(self, node: cst.While) -> bool:
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
+_JUMPS = frozenset({cst.Break, cst.Continue})
+_OWN_JUMPS = frozenset({cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef})  # their jumps are their own
 
 
 MAX_TWO_PASS_LOOPS = 3  # loops nested deeper (followed calls included) run their body once

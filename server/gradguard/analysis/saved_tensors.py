@@ -9,8 +9,8 @@ import libcst as cst
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
-from gradguard.knowledge import surface
 from gradguard.analysis.values import ConstValue, SavedRecord, SequenceValue, TensorValue, Tri, Value, provenance
+from gradguard.knowledge import surface
 
 
 class SavedTensors(InterpreterState):
@@ -19,8 +19,8 @@ class SavedTensors(InterpreterState):
     def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:
         if state.grad_enabled is Tri.NO:
             return
-        if self.autocast and record.what != "output":  # an input may be saved as a cast copy
-            if tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
+        if (self.autocast or self.autocast_maybe) and record.what != "output":  # may be saved as a cast copy
+            if self.autocast and tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
                 return  # a parameter (fp32) is cast: the copy is saved, never the parameter
             record = replace(record, certain=False)  # saved as given only if already in the lower precision
         record = replace(record, serial=self.next_serial,

@@ -112,6 +112,7 @@ class InterpreterState:
         # the statement (or this file's call) whose backward pass last freed each version counter's saves
         self.freed: dict[int, cst.CSTNode] = {}
         self.autocast = 0  # autocast regions (`with torch.autocast(...)`) the code runs in, callers' included
+        self.autocast_maybe = 0  # and those whose `enabled` flag is not known
         self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)
         # the function analysed without a known caller, and whether it is a method of an `nn.Module`
         self.analysing: cst.FunctionDef | None = None

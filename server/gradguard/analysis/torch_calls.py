@@ -67,23 +67,30 @@ class TorchCalls(InterpreterState):
 
         def in_graph(value: Value) -> Value:
             if isinstance(value, TensorValue):
-                return replace(value, requires_grad=recorded, is_leaf=False)
+                return replace(value, requires_grad=recorded, is_leaf=False, no_grad_view=False)
             if isinstance(value, SequenceValue) and value.repeated is None:
                 return SequenceValue(tuple(in_graph(item) for item in value.items))
             return value
 
         return self.with_history(in_graph(result), args, first_serial, state)
 
-    def is_autocast(self, node: cst.BaseExpression, state: State) -> bool:
-        """Whether a `with` item opens an autocast region that may be enabled (`enabled=False` does not)."""
+    def autocast_of(self, node: cst.BaseExpression, state: State) -> Tri:
+        """Whether a `with` item opens an enabled autocast region: YES, NO (not autocast, or
+        `enabled=False`), MAYBE (a flag not known: `enabled=args.amp`)."""
         if not isinstance(node, cst.Call):
-            return False
+            return Tri.NO
         name = qualname_of(self.eval(node.func, state))
-        if name is None or normalise_torch_name(name) not in surface.AUTOCASTS:
-            return False
-        enabled = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "enabled"), None)
-        flag = self.eval(enabled, state) if enabled is not None else None
-        return not (isinstance(flag, ConstValue) and flag.value is False)
+        name = normalise_torch_name(name) if name is not None else None
+        if name not in surface.AUTOCASTS:
+            return Tri.NO
+        position = 2 if name in ("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast") else 0
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        enabled = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "enabled"),
+                       positional[position] if len(positional) > position else None)
+        if enabled is None:
+            return Tri.YES
+        flag = self.eval(enabled, state)
+        return Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
 
     def grad_mode_of(self, node: cst.BaseExpression, state: State) -> Tri | None:
         """The grad mode a `with` item or decorator sets, or None if it is not a grad-mode construct."""

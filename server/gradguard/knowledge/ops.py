@@ -14,6 +14,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from gradguard.knowledge import surface
+
 _TABLE = Path(__file__).with_name("ops.json")
 
 
@@ -57,6 +59,7 @@ class OpFacts:
     derived_saves: frozenset[str] | None = None
     derived_outputs: frozenset[int] = frozenset()
     saves_vary: bool = False
+    saves_certain: bool = True  # False: what it saves is a guess (`saves_vary`), its findings warnings at most
 
     def saved_inputs(self, requires_grad: Mapping[str, bool]) -> frozenset[str]:
         """Inputs saved by reference (so mutating them later breaks backward).
@@ -160,16 +163,20 @@ def kernel_of(composite: OpFacts) -> OpFacts | None:
 @cache
 def derived_of(composite: OpFacts) -> OpFacts | None:
     """A composite's saves as torch's run of it on sample inputs showed them, as facts of a kernel of
-    its own: each saved input saved whenever a grad_fn is recorded; with `saves_vary`, every tensor
-    argument and output (`cdist`, `einsum`, `scaled_dot_product_attention`). None without such facts."""
+    its own: each saved input saved whenever a grad_fn is recorded. With `saves_vary` (`einsum`,
+    `bilinear`), every tensor argument may be saved, and its outputs too when the kernel depends on
+    the backend (`scaled_dot_product_attention`'s flash kernels save theirs): saves not certain.
+    None without such facts."""
     if not (composite.composite and composite.differentiable) or composite.derived_saves is None:
         return None
     if composite.saves_vary:
-        saved, outputs = composite.tensor_args, frozenset(range(max(composite.returns, 1)))
+        saved = composite.tensor_args
+        backend = composite.name.split(".", 1)[0] in surface.BACKEND_DEPENDENT
+        outputs = frozenset(range(max(composite.returns, 1))) if backend else frozenset()
     else:
         saved, outputs = composite.derived_saves or frozenset(), composite.derived_outputs
     return replace(composite, composite=False, saves=MappingProxyType({arg: None for arg in sorted(saved)}),
-                   saves_result=0 in outputs, saves_outputs=outputs)
+                   saves_result=0 in outputs, saves_outputs=outputs, saves_certain=not composite.saves_vary)
 
 
 def torch_version() -> str:

@@ -186,6 +186,10 @@ AUTOCAST_LOWER_PRECISION = frozenset({
 CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint"})
 CHECKPOINT_OPTIONS = frozenset({"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug"})
 
+# Composites whose saves depend on the kernel the backend picks (`scaled_dot_product_attention`'s
+# flash and memory-efficient kernels save their output, its math path does not).
+BACKEND_DEPENDENT = frozenset({"scaled_dot_product_attention"})
+
 # AMP's loss scaler: `scale(loss)` multiplies by the scale, `step(optimizer)` runs `optimizer.step()`.
 GRAD_SCALERS = frozenset({"torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.GradScaler",
                           "torch.cpu.amp.GradScaler"})

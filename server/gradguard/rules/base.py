@@ -42,7 +42,8 @@ class NotReported(Enum):
     GRAD_OFF = "grad is off here (`torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)`)"
     REQUIRES_NO_GRAD = "the tensor requires no grad"
     NOT_A_LEAF = "the tensor is not a leaf (an op computed it) nor a view of one"
-    NOT_SUCH_VIEW = "the tensor is neither an output of `chunk`/`split`/`unbind` nor a view made under `no_grad`"
+    NOT_SUCH_VIEW = ("the tensor is no view torch restricts: an output of `chunk`/`split`/`unbind`, a view made under "
+                     "`no_grad`, one a custom Function or a backward-hooked module returned")
     MAYBE_A_COPY = "`detach_()` of what may be a copy rather than a view (`.contiguous()`, `.reshape()`)"
     LEAF_ERROR_FIRST = "PyTorch raises its leaf error at the change first (GG002)"
     VIEW_ERROR_FIRST = "PyTorch raises its view error at the change first (GG003)"
