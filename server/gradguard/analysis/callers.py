@@ -15,7 +15,7 @@ import libcst as cst
 
 from gradguard.analysis.names import dotted_name
 from gradguard.knowledge import surface
-from gradguard.source.walk import children, descendants
+from gradguard.source.walk import children, descendants, in_statements
 
 __all__ = ["grad_off_functions"]
 
@@ -41,13 +41,9 @@ def _grad_off(node: cst.BaseExpression) -> bool | None:
     return isinstance(first, cst.Name) and first.value == "False"
 
 
-_STATEMENTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
-               cst.Finally, cst.MatchCase)
-
-
 def _turns_grad_off(module: cst.Module) -> bool:
     """Whether a decorator or a `with` of `module` turns grad off (only statements are walked)."""
-    for node in descendants(module, into=lambda n: isinstance(n, (cst.Module, *_STATEMENTS))):
+    for node in descendants(module, into=in_statements):
         if isinstance(node, cst.FunctionDef) and any(_grad_off(d.decorator) for d in node.decorators):
             return True
         if isinstance(node, cst.With) and any(_grad_off(item.item) for item in node.items):

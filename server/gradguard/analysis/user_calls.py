@@ -29,7 +29,7 @@ from gradguard.analysis.values import (
     Value,
     contents,
 )
-from gradguard.source.walk import descendants
+from gradguard.source.walk import descendants, in_statements
 
 _MAX_CALL_DEPTH = 6
 _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
@@ -90,22 +90,8 @@ def _names(function: cst.FunctionDef) -> frozenset[str]:
 def _returns(function: cst.FunctionDef) -> bool:
     """Whether a function returns a value somewhere (a library's factory: `create_act_layer("relu")`),
     nested functions included. Only statements are walked: a `return` is never inside an expression."""
-    pending: list[object] = [function.body]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (list, tuple)):
-            pending.extend(node)
-        elif isinstance(node, cst.Return):
-            if node.value is not None:
-                return True
-        elif isinstance(node, _HOLDS_STATEMENTS):
-            pending.extend(part for name in ("body", "orelse", "handlers", "finalbody", "cases")
-                           if (part := getattr(node, name, None)) is not None)
-    return False
-
-
-_HOLDS_STATEMENTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else, cst.ExceptHandler,
-                     cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+    return any(isinstance(node, cst.Return) and node.value is not None
+               for node in descendants(function.body, into=in_statements))
 
 
 def _yields(callee: cst.CSTNode) -> bool:

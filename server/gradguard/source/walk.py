@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-__all__ = ["children", "descendants"]
+__all__ = ["HOLDS_STATEMENTS", "children", "descendants", "in_statements"]
 
 _FORMATTING = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Comment, cst.Newline,
                cst.Semicolon, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
@@ -63,3 +63,13 @@ def descendants(node: cst.CSTNode, into: Callable[[cst.CSTNode], bool] | None = 
         yield current
         if into is None or into(current):
             pending.extend(children(current))
+
+
+HOLDS_STATEMENTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else, cst.ExceptHandler,
+                    cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+
+
+def in_statements(node: cst.CSTNode) -> bool:
+    """For `descendants(..., into=in_statements)`: a walk of the statements only (a `def`, a `with`,
+    a `return` is never inside an expression)."""
+    return isinstance(node, HOLDS_STATEMENTS)
