@@ -55,10 +55,10 @@ class _References:
     """Each name of the file with the places it is referred to: `_OFF`, `_ON`, or the function
     whose body refers to it (its grad mode decided later)."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, statement: cst.CSTNode) -> None:
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         self.references: dict[str, list[str | cst.FunctionDef]] = {}
-        pending: list[tuple[cst.CSTNode, str | cst.FunctionDef]] = [(module, _ON)]
+        pending: list[tuple[cst.CSTNode, str | cst.FunctionDef]] = [(statement, _ON)]
         while pending:
             node, context = pending.pop()
             if isinstance(node, cst.Name):
@@ -79,25 +79,36 @@ class _References:
                 pending += [(child, context) for child in children(node)]
 
 
-def grad_off_functions(module: cst.Module) -> frozenset[cst.FunctionDef]:
-    """The functions of `module` that its code refers to only where grad is off."""
+def grad_off_functions(module: cst.Module, known: dict[cst.CSTNode, _References] | None = None
+                       ) -> tuple[frozenset[cst.FunctionDef], dict[cst.CSTNode, _References]]:
+    """The functions of `module` that its code refers to only where grad is off, and the references
+    of each top-level statement: given back as `known` for the next version of the file, only the
+    statements an edit replaced are walked again (every keystroke re-analyses the file)."""
     if not _turns_grad_off(module):
-        return frozenset()
-    found = _References(module)
+        return frozenset(), {}
+    known = known or {}
+    each = {statement: known.get(statement) or _References(statement) for statement in module.body}
+    functions: dict[str, list[cst.FunctionDef]] = {}
+    references: dict[str, list[str | cst.FunctionDef]] = {}
+    for found in each.values():
+        for name, defined in found.functions.items():
+            functions.setdefault(name, []).extend(defined)
+        for name, places in found.references.items():
+            references.setdefault(name, []).extend(places)
     off: set[cst.FunctionDef] = set()
     changed = True
     while changed:
         changed = False
-        for name, functions in found.functions.items():
+        for name, defined in functions.items():
             if name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
                 continue
-            places = found.references.get(name, [])
-            for function in functions:
+            places = references.get(name, [])
+            for function in defined:
                 if function not in off and any(p is not function for p in places) and all(
                         p == _OFF or p is function or (isinstance(p, cst.FunctionDef) and p in off) for p in places):
                     off.add(function)
                     changed = True
-    return frozenset(off)
+    return frozenset(off), each
 
 
 _GRAD_WORDS = ("loss", "logit", "pred", "output", "param", "weight", "requires_grad")

@@ -192,6 +192,7 @@ class ScopeResult:
     body: tuple[cst.BaseStatement, ...] = ()  # the file's top-level statements
     checkpoints: tuple[Checkpoint, ...] = ()  # the module level's state before statements typed in, shortest first
     facts: StatementFacts = field(default_factory=StatementFacts)  # of its top-level statements (`reuse.py`)
+    references: dict[cst.CSTNode, object] = field(default_factory=dict)  # per top-level statement (`callers.py`)
 
     def seen_in(self, name: cst.Name) -> dict[cst.Name, Seen] | None:
         """What the names of the module-level code, or of the function `name` stands in, held, if

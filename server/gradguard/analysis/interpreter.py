@@ -120,7 +120,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def grad_off(self) -> frozenset[cst.FunctionDef]:
         """The functions the file refers to only where grad is off (`callers.py`), found when an
         entry point is first analysed (a file read for its definitions never needs them)."""
-        return grad_off_functions(self.module)
+        known = self.previous.references if self.previous is not None else None
+        off, self.result.references = grad_off_functions(self.module, known)  # type: ignore[arg-type]
+        return off
 
     def run(self, *, functions: bool = True) -> ScopeResult:
         """Interpret the module-level code, then (with `functions`) every function and method.
