@@ -315,6 +315,29 @@ async def test_fix_all_applies_every_safe_fix(client: LanguageClient, tmp_path):
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_fix_all_asked_right_after_a_change_fixes_the_text_as_it_is_now(client: LanguageClient, tmp_path):
+    """A save right after the last keystroke asks for fix-all before that change is analysed: the
+    answer waits for the analysis and fixes the new text, instead of saving it unfixed."""
+    path = tmp_path / "train.py"
+    helpers = "".join(f"def step_{n}(t):\n    u = t.exp()\n    return u * {n}\n\n\n" for n in range(300))  # a long analysis
+    clean = f"import torch\n\n\n{helpers}x = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.sum().backward()\n"
+    path.write_text(clean)
+    assert list(await open_and_wait(client, path)) == []
+    broken = clean.replace("y.sum()", "y.mul_(2)\ny.sum()")
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=2),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=broken)]))
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+        context=lsp.CodeActionContext(diagnostics=[], only=["source.fixAll"])))
+    assert [a.kind for a in actions] == ["source.fixAll.gradguard"]
+    fixed = apply(broken, actions[0].edit, path.as_uri())
+    assert fixed == broken.replace("y.mul_(2)", "y = y.mul(2)")
+    path.write_text(fixed)
+    assert subprocess.run([sys.executable, str(path)], capture_output=True, timeout=120).returncode == 0
+
+
+@pytest.mark.asyncio(loop_scope="function")
 @pytest.mark.usefixtures("corpus")
 async def test_pulling_clients_get_result_ids_and_no_pushes(client: LanguageClient, tmp_path):
     if not client.pulls:

@@ -154,6 +154,16 @@ class GradguardServer(LanguageServer):
         document = self.open_document(uri)
         return None if document is None else (document.version, document.source, document.path)
 
+    async def analysed_now(self, uri: str) -> Analysed | None:
+        """The analysis of what is open at `uri` now, waiting for it when a change is still being
+        analysed (a save's fix-all comes right after the last keystroke); None when closed meanwhile."""
+        analysed = self.analysed.get(uri)
+        if analysed is None or analysed.version != self.version_of(uri):
+            self.schedule(uri)
+            await asyncio.shield(self.tasks[uri])
+            analysed = self.analysed.get(uri)
+        return analysed if analysed is not None and analysed.version == self.version_of(uri) else None
+
     def version_of(self, uri: str) -> int | None | bool:
         """The version of what is open at `uri` (False when nothing is): cheap, asked at analysis steps."""
         if self.workspace.get_notebook_document(notebook_uri=uri) is not None:
@@ -600,18 +610,24 @@ def did_close_notebook(ls: GradguardServer, params: lsp.DidCloseNotebookDocument
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
     code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL, NOTEBOOK_FIX_ALL]))
-def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+async def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Quick fixes of the analysis in hand; fix-all, asked for by kind (on save), waits for the
+    analysis of the text as it is now, so that a save right after typing is fixed all the same."""
     uri = params.text_document.uri
-    if (notebook_uri := notebooks.notebook_of_cell(ls.workspace, uri)) is not None:
+    kinds = [getattr(k, "value", k) for k in params.context.only or ()]
+    notebook_uri = notebooks.notebook_of_cell(ls.workspace, uri)
+    analysed_uri = notebook_uri or uri
+    if any(FIX_ALL.startswith(k) or NOTEBOOK_FIX_ALL.startswith(k) for k in kinds) \
+            and ls.version_of(analysed_uri) is not False:
+        await ls.analysed_now(analysed_uri)
+    if notebook_uri is not None:
         return cell_code_actions(ls, notebook_uri, params)
     analysed = ls.analysed.get(uri)
     document = ls.open_document(uri)
     if analysed is None or document is None or analysed.version != document.version:
         return []
-    only = params.context.only
     versioned = ls.client_supports("workspace", "workspace_edit", "document_changes")
     actions: list[lsp.CodeAction] = []
-    kinds = [getattr(k, "value", k) for k in only or ()]
     if not kinds or any(k.startswith("quickfix") for k in kinds):
         diagnostics = ls.diagnostics(document, analysed.findings)
         for index in wanted_findings(analysed, params):
