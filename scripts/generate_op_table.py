@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sys
+import zlib
 from typing import Any
 
 import torchgen
@@ -272,7 +273,7 @@ _BACKEND_DEPENDENT = {"scaled_dot_product_attention"}  # knowledge/surface.py: B
 
 
 def _op_db() -> dict[str, list[Any]]:
-    """torch's OpInfo database by ATen name and by the last part of the OpInfo's name."""
+    """torch's OpInfo database by ATen name, by the last part of the OpInfo's name and by its aliases'."""
     try:
         import expecttest  # noqa: F401  (torch's test utilities import it)
     except ImportError:  # only its TestCase base class is needed to import the database
@@ -283,7 +284,9 @@ def _op_db() -> dict[str, list[Any]]:
 
     by_name: dict[str, list[Any]] = {}
     for info in op_db:
-        for key in {info.aten_name, info.name.rsplit(".", 1)[-1]}:
+        names = {info.aten_name, info.name.rsplit(".", 1)[-1], info.name.replace(".", "_"),
+                 *(a.name.rsplit(".", 1)[-1] for a in info.aliases)}
+        for key in names:
             by_name.setdefault(key, []).append(info)
     return by_name
 
@@ -298,32 +301,124 @@ def _tensors_of(value: Any) -> list[Any]:
     return []
 
 
-def _storages(value: Any) -> set[int]:
-    return {t.untyped_storage().data_ptr() for t in _tensors_of(value) if t.untyped_storage().nbytes()}
-
-
-def _saved_by_call(call: Any, bound: dict[str, Any]) -> tuple[set[str], int] | None:
-    """Run `call()` under autograd and name what its graph saves: the arguments of `bound` and the
-    outputs (`"0"`, `"1"`, ...) whose storage a saved tensor shares (a view of them, or themselves).
-    Returns (those names, the number of outputs), or None when the call fails on this sample."""
+def _parts(t: Any) -> list[Any]:
+    """The strided tensors that hold a tensor's data (a sparse tensor's indices and values)."""
     import torch
 
-    packed: list[Any] = []
+    if t.layout == torch.strided:
+        return [t]
+    if t.layout == torch.sparse_coo:
+        return [t._indices(), t._values()]
+    if t.layout in (torch.sparse_csr, torch.sparse_bsr):
+        return [t.crow_indices(), t.col_indices(), t.values()]
+    if t.layout in (torch.sparse_csc, torch.sparse_bsc):
+        return [t.ccol_indices(), t.row_indices(), t.values()]
+    return []
 
-    def pack(t: Any) -> Any:
-        packed.append(t)
-        return t
 
-    try:
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            result = call()
-        outputs = list(result) if isinstance(result, (list, tuple)) else [result]
-        owners = {name: _storages(value) for name, value in bound.items()}
-        owners.update({str(i): _storages(out) for i, out in enumerate(outputs)})
-        saved = _storages(packed)
-    except Exception:  # the sample does not suit this overload (or holds sparse tensors)
-        return None
-    return {name for name, ptrs in owners.items() if ptrs & saved}, len(outputs)
+def _storages(value: Any) -> set[int]:
+    return {part.untyped_storage().data_ptr() for t in _tensors_of(value) for part in _parts(t)
+            if part.untyped_storage().nbytes()}
+
+
+def _sparse_layouts() -> list[Any]:
+    """A 4×4 matrix with zeros, in every sparse layout, its values requiring grad."""
+    import torch
+
+    dense = torch.rand(4, 4) * (torch.rand(4, 4) > 0.4)  # the default dtype: a constructor given none checks it
+    return [dense.to_sparse(), dense.to_sparse_csr(), dense.to_sparse_csc(), dense.to_sparse_bsr((2, 2)),
+            dense.to_sparse_bsc((2, 2))]
+
+
+def _component_samples(schema: Any) -> list[dict[str, Any]]:
+    """Samples of a constructor of sparse tensors, made of a sparse tensor's own parts named as its
+    arguments are (`crow_indices`, `col_indices`, `values`, `size`)."""
+    import torch
+
+    samples = []
+    for layout in _sparse_layouts():
+        compressed = (layout.crow_indices() if layout.layout in (torch.sparse_csr, torch.sparse_bsr)
+                      else layout.ccol_indices()) if layout.layout != torch.sparse_coo else None
+        plain = (layout.col_indices() if layout.layout in (torch.sparse_csr, torch.sparse_bsr)
+                 else layout.row_indices()) if layout.layout != torch.sparse_coo else None
+        parts: dict[str, Any] = {"values": layout.values().detach().clone().requires_grad_(), "size": list(layout.shape)}
+        if layout.layout == torch.sparse_coo:
+            parts["indices"] = layout._indices()
+        else:
+            parts.update(compressed_indices=compressed, plain_indices=plain)
+            parts["crow_indices" if layout.layout in (torch.sparse_csr, torch.sparse_bsr) else "ccol_indices"] = compressed
+            parts["col_indices" if layout.layout in (torch.sparse_csr, torch.sparse_bsr) else "row_indices"] = plain
+        needed = [a for a in schema.arguments if "Tensor" in str(a.type) or not a.has_default_value()]
+        if needed and all(a.name in parts for a in needed):
+            samples.append({a.name: parts[a.name] for a in needed})
+    return samples
+
+
+def _detached_but(value: Any, kept: set[int] | None) -> Any:
+    """`value` with every tensor not in `kept` (by id) detached: the same storage, no grad (all
+    left as they are when `kept` is None)."""
+    import torch
+
+    if kept is None:
+        return value
+    if isinstance(value, torch.Tensor):
+        return value if id(value) in kept else value.detach()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_detached_but(item, kept) for item in value)
+    if isinstance(value, dict):
+        return {key: _detached_but(item, kept) for key, item in value.items()}
+    return value
+
+
+class _Run:
+    """One sample of an op run under autograd: which of its tensor arguments (`given`) and outputs
+    (`"0"`, `"1"`, ...) share storage with a tensor its graph saved, with all of them requiring grad
+    (`saved`) and with only one (`alone[arg]`); `recorded`: whether an output has a grad_fn."""
+
+    def __init__(self, call: Any, bound: dict[str, Any]) -> None:
+        self.call, self.bound = call, bound
+        self.given = set(bound)
+        self.saved: set[str] = set()
+        self.recorded = False
+        self.floating = False  # an output has a floating or complex dtype, which can require grad
+        self.alone: dict[str, set[str]] = {}
+
+    def run(self) -> bool:
+        """Run it (False when the sample does not suit the op, or has an empty tensor, whose storage
+        cannot be told apart), then once per argument that requires grad."""
+        if any(part.numel() == 0 for t in _tensors_of(list(self.bound.values())) for part in _parts(t)):
+            return False
+        found = self._saved(None)
+        if found is None:
+            return False
+        self.saved, self.recorded, self.floating = found
+        for name, value in self.bound.items():
+            if any(t.requires_grad for t in _tensors_of(value)):
+                alone = self._saved({id(t) for t in _tensors_of(value)})
+                self.alone[name] = alone[0] if alone is not None else self.saved
+        return True
+
+    def _saved(self, kept: set[int] | None) -> tuple[set[str], bool, bool] | None:
+        import torch
+
+        packed: list[Any] = []
+
+        def pack(t: Any) -> Any:
+            packed.append(t)
+            return t
+
+        try:
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                result = self.call(kept)
+            outputs = list(result) if isinstance(result, (list, tuple)) else [result]
+            owners = {name: _storages(value) for name, value in self.bound.items()}
+            owners.update({str(i): _storages(out) for i, out in enumerate(outputs)})
+            saved = _storages(packed)
+        except Exception:  # the sample does not suit this overload (or holds sparse tensors)
+            return None
+        recorded = any(t.requires_grad for t in _tensors_of(outputs))
+        floating = any(t.is_floating_point() or t.is_complex() for t in _tensors_of(outputs))
+        return {name for name, ptrs in owners.items() if ptrs & saved}, recorded, floating
 
 
 def _bind_sample(schema: Any, sample: Any) -> dict[str, Any] | None:
@@ -331,35 +426,198 @@ def _bind_sample(schema: Any, sample: Any) -> dict[str, Any] | None:
     of `input, *args, **kwargs` is the k-th tensor argument; None when that does not line up."""
     tensor_args = [a for a in schema.arguments if "Tensor" in str(a.type)]
     given = [v for v in (sample.input, *sample.args, *sample.kwargs.values()) if _tensors_of(v)]
-    if len(given) > len(tensor_args) or any("?" not in str(a.type) for a in tensor_args[len(given):]):
+    if len(given) > len(tensor_args) or any("Optional" not in str(a.type) for a in tensor_args[len(given):]):
         return None
     return {a.name: v for a, v in zip(tensor_args, given)}
 
 
-def _fallback_samples(schema: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """Hand-made samples from the schema alone: a random tensor for every tensor argument (lists
-    of two), defaults for the rest; none when another argument has no default."""
+def _bind_call(schema: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """A call's tensors by the names of `schema`'s arguments, None when the call does not fit it."""
     import torch
 
+    if len(args) > len(schema.arguments) or set(kwargs) - {a.name for a in schema.arguments}:
+        return None
+    bound: dict[str, Any] = {}
+    for position, a in enumerate(schema.arguments):
+        if position < len(args):
+            value = args[position]
+        elif a.name in kwargs:
+            value = kwargs[a.name]
+        elif a.has_default_value():
+            continue
+        else:
+            return None
+        kind = str(a.type)
+        tensors = _tensors_of(value)
+        if "Tensor" in kind:
+            if value is None and kind.startswith("Optional["):
+                continue
+            if not tensors or (isinstance(value, torch.Tensor) != ("List" not in kind)):
+                return None
+            bound[a.name] = value
+        elif tensors:
+            return None
+    return bound
+
+
+def _run_recurrent_layers() -> None:
+    """Every recurrent layer on a padded batch and on a packed one (`lstm.data`, `rnn_tanh.input`, ...)."""
+    import torch
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    for layer in (torch.nn.RNN(3, 4), torch.nn.RNN(3, 4, nonlinearity="relu"), torch.nn.LSTM(3, 4),
+                  torch.nn.GRU(3, 4)):
+        layer.to(torch.float64)
+        x = torch.rand(5, 2, 3, dtype=torch.float64, requires_grad=True)
+        layer(x)
+        layer(pack_padded_sequence(x, [5, 3]))
+
+
+def _observed_calls(bases: set[str]) -> dict[str, list[tuple[Any, tuple[Any, ...], dict[str, Any]]]]:
+    """The calls of the functions named `bases` that torch's own code makes while its OpInfo and
+    ModuleInfo samples run (`F.nll_loss` calls `nll_loss_nd`, `nn.LSTM` calls `torch._VF.lstm`):
+    samples of ops whose arguments no schema alone can make."""
+    import torch
+    from torch.testing._internal.common_methods_invocations import op_db
+    from torch.testing._internal.common_modules import module_db
+
+    seen: dict[str, list[tuple[Any, tuple[Any, ...], dict[str, Any]]]] = {}
+    namespaces = [torch, torch._VF, torch._C._nn, torch._C._linalg, torch._C._special, torch._C._fft,
+                  torch.nn.functional]
+    patched: list[tuple[Any, str, Any]] = []
+
+    def recorder(base: str, original: Any) -> Any:
+        def record(*args: Any, **kwargs: Any) -> Any:
+            if len(seen.setdefault(base, [])) < 6:
+                seen[base].append((original, args, kwargs))
+            return original(*args, **kwargs)
+        return record
+
+    for namespace in namespaces:
+        for base in bases:
+            original = getattr(namespace, base, None)
+            if original is not None and callable(original):
+                patched.append((namespace, base, original))
+                setattr(namespace, base, recorder(base, original))
+    try:
+        for info in op_db:
+            try:
+                for sample in list(info.sample_inputs("cpu", torch.float64, requires_grad=True))[:3]:
+                    info.op(sample.input, *sample.args, **sample.kwargs)
+            except Exception:  # a sample torch's own tests expect to fail, or a skipped dtype
+                continue
+        _run_recurrent_layers()
+        for module in module_db:
+            try:
+                inputs = module.module_inputs_func(module, device="cpu", dtype=torch.float64, requires_grad=True,
+                                                   training=True)
+                for given in inputs[:3]:
+                    if given.forward_input is None:
+                        continue
+                    made = module.module_cls(*given.constructor_input.args, **given.constructor_input.kwargs)
+                    made.to(torch.float64)(*given.forward_input.args, **given.forward_input.kwargs)
+            except Exception:
+                continue
+    finally:
+        for namespace, base, original in patched:
+            setattr(namespace, base, original)
+    return seen
+
+
+def _candidates(kind: str) -> list[Any]:
+    """Values to try for an argument of schema type `kind` that has no default."""
+    import torch
+
+    if kind.startswith("Optional["):
+        return [None, *_candidates(kind[len("Optional["):-1])]
+    return {
+        "int": [1, 0, 2, 4], "SymInt": [1, 0, 2, 4], "float": [0.5], "number": [2.0, 2], "bool": [False, True],
+        "List[int]": [[1], [2, 2], [0], [2, 2, 2], [0, 1]], "List[SymInt]": [[1], [2, 2], [0], [2, 2, 2]],
+        "List[float]": [[2.0], [2.0, 2.0], [2.0, 2.0, 2.0]], "str": ["mean", "valid"], "ScalarType": [torch.float64],
+    }.get(kind, [])
+
+
+_SHAPES = ((3, 3), (2, 3, 4), (4,), (1, 2, 3, 4), (2, 2, 2, 2), (1, 2, 3, 3, 4), (1, 2, 2, 2, 2))
+# Ops that crash the process (not an exception) on samples made from their schema.
+_CRASH_ON_MADE_SAMPLES = {"_pad_packed_sequence", "_thnn_differentiable_gru_cell_backward",
+                          "_thnn_differentiable_lstm_cell_backward", "quantized_lstm_cell"}
+
+
+def _fallback_samples(schema: Any, integral: bool = False) -> list[dict[str, Any]]:
+    """Samples made from the schema alone: for every tensor argument a random tensor (lists of two) of
+    several shapes, floating and requiring grad, one argument at a time integer or bool instead (an
+    index, a mask); for the others their default or values of their type (optional ones too when
+    their defaults do not run). `integral`: integer tensors only, which never require grad."""
+    import itertools
+
+    import torch
+
+    def tensor(shape: tuple[int, ...], dtype: Any) -> Any:
+        if dtype is None:
+            return None
+        if dtype == "sparse":
+            return torch.rand(shape, dtype=torch.float64).to_sparse().requires_grad_() if len(shape) == 2 else None
+        if dtype in (torch.float64, torch.complex128):
+            return torch.rand(shape, dtype=dtype, requires_grad=True)
+        return torch.randint(0, 2, shape).to(dtype)
+
+    tensors = [a for a in schema.arguments if "Tensor" in str(a.type)]
+    optional = {a.name for a in tensors if a.has_default_value()}  # absent (None) unless varied on its own
+    every = [{a.name: None if a.name in optional else dtype for a in tensors} for dtype in (torch.float64, torch.complex128)]
+    dtypes = [{a.name: None if a.name in optional else torch.int64 for a in tensors}] if integral else every + [
+        {b.name: dtype if b is a else None if b.name in optional else torch.float64 for b in tensors}
+        for a in tensors for dtype in (torch.float64, torch.int64, torch.bool, "sparse") if dtype is not torch.float64
+        or a.name in optional]
     samples = []
-    for shape in ((3, 3), (2, 3, 4), (4,)):
-        kwargs: dict[str, Any] = {}
+    for given in (False, True):
+        choices: list[list[tuple[str, Any]]] = []
         for a in schema.arguments:
             kind = str(a.type)
-            if "Tensor" in kind:
-                t = lambda: torch.randn(shape, dtype=torch.float64, requires_grad=True)  # noqa: E731
-                kwargs[a.name] = [t(), t()] if "[]" in kind else t()
-            elif not a.has_default_value():
-                return []
-        samples.append(((), kwargs))
+            if "Tensor" in kind or (a.has_default_value() and not (given and kind.startswith("Optional["))):
+                continue
+            values = _candidates(kind)
+            if not values:
+                return samples
+            choices.append([(a.name, v) for v in values])
+        if given and not any(len(c) > 1 and c[0][1] is None for c in choices):
+            break
+        for shape in _SHAPES:
+            for kinds in dtypes:
+                for others in itertools.islice(itertools.product(*choices), 12):
+                    kwargs: dict[str, Any] = dict(others)
+                    for a in tensors:
+                        one = kinds[a.name]
+                        kwargs[a.name] = [tensor(shape, one), tensor(shape, one)] if "List" in str(a.type) \
+                            and one is not None else tensor(shape, one)
+                    if not any(kinds[a.name] == "sparse" and (len(shape) != 2 or "List" in str(a.type)) for a in tensors):
+                        samples.append(kwargs)
+                        if any(isinstance(kwargs[a.name], list) for a in tensors):  # lists of one tensor too
+                            samples.append({k: v[:1] if isinstance(v, list) and _tensors_of(v) else v
+                                            for k, v in kwargs.items()})
     return samples
 
 
-def _derived_saves(name: str, rec: dict[str, Any], db: dict[str, list[Any]]) -> dict[str, Any] | None:
-    """What a composite overload's graph saves, all its inputs requiring grad, read from torch running
-    it on OpInfo samples (on samples made from its schema where no OpInfo exists): `{"saves": [args],
-    "saves_outputs": [indices]}`, `{"varies": True}` when samples with the same tensors disagree
-    (`cdist`'s `compute_mode`) or the kernel depends on the backend, None when no sample runs."""
+def _conditions(runs: list[_Run], saved: set[str]) -> dict[str, Any]:
+    """Each saved argument with the arguments whose requiring grad saves it ("*": any of them)."""
+    conditions: dict[str, Any] = {}
+    for name in sorted(n for n in saved if not n.isdigit()):
+        when: set[str] = set()
+        everything = False
+        for run in runs:
+            by = {arg for arg, alone in run.alone.items() if name in alone}
+            everything = everything or (bool(run.alone) and by == set(run.alone))
+            when |= by
+        conditions[name] = "*" if everything or not when else sorted(when)
+    return conditions
+
+
+def _derived_saves(name: str, db: dict[str, list[Any]],
+                   observed: dict[str, list[tuple[Any, tuple[Any, ...], dict[str, Any]]]]) -> dict[str, Any] | None:
+    """What a composite overload's graph saves, read from torch running it on OpInfo samples (else on
+    the calls torch's own code made of it, else on samples made from its schema): `{"saves": {arg: "*" | [args whose requiring grad saves it]},
+    "saves_outputs": [indices]}`; `{"varies": True}` when samples with the same tensors disagree
+    (`cdist`'s `compute_mode`) or the kernel depends on the backend; `{"no_grad": True}` when it runs on
+    integer tensors only, or its output never has a grad_fn; None when no sample runs."""
     import torch
 
     base, _, overload = name.partition(".")
@@ -367,9 +625,8 @@ def _derived_saves(name: str, rec: dict[str, Any], db: dict[str, list[Any]]) -> 
         return {"varies": True}
     function = getattr(getattr(torch.ops.aten, base), overload or "default")
     schema = function._schema
-    runs: list[tuple[set[str], set[str]]] = []  # (tensor arguments given, names saved)
-    infos = db.get(base, [])
-    for info in infos:
+    runs: list[_Run] = []
+    for info in db.get(base, []):
         try:
             samples = list(info.sample_inputs("cpu", torch.float64, requires_grad=True))[:6]
         except Exception:
@@ -378,30 +635,85 @@ def _derived_saves(name: str, rec: dict[str, Any], db: dict[str, list[Any]]) -> 
             bound = _bind_sample(schema, sample)
             if bound is None:
                 continue
-            found = _saved_by_call(lambda: info.op(sample.input, *sample.args, **sample.kwargs), bound)
-            if found is not None:
-                runs.append((set(bound), found[0]))
-    if not runs and not base.startswith("_"):  # private ops' checks are the caller's: random inputs can crash
-        for args, kwargs in _fallback_samples(schema):
-            tensors = {k: v for k, v in kwargs.items() if _tensors_of(v)}
-            found = _saved_by_call(lambda: function(*args, **kwargs), tensors)
-            if found is not None:
-                runs.append((set(tensors), found[0]))
-    if not runs:
+            run = _Run(lambda kept, info=info, sample=sample: info.op(
+                *_detached_but((sample.input, *sample.args), kept), **_detached_but(sample.kwargs, kept)), bound)
+            if run.run():
+                runs.append(run)
+    for call, args, kwargs in observed.get(base, []) if not runs else []:
+        bound = _bind_call(schema, args, kwargs)
+        if bound is not None:
+            run = _Run(lambda kept, call=call, args=args, kwargs=kwargs: call(
+                *_detached_but(args, kept), **_detached_but(kwargs, kept)), bound)
+            if run.run():
+                runs.append(run)
+    if name in _CRASH_ON_MADE_SAMPLES and not runs:
         return None
-    for given, saved in runs:
-        for other_given, other_saved in runs:
-            common = given & other_given | {n for n in saved | other_saved if n.isdigit()}
-            if saved & common != other_saved & common:
+    missing = {a.name for a in schema.arguments if "Tensor" in str(a.type)}.difference(
+        *(run.given for run in runs if run.recorded))
+    if not runs or missing:  # made samples, for the tensor arguments no sample of torch's gave
+        made = 0
+        for kwargs in [*_component_samples(schema), *_fallback_samples(schema)]:
+            tensors = {k: v for k, v in kwargs.items() if _tensors_of(v)}
+            run = _Run(lambda kept, kwargs=kwargs: function(**_detached_but(kwargs, kept)), tensors)
+            if (not runs or run.given & missing) and run.run():
+                runs.append(run)
+                made += run.recorded
+                if made == 3:
+                    break
+    if not runs:
+        integral = _fallback_samples(schema, integral=True)
+        return {"no_grad": True} if any(_Run(lambda kept, k=k: function(**k), {}).run() for k in integral[:12]) \
+            else None
+    recorded = [run for run in runs if run.recorded]  # runs where no input required grad say nothing
+    if not recorded:  # no gradient flows: integer or bool outputs, else a graph that saves nothing
+        return {"saves": {}, "saves_outputs": []} if any(run.floating for run in runs) else {"no_grad": True}
+    runs = recorded
+    for run in runs:
+        for other in runs:
+            common = run.given & other.given | {n for n in run.saved | other.saved if n.isdigit()}
+            if run.saved & common != other.saved & common:
                 return {"varies": True}
-    saved = set().union(*(s for _, s in runs))
-    derived: dict[str, Any] = {"saves": sorted(n for n in saved if not n.isdigit())}
-    derived["saves_outputs"] = sorted(int(n) for n in saved if n.isdigit())
-    return derived
+    saved = set().union(*(run.saved for run in runs))
+    return {"saves": _conditions(runs, saved), "saves_outputs": sorted(int(n) for n in saved if n.isdigit())}
+
+
+_QUANTIZED = "a quantization kernel: it takes the packed or quantized weights only torch's quantization flow makes"
+_BACKWARD_HELPER = "a helper of a backward formula: autograd calls it while computing gradients, no forward pass does"
+_SPARSE = "needs several sparse tensors whose layouts and sizes agree, which no sample provides"
+# The differentiable composites no sample of torch's (or made from their schema) runs, and why: the
+# analysis keeps their outputs in their inputs' graph and records no save of theirs.
+WITHOUT_FACTS: dict[str, str] = {
+    **dict.fromkeys(("_saturate_weight_to_fp16", "_wrapped_linear_prepack", "_wrapped_quantized_linear_prepacked",
+                     "choose_qparams_optimized", "fake_quantize_per_channel_affine",
+                     "fake_quantize_per_tensor_affine.tensor_qparams", "fbgemm_linear_fp16_weight",
+                     "fbgemm_linear_fp16_weight_fp32_activation", "fbgemm_linear_int8_weight",
+                     "fbgemm_linear_int8_weight_fp32_activation", "fbgemm_linear_quantize_weight",
+                     "fbgemm_pack_gemm_matrix_fp16", "fbgemm_pack_quantized_matrix", "fbgemm_pack_quantized_matrix.KN",
+                     "quantized_gru_cell", "quantized_lstm_cell", "quantized_rnn_relu_cell", "quantized_rnn_tanh_cell"),
+                    _QUANTIZED),
+    **dict.fromkeys(("_batch_norm_impl_index_backward", "_convolution_double_backward", "_embedding_bag_sparse_backward",
+                     "_pack_padded_sequence_backward", "_thnn_differentiable_gru_cell_backward",
+                     "_thnn_differentiable_lstm_cell_backward", "_thnn_fused_lstm_cell_backward",
+                     "affine_grid_generator_backward", "conv_tbc_backward", "embedding_backward",
+                     "embedding_sparse_backward", "index_select_backward", "trace_backward",
+                     "value_selecting_reduction_backward"), _BACKWARD_HELPER),
+    **dict.fromkeys(("_sparse_compressed_tensor_unsafe", "_sparse_mm.reduce", "sspaddmm"), _SPARSE),
+    "_add_batch_dim": "vmap's own plumbing: it runs only inside torch.func transforms",
+    "_batch_norm_impl_index": "batch_norm's C++ kernel choice; the analysis follows `batch_norm`, which users call",
+    "_convolution_mode": "the C++ path of a convolution with padding='same'/'valid'; the analysis follows `conv2d`",
+    "_pad_packed_sequence": "crashes the process on inputs that are not a real packed sequence's parts",
+    "_reshape_from_tensor": "an ONNX export helper: a shape given as a tensor of the traced graph",
+    "_rowwise_prune": "an embedding pruning utility of torch's model compression, run on weights without grad",
+    "_test_check_tensor": "a test op of torch's own test suite",
+    "nested_to_padded_tensor": "takes a nested tensor, a layout the analysis does not model",
+    "nll_loss2d": "the C++ path of `nll_loss_nd` for 4-D inputs; samples need a class-index target of another shape",
+    "pin_memory": "needs an accelerator: no sample runs on a CPU-only build",
+}
 
 
 def _needs_derived_saves(rec: dict[str, Any]) -> bool:
-    return bool(rec.get("composite")) and rec.get("differentiable", True) and rec["kind"] == "functional"
+    return (bool(rec.get("composite")) and rec.get("differentiable", True) and rec["kind"] == "functional"
+            and rec.get("returns_tensor", True))
 
 
 def derive_composite_saves(ops: dict[str, Any], names: Any = None) -> None:
@@ -410,11 +722,42 @@ def derive_composite_saves(ops: dict[str, Any], names: Any = None) -> None:
 
     db = _op_db()
     torch.manual_seed(0)
-    for name, rec in ops.items():
-        if _needs_derived_saves(rec) and (names is None or name in names):
-            derived = _derived_saves(name, rec, db)
-            if derived is not None:
-                rec["derived"] = derived
+    wanted = [name for name, rec in ops.items() if _needs_derived_saves(rec) and (names is None or name in names)]
+    observed = _observed_calls({name.split(".", 1)[0] for name in wanted})
+    for name in wanted:
+        torch.manual_seed(zlib.crc32(name.encode()))  # the same samples whichever ops are derived with it
+        derived = _derived_saves(name, db, observed)
+        if derived is not None:
+            ops[name]["derived"] = derived
+        elif name in WITHOUT_FACTS:
+            ops[name]["no_facts"] = WITHOUT_FACTS[name]
+
+
+def python_signatures(ops: dict[str, Any]) -> dict[str, list[str]]:
+    """The parameters a call may give by position or by keyword, in order, of the Python functions in
+    front of ATen ops (`torch.split(tensor, split_size_or_sections, dim)` → `split.Tensor(self, split_size,
+    dim)`): `torch.*`, `torch.nn.functional.*` and the methods `torch.Tensor` defines in Python. The
+    C++-bound ones take the ATen names (`input` for `self`)."""
+    import inspect
+
+    import torch
+    import torch.nn.functional
+
+    bases = {name.split(".", 1)[0] for name in ops}
+    found: dict[str, list[str]] = {}
+    spaces = ((vars(torch), "torch"), (vars(torch.nn.functional), "torch.nn.functional"), (vars(torch.Tensor), "torch.Tensor"))
+    for namespace, prefix in spaces:
+        for name, function in namespace.items():
+            if name.startswith("_") or name not in bases or not inspect.isfunction(function):
+                continue
+            parameters = []
+            for parameter in inspect.signature(function).parameters.values():
+                if parameter.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+                    break
+                parameters.append(parameter.name)
+            if parameters:
+                found[f"{prefix}.{name}"] = parameters
+    return dict(sorted(found.items()))
 
 
 def build_table(derive: bool = True) -> dict[str, Any]:
@@ -432,7 +775,7 @@ def build_table(derive: bool = True) -> dict[str, Any]:
                 rec["kernel"] = kernel
     if derive:
         derive_composite_saves(ops)
-    return {"torch_version": _version(), "ops": dict(sorted(ops.items()))}
+    return {"torch_version": _version(), "ops": dict(sorted(ops.items())), "signatures": python_signatures(ops)}
 
 
 def dumps(table: dict[str, Any]) -> str:
@@ -442,6 +785,11 @@ def dumps(table: dict[str, Any]) -> str:
     for i, (name, rec) in enumerate(items):
         sep = "," if i < len(items) - 1 else ""
         lines.append(f"{json.dumps(name)}: {json.dumps(rec, sort_keys=True, separators=(',', ':'))}{sep}")
+    lines += ["},", '"signatures": {']
+    signatures = sorted(table["signatures"].items())
+    for i, (name, parameters) in enumerate(signatures):
+        sep = "," if i < len(signatures) - 1 else ""
+        lines.append(f"{json.dumps(name)}: {json.dumps(parameters, separators=(',', ':'))}{sep}")
     lines += ["}", "}", ""]
     return "\n".join(lines)
 

@@ -20,21 +20,38 @@ def _generator():
 
 
 def test_shipped_table_matches_installed_torch() -> None:
+    """Every op's torchgen facts regenerated; the saves read from torch running composites, for a
+    sample of them (all of them take ~45 s: `make knowledge`)."""
     gen = _generator()
-    fresh = gen.build_table()
+    fresh = gen.build_table(derive=False)
     shipped = json.loads(SHIPPED.read_text(encoding="utf-8"))
     hint = "ops.json is stale: run `make knowledge` and commit the result"
     assert fresh["torch_version"] == shipped["torch_version"], hint
+    ran = ("derived", "no_facts")
     changed = sorted(k for k in fresh["ops"].keys() | shipped["ops"].keys()
-                     if fresh["ops"].get(k) != shipped["ops"].get(k))
+                     if {f: v for f, v in fresh["ops"].get(k, {}).items() if f not in ran}
+                     != {f: v for f, v in shipped["ops"].get(k, {}).items() if f not in ran})
     assert not changed, f"{hint}; {len(changed)} ops differ, e.g. {changed[:10]}"
-    assert gen.dumps(fresh) == SHIPPED.read_text(encoding="utf-8"), hint
+    assert fresh["signatures"] == shipped["signatures"], hint
+    derived = sorted(name for name, rec in shipped["ops"].items() if any(f in rec for f in ran))
+    sample = set(derived[::12]) | {"cosine_similarity", "matmul", "lstm.input", "greater.Scalar", "pin_memory"}
+    gen.derive_composite_saves(fresh["ops"], names=sample)
+    assert {n: fresh["ops"][n] for n in sample} == {n: shipped["ops"][n] for n in sample}, hint
 
 
 def _op(name: str) -> ops.OpFacts:
     facts = ops.op(name)
     assert facts is not None, name
     return facts
+
+
+def test_python_signatures_bind_keywords_by_position() -> None:
+    """`torch.split(tensor=v, split_size_or_sections=2)` binds as `split.Tensor(v, 2)`; C++-bound
+    functions (their keywords are the ATen names) and keyword-only parameters are left alone."""
+    assert ops.by_position("torch.split", [], {"tensor": "v", "split_size_or_sections": 2, "dim": 1}) == (["v", 2, 1], {})
+    assert ops.by_position("torch.split", ["v"], {"dim": 1}) == (["v"], {"dim": 1})  # a gap: Python keeps it a keyword
+    assert ops.by_position("torch.Tensor.split", ["v"], {"split_size": 2}) == (["v", 2], {})
+    assert ops.by_position("torch.sigmoid", [], {"input": "v"}) == ([], {"input": "v"})
 
 
 def test_table_size() -> None:
@@ -146,9 +163,11 @@ def test_composites_of_the_namespaces_name_the_op_torch_traces_them_into() -> No
 
 
 def test_composites_saves_are_read_from_torch_running_them() -> None:
-    cos = ops.derived_of(_op("cosine_similarity"))
-    assert cos is not None and not cos.composite and cos.saved_inputs({"x1": True}) == {"x1", "x2"}
-    assert ops.derived_of(_op("outer")).saved_inputs({"self": True}) == {"self", "vec2"}
+    cos = ops.derived_of(_op("cosine_similarity"))  # each input is saved when it requires grad itself
+    assert cos is not None and not cos.composite and cos.saved_inputs({"x1": True}) == {"x1"}
+    assert cos.saved_inputs({"x1": True, "x2": True}) == {"x1", "x2"}
+    assert ops.derived_of(_op("outer")).saved_inputs({"self": True}) == {"vec2"}  # what self's gradient needs
+    assert ops.derived_of(_op("matmul")).saved_inputs({"other": True}) == {"self"}
     for name in ("einsum", "scaled_dot_product_attention"):  # saves depend on the equation / the kernel
         facts = _op(name)
         derived = ops.derived_of(facts)
@@ -159,9 +178,15 @@ def test_composites_saves_are_read_from_torch_running_them() -> None:
     a, b = torch.randn(3, 4, requires_grad=True), torch.randn(3, 4)
     x1 = a * 1
     sim = torch.nn.functional.cosine_similarity(x1, b)
+    b.add_(1)  # not saved: it does not require grad
     x1.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         sim.sum().backward()
+    x, w = torch.randn(4, 3), torch.randn(3, 2, requires_grad=True)
+    y = torch.matmul(x, w)
+    with torch.no_grad():
+        w.mul_(0.5)  # matmul saves `w` only for `x`'s gradient, which no one asks for
+    y.sum().backward()
 
 
 def surface_decomposes(base: str) -> bool:
@@ -171,13 +196,18 @@ def surface_decomposes(base: str) -> bool:
 
 
 def test_few_differentiable_composites_stay_without_save_facts() -> None:
-    """A ratchet: the composite functionals with neither a decomposition, a traced or sibling kernel,
-    nor saves read from torch (214 with torch 2.x; 461 before the saves were read from torch)."""
+    """At most 50 differentiable composites that return tensors stay without save facts (neither a
+    decomposition, a traced or sibling kernel, nor saves read from torch running them), each with its
+    reason in the table (529 before the saves were read from torch, 461 after, 214 before samples of
+    torch's own calls, made samples and sparse parts)."""
     shipped = json.loads(SHIPPED.read_text(encoding="utf-8"))["ops"]
-    without = [name for name, rec in shipped.items()
+    without = {name for name, rec in shipped.items()
                if rec.get("composite") and rec.get("differentiable", True) and rec["kind"] == "functional"
-               and not surface_decomposes(name.split(".")[0]) and _op(name).traced_kernel is None
-               and ops.kernel_of(_op(name)) is None and ops.derived_of(_op(name)) is None]
-    assert len(without) <= 214, len(without)
+               and rec.get("returns_tensor", True) and not surface_decomposes(name.split(".")[0])
+               and _op(name).traced_kernel is None and ops.kernel_of(_op(name)) is None
+               and ops.derived_of(_op(name)) is None and _op(name).differentiable}
+    assert len(without) <= 50, len(without)
+    assert {name for name, rec in shipped.items() if "no_facts" in rec} == without
     assert not {"einsum", "cosine_similarity", "cdist", "outer", "kron", "bilinear", "instance_norm",
-                "pairwise_distance", "scaled_dot_product_attention"} & set(without)
+                "pairwise_distance", "scaled_dot_product_attention", "chain_matmul", "lstm.input",
+                "upsample_bilinear2d.vec", "clip", "divide.Tensor_mode", "stft"} & without

@@ -45,6 +45,7 @@ from gradguard.analysis.torch_calls import TorchCalls
 from gradguard.analysis.user_calls import UserCalls
 from gradguard.analysis.values import (
     UNKNOWN,
+    UNKNOWN_INDEX_VIEW,
     ArgumentValue,
     BuiltinRef,
     ConstValue,
@@ -1006,7 +1007,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return UNKNOWN
         basic = all(k == "basic" or isinstance(k, IntValue) or (isinstance(k, ConstValue) and isinstance(k.value, int))
                     for k in kinds)
+        # an index the analysis lost, or an element of a tensor (a 0-d tensor indexes as an int does, a row
+        # as a tensor): a view or a copy
+        either = any(k is UNKNOWN or isinstance(k, (ArgumentValue, LostValue))
+                     or (isinstance(k, TensorValue) and k.multi_output_view == "Unbind") for k in kinds)
         advanced = any(isinstance(k, (TensorValue, SequenceValue)) for k in kinds)
+        if either and not any(isinstance(k, SequenceValue) for k in kinds):
+            return base.fresh_view(Origin(UNKNOWN_INDEX_VIEW, node), certain=False,
+                                   grad_enabled=state.grad_enabled)
         if basic:
             selects = len(kinds) == 1 and kinds[0] != "basic"  # `x[0]`; other indexing's last node is not known
             return base.fresh_view(Origin("an indexed view", node), grad_enabled=state.grad_enabled,

@@ -83,7 +83,8 @@ class TensorOps(InterpreterState):
         if len(args) > 1 and not any(isinstance(a, (TensorValue, SequenceValue, ArgumentValue)) for a in args) and all(
                 len(args) >= len(facts.args) for facts in ops.overloads(method)):
             args = [SequenceValue(tuple(args))]  # `x.view(-1, n)`, `x.permute(0, 2, 1)`: the sizes as one argument
-        return self.apply_aten(method, [tensor, *args], kwargs, node, state, None, target_node=target_node)
+        args, kwargs = ops.by_position(f"torch.Tensor.{method}", [tensor, *args], kwargs)
+        return self.apply_aten(method, args, kwargs, node, state, None, target_node=target_node)
 
     def tensor_attribute(self, owner: TensorValue, attribute: str, node: cst.CSTNode, state: State) -> Value:
         if attribute == "data":

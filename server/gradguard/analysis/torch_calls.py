@@ -29,6 +29,7 @@ from gradguard.analysis.values import (
     new_version_counter,
 )
 from gradguard.knowledge import modules as module_facts
+from gradguard.knowledge import ops
 from gradguard.knowledge import surface
 
 _FUNCTIONAL = "torch.nn.functional."
@@ -186,6 +187,7 @@ class TorchCalls(InterpreterState):
             return self.call_functional(name.removeprefix(_FUNCTIONAL), args, kwargs, node, state)
         if name.startswith("torch.") and name.count(".") == 1:
             function = name.removeprefix("torch.")
+            args, kwargs = ops.by_position(name, args, kwargs)
             if function in surface.FUNCTIONAL_DROPOUT:
                 return self.call_functional(function, args, kwargs, node, state)
             if function in surface.FACTORIES:
@@ -239,6 +241,7 @@ class TorchCalls(InterpreterState):
 
     def call_functional(self, function: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                         state: State) -> Value:
+        args, kwargs = ops.by_position(f"{_FUNCTIONAL}{function}", args, kwargs)
         if args and isinstance(args[0], ArgumentValue):
             args[0] = self.promote(args[0], state)
         source = args[0] if args else kwargs.get("input", UNKNOWN)

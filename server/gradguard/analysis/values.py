@@ -62,6 +62,11 @@ class Origin:
     node: cst.CSTNode | None = None
 
 
+# A tensor indexed by a value the analysis lost (`p[c]`, `c` from `labels.unique()`): an int or a slice
+# makes a view, a tensor of several indices a copy.
+UNKNOWN_INDEX_VIEW = "an indexed view (or copy: the index is not known)"
+
+
 @dataclass(frozen=True)
 class LaterView:
     """A view taken of an output of a multi-output view op, restricted as that output is: `node` is the

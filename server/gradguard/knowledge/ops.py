@@ -54,9 +54,10 @@ class OpFacts:
     # A composite of one tensor that torch traces into one differentiable op: (that op, the argument
     # its `self` becomes) — `special_expit` → ("sigmoid", "self"), `linalg_eigh` → ("_linalg_eigh", "A").
     traced_kernel: tuple[str, str] | None = None
-    # A composite's saves as torch's run of it shows them (all inputs requiring grad): inputs, outputs,
-    # or every tensor when they depend on other arguments or the backend (`saves_vary`).
-    derived_saves: frozenset[str] | None = None
+    # A composite's saves as torch's runs of it show them: each saved input with the inputs whose
+    # requiring grad saves it (None: any), saved outputs, or every tensor when they depend on other
+    # arguments or the backend (`saves_vary`).
+    derived_saves: Mapping[str, frozenset[str] | None] | None = field(default=None, hash=False)
     derived_outputs: frozenset[int] = frozenset()
     saves_vary: bool = False
     saves_certain: bool = True  # False: what it saves is a guess (`saves_vary`), its findings warnings at most
@@ -86,6 +87,8 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
     }
     outputs = frozenset(rec.get("saves_outputs", [0] if rec.get("saves_result") else []))
     derived: Mapping[str, Any] | None = rec.get("derived")
+    derived_saves = None if derived is None else MappingProxyType(
+        {arg: None if cond == "*" else frozenset(cond) for arg, cond in derived.get("saves", {}).items()})
     return OpFacts(
         name=name,
         args=tuple(rec["args"]),
@@ -98,7 +101,8 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
         view_of=rec.get("view_of"),
         multi_output_view=bool(rec.get("multi_output_view", False)),
         composite=bool(rec.get("composite", False)),
-        differentiable=bool(rec.get("differentiable", True)),
+        # a composite whose runs never give a gradient (integer or bool results: `greater.Scalar`)
+        differentiable=bool(rec.get("differentiable", True)) and not (derived or {}).get("no_grad", False),
         grad_inputs=frozenset(rec.get("grad_inputs", tensor_args)),
         saves_outputs=outputs,
         returns=int(rec.get("returns", 1)),
@@ -107,17 +111,34 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
         nondifferentiable_outputs=frozenset(rec.get("nondifferentiable_outputs", ())),
         returns_tensor=bool(rec.get("returns_tensor", True)),
         traced_kernel=(rec["kernel"]["op"], rec["kernel"]["args"]["self"]) if "kernel" in rec else None,
-        derived_saves=frozenset(derived.get("saves", ())) if derived is not None else None,
+        derived_saves=derived_saves,
         derived_outputs=frozenset((derived or {}).get("saves_outputs", ())),
         saves_vary=bool((derived or {}).get("varies", False)),
     )
 
 
 @cache
-def _load() -> tuple[str, Mapping[str, OpFacts]]:
+def _load() -> tuple[str, Mapping[str, OpFacts], Mapping[str, tuple[str, ...]]]:
     data = json.loads(_TABLE.read_text(encoding="utf-8"))
     ops = {name: _facts(name, rec) for name, rec in data["ops"].items()}
-    return data["torch_version"], MappingProxyType(ops)
+    signatures = {name: tuple(parameters) for name, parameters in data.get("signatures", {}).items()}
+    return data["torch_version"], MappingProxyType(ops), MappingProxyType(signatures)
+
+
+def by_position(qualname: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A call of the Python function `qualname` (`torch.split`, `torch.Tensor.norm`) with the keyword
+    arguments it binds by position moved there, as Python binds them (`torch.split(tensor=v,
+    split_size_or_sections=2)` → `(v, 2)`): the op's ATen arguments then bind by position. Calls of
+    functions bound in C++, which take the ATen names, are left as they are."""
+    parameters = _load()[2].get(qualname)
+    if parameters is None or not kwargs:
+        return args, kwargs
+    args, kwargs = list(args), dict(kwargs)
+    for name in parameters[len(args):]:
+        if name not in kwargs:
+            break
+        args.append(kwargs.pop(name))
+    return args, kwargs
 
 
 @cache
@@ -162,20 +183,20 @@ def kernel_of(composite: OpFacts) -> OpFacts | None:
 
 @cache
 def derived_of(composite: OpFacts) -> OpFacts | None:
-    """A composite's saves as torch's run of it on sample inputs showed them, as facts of a kernel of
-    its own: each saved input saved whenever a grad_fn is recorded. With `saves_vary` (`einsum`,
-    `bilinear`), every tensor argument may be saved, and its outputs too when the kernel depends on
-    the backend (`scaled_dot_product_attention`'s flash kernels save theirs): saves not certain.
-    None without such facts."""
+    """A composite's saves as torch's runs of it on sample inputs showed them, as facts of a kernel of
+    its own: each saved input saved when one of the inputs it names requires grad (`cross`'s `other`
+    when `self` does). With `saves_vary` (`einsum`, `cdist`), every tensor argument may be saved, and
+    its outputs too when the kernel depends on the backend (`scaled_dot_product_attention`'s flash
+    kernels save theirs): saves not certain. None without such facts."""
     if not (composite.composite and composite.differentiable) or composite.derived_saves is None:
         return None
     if composite.saves_vary:
-        saved = composite.tensor_args
+        saves: Mapping[str, frozenset[str] | None] = {arg: None for arg in sorted(composite.tensor_args)}
         backend = composite.name.split(".", 1)[0] in surface.BACKEND_DEPENDENT
         outputs = frozenset(range(max(composite.returns, 1))) if backend else frozenset()
     else:
-        saved, outputs = composite.derived_saves or frozenset(), composite.derived_outputs
-    return replace(composite, composite=False, saves=MappingProxyType({arg: None for arg in sorted(saved)}),
+        saves, outputs = composite.derived_saves, composite.derived_outputs
+    return replace(composite, composite=False, saves=MappingProxyType(dict(saves)),
                    saves_result=0 in outputs, saves_outputs=outputs, saves_certain=not composite.saves_vary)
 
 

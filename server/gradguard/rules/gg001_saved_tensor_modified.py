@@ -69,7 +69,7 @@ from typing import Iterator
 import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
-from gradguard.analysis.values import SavedRecord, Tri
+from gradguard.analysis.values import UNKNOWN_INDEX_VIEW, SavedRecord, Tri
 from gradguard.findings import Applicability, Edit, Finding, Fix, Related, Severity
 from gradguard.fixes.edits import (
     clone_before,
@@ -128,7 +128,10 @@ def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
     reasons = []
     if not record.certain:
         reasons.append("whether it was saved depends on which tensors require grad here")
-    if not change.target.alias_certain:
+    if change.target.origin.description == UNKNOWN_INDEX_VIEW:
+        reasons.append("the changed tensor is part of it only if its index is an int or a slice, not a tensor "
+                       "of several indices, and the analysis does not know the index")
+    elif not change.target.alias_certain:
         reasons.append("the changed tensor may be an alias of it (e.g. `contiguous()`/`to()` return their "
                        "input when nothing needs to change)")
     if change.target.maybe_other:
