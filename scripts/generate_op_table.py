@@ -421,9 +421,23 @@ class _Run:
         return {name for name, ptrs in owners.items() if ptrs & saved}, recorded, floating
 
 
-def _bind_sample(schema: Any, sample: Any) -> dict[str, Any] | None:
-    """The sample's tensors by the schema's argument names: the k-th tensor (or list of tensors)
-    of `input, *args, **kwargs` is the k-th tensor argument; None when that does not line up."""
+def _bind_sample(schema: Any, sample: Any, op: Any) -> dict[str, Any] | None:
+    """The sample's tensors by the schema's argument names: by the Python signature of `op` where it
+    has one (`F.batch_norm`'s order is not ATen's), else the k-th tensor (or list of tensors) of
+    `input, *args, **kwargs` as the k-th tensor argument; None when that does not line up."""
+    import inspect
+
+    aten = [a.name for a in schema.arguments]
+    python = _python_parameters(op)
+    if python is not None:
+        try:
+            given = inspect.signature(op).bind(sample.input, *sample.args, **sample.kwargs).arguments
+        except TypeError:
+            return None
+        names = dict(zip(python, _aten_names(python, aten)))
+        bound = {names.get(name): value for name, value in given.items() if _tensors_of(value)}
+        if None not in bound:
+            return bound
     tensor_args = [a for a in schema.arguments if "Tensor" in str(a.type)]
     given = [v for v in (sample.input, *sample.args, *sample.kwargs.values()) if _tensors_of(v)]
     if len(given) > len(tensor_args) or any("Optional" not in str(a.type) for a in tensor_args[len(given):]):
@@ -614,10 +628,11 @@ def _conditions(runs: list[_Run], saved: set[str]) -> dict[str, Any]:
 def _derived_saves(name: str, db: dict[str, list[Any]],
                    observed: dict[str, list[tuple[Any, tuple[Any, ...], dict[str, Any]]]]) -> dict[str, Any] | None:
     """What a composite overload's graph saves, read from torch running it on OpInfo samples (else on
-    the calls torch's own code made of it, else on samples made from its schema): `{"saves": {arg: "*" | [args whose requiring grad saves it]},
+    the calls torch's own code made of it, else on samples made from its schema):
+    `{"saves": {arg: "*" | [args whose requiring grad saves it]},
     "saves_outputs": [indices]}`; `{"varies": True}` when samples with the same tensors disagree
     (`cdist`'s `compute_mode`) or the kernel depends on the backend; `{"no_grad": True}` when it runs on
-    integer tensors only, or its output never has a grad_fn; None when no sample runs."""
+    integer tensors only, or its outputs are integer or bool tensors; None when no sample runs."""
     import torch
 
     base, _, overload = name.partition(".")
@@ -632,7 +647,7 @@ def _derived_saves(name: str, db: dict[str, list[Any]],
         except Exception:
             continue
         for sample in samples:
-            bound = _bind_sample(schema, sample)
+            bound = _bind_sample(schema, sample, info.op)
             if bound is None:
                 continue
             run = _Run(lambda kept, info=info, sample=sample: info.op(
@@ -733,30 +748,65 @@ def derive_composite_saves(ops: dict[str, Any], names: Any = None) -> None:
             ops[name]["no_facts"] = WITHOUT_FACTS[name]
 
 
-def python_signatures(ops: dict[str, Any]) -> dict[str, list[str]]:
-    """The parameters a call may give by position or by keyword, in order, of the Python functions in
-    front of ATen ops (`torch.split(tensor, split_size_or_sections, dim)` → `split.Tensor(self, split_size,
-    dim)`): `torch.*`, `torch.nn.functional.*` and the methods `torch.Tensor` defines in Python. The
-    C++-bound ones take the ATen names (`input` for `self`)."""
+def _aten_names(python: list[str], aten: list[str]) -> list[str | None]:
+    """What each Python parameter is called in the ATen schema `aten`: its own name, `self` for
+    `input`, else (a Python-only name: `tensor`, `split_size_or_sections`) the ATen argument at its
+    position when no Python parameter takes that name; None when it has no ATen counterpart."""
+    names: list[str | None] = []
+    for position, name in enumerate(python):
+        if name in aten:
+            names.append(name)
+        elif name == "input" and "self" in aten and "self" not in python:
+            names.append("self")
+        elif position < len(aten) and aten[position] not in python and aten[position] not in names:
+            names.append(aten[position])
+        else:
+            names.append(None)
+    return names
+
+
+def _python_parameters(function: Any) -> list[str] | None:
+    """The parameters a call may give by position or by keyword, in order; None when not inspectable."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    names = []
+    for parameter in parameters:
+        if parameter.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            break
+        names.append(parameter.name)
+    return names
+
+
+def python_signatures(ops: dict[str, Any]) -> dict[str, Any]:
+    """For the Python functions in front of ATen ops (`torch.*`, `torch.nn.functional.*` and the methods
+    `torch.Tensor` defines in Python), the parameters they take by position or keyword, the ATen name of
+    each, and the ATen order: `torch.split(tensor, split_size_or_sections, dim)` → `split.Tensor(self, split_size,
+    dim)`, `F.batch_norm(input, running_mean, running_var, weight, bias, ...)` → `batch_norm(input, weight,
+    bias, running_mean, running_var, ...)`. The C++-bound ones take the ATen names (`input` for `self`)."""
     import inspect
 
     import torch
     import torch.nn.functional
 
-    bases = {name.split(".", 1)[0] for name in ops}
-    found: dict[str, list[str]] = {}
+    overloads: dict[str, list[list[str]]] = {}
+    for name, rec in ops.items():
+        if rec["kind"] == "functional":
+            overloads.setdefault(name.split(".", 1)[0], []).append(rec["args"])
+    found: dict[str, Any] = {}
     spaces = ((vars(torch), "torch"), (vars(torch.nn.functional), "torch.nn.functional"), (vars(torch.Tensor), "torch.Tensor"))
     for namespace, prefix in spaces:
         for name, function in namespace.items():
-            if name.startswith("_") or name not in bases or not inspect.isfunction(function):
+            if name.startswith("_") or name not in overloads or not inspect.isfunction(function):
                 continue
-            parameters = []
-            for parameter in inspect.signature(function).parameters.values():
-                if parameter.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
-                    break
-                parameters.append(parameter.name)
-            if parameters:
-                found[f"{prefix}.{name}"] = parameters
+            python = _python_parameters(function)
+            if not python:
+                continue
+            aten = max(overloads[name], key=lambda args: sum(p in args for p in python))
+            found[f"{prefix}.{name}"] = [python, _aten_names(python, aten), aten]
     return dict(sorted(found.items()))
 
 

@@ -124,11 +124,11 @@ def test_a_tensor_kept_as_a_ctx_attribute_is_not_version_checked(tmp_path, capsy
 
 @pytest.mark.parametrize("change, message", [
     ("y.add_(1.0)", "prog.py:14:1: GG003 [error] [*] `y` is a view that the custom autograd Function `Flatten` "
-                    "returned (an input, or a view of one); `add_` changes it in place, so PyTorch raises \"Output 0 of Flatten is a view "
+                    "returned (an input, or a view); `add_` changes it in place, so PyTorch raises \"Output 0 of Flatten is a view "
                     "and is being modified inplace. This view was created inside a custom Function (or because an "
                     "input was returned as-is)...\"."),
     ("y[:2].mul_(2)", "prog.py:14:1: GG003 [error] `y[:2]` is a view of what the custom autograd Function `Flatten` "
-                      "returned (an input, or a view of one); `mul_` changes it in place, so PyTorch raises \"... is a "
+                      "returned (an input, or a view); `mul_` changes it in place, so PyTorch raises \"... is a "
                       "view and is being modified inplace. This view was created inside a custom Function (or because "
                       "an input was returned as-is)...\"."),
 ])

@@ -217,6 +217,38 @@ def test_an_edit_of_module_level_code_reinterprets_the_functions_whose_globals_c
     assert opened.analyse(GLOBAL_FLAG, Settings(), project) == []
 
 
+ENTRY_POINT_STEP = """import torch
+import torch.nn as nn
+
+policy = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)
+
+
+def bonus_step(obs):
+    bonus = policy(obs).sigmoid().mean()
+    optimizer.zero_grad()
+    bonus.backward(retain_graph=True)
+    optimizer.step()
+
+
+logits = policy(torch.randn(3, 4)).sigmoid()
+logits.sum().backward()
+"""
+
+
+def test_a_function_edited_below_module_level_saves_keeps_its_saves_apart_from_theirs() -> None:
+    """Typing in a function whose graph dies when it returns keeps it clean: its saves, analysed
+    again beside the module level's kept result, take serials after the module level's (a global's
+    history, `logits` here, holds those), so none is taken for one a global can still reach."""
+    opened = OpenDocument("rl.py")
+    project = project_index(use_jedi=False)
+    assert opened.analyse(ENTRY_POINT_STEP, Settings(), project) == []
+    typed = ENTRY_POINT_STEP.replace("    optimizer.zero_grad()\n", "    optimizer.zero_grad()\n    obs = obs * 2\n")
+    assert opened._previous is not None
+    assert opened.analyse(typed, Settings(), project) == []
+    assert shown(analyse_document(Document.parse("rl.py", typed), Settings(), project)) == []
+
+
 def test_typing_below_the_module_level_code_runs_it_from_the_statement_typed_in() -> None:
     """Each version starts from the state the module level had before the first top-level
     statement the previous version did not have (`checkpoint.py`); a change that waited there

@@ -46,12 +46,17 @@ def _op(name: str) -> ops.OpFacts:
 
 
 def test_python_signatures_bind_keywords_by_position() -> None:
-    """`torch.split(tensor=v, split_size_or_sections=2)` binds as `split.Tensor(v, 2)`; C++-bound
-    functions (their keywords are the ATen names) and keyword-only parameters are left alone."""
+    """`torch.split(tensor=v, split_size_or_sections=2)` binds as `split.Tensor(v, 2)`, `F.batch_norm` in
+    ATen's order; C++-bound functions (their keywords are the ATen names) and calls giving a Python-only
+    parameter (`_stacklevel`) are left alone."""
     assert ops.by_position("torch.split", [], {"tensor": "v", "split_size_or_sections": 2, "dim": 1}) == (["v", 2, 1], {})
     assert ops.by_position("torch.split", ["v"], {"dim": 1}) == (["v"], {"dim": 1})  # a gap: Python keeps it a keyword
     assert ops.by_position("torch.Tensor.split", ["v"], {"split_size": 2}) == (["v", 2], {})
     assert ops.by_position("torch.sigmoid", [], {"input": "v"}) == ([], {"input": "v"})
+    # Python's order is not ATen's: `F.batch_norm(input, running_mean, running_var, weight, bias, ...)`
+    assert ops.by_position("torch.nn.functional.batch_norm", ["x", "m", "v"], {"weight": "w", "bias": "b"}) == (
+        ["x", "w", "b", "m", "v"], {})
+    assert ops.by_position("torch.nn.functional.softmax", ["x", 1, 3], {}) == (["x", 1, 3], {})  # `_stacklevel`
 
 
 def test_table_size() -> None:

@@ -70,8 +70,9 @@ class CustomFunctions(InterpreterState):
                        state: State) -> Value:
         """`Fn.apply(*args)`: `forward` (and `setup_context`) run with grad off; where an input requires
         grad, each output is a node after the inputs, saving what `ctx.save_for_backward` was given.
-        An output that is an input, or a view of one, is a custom-Function view unless `mark_dirty`
-        said the input was changed in place: an in-place change of it raises."""
+        An output that is an input, or a view (of one, or of a tensor `forward` made), is a custom-Function
+        view unless `mark_dirty` said the input was changed in place: an in-place change of it raises. An
+        input marked dirty is changed in place at `apply`, where torch refuses a leaf that requires grad."""
         cls = apply.function
         forward = cls.definitions.method(cls.name, "forward")
         setup = cls.definitions.method(cls.name, "setup_context")
@@ -87,6 +88,12 @@ class CustomFunctions(InterpreterState):
                                         node, state)
         finally:
             state.grad_enabled = outer
+        for changed in _tensors(SequenceValue(tuple(ctx.dirty))):  # torch checks them at `apply`, grad on
+            if changed.is_leaf and changed.requires_grad is not Tri.NO and outer is not Tri.NO:
+                starred = any(arg.star for arg in node.args)  # `apply(*tensors)`: no argument node is its own
+                written = None if starred else next((arg.value for arg, value in zip(node.args, args)
+                                                     if value is changed), None)
+                self.mutate(changed, node, written, f"`{cls.name}.apply` (its `forward` marks it dirty)", state)
         if result is UNKNOWN:
             return lost_from([*args, *kwargs.values()])
         inputs = [*args, *kwargs.values()]
@@ -103,9 +110,8 @@ class CustomFunctions(InterpreterState):
             output = saved.version_counter in output_counters
             self.save(saved, SavedRecord(label, cls.name, "output" if output else "input", node,
                                          requires_grad is Tri.YES and saved.alias_certain, at_call=output), state)
-        input_counters = {t.version_counter for t in _tensors(SequenceValue(tuple(inputs)))}
         dirty = {t.version_counter for t in _tensors(SequenceValue(tuple(ctx.dirty)))}
-        made = self.function_outputs(result, cls.name, requires_grad, input_counters - dirty,
+        made = self.function_outputs(result, cls.name, requires_grad, dirty,
                                      {id(t) for t in _tensors(SequenceValue(tuple(inputs)))}, node)
         for old in _tensors(SequenceValue(tuple(ctx.dirty))):  # the input, changed in place, is now an output
             new = next((t for t in _tensors(made) if t.version_counter == old.version_counter), None)
@@ -114,13 +120,14 @@ class CustomFunctions(InterpreterState):
         return self.with_history(made, inputs, first_serial, state)
 
     @staticmethod
-    def function_outputs(result: Value, name: str, requires_grad: Tri, viewed: set[int], inputs: set[int],
+    def function_outputs(result: Value, name: str, requires_grad: Tri, dirty: set[int], inputs: set[int],
                          node: cst.Call) -> Value:
         """What `apply` returns for what `forward` returned: non-leaf tensors of the Function's graph;
-        an input returned as-is (`inputs`: their ids) or a view of one (sharing a version counter in
-        `viewed`) is its view; a `detach()` of one shares the counter but is no view."""
+        an input returned as-is (`inputs`: their ids) or any view (of an input, or of a tensor `forward`
+        made) is its view, unless it is an input marked dirty (`dirty`: their version counters); a
+        `detach()` of an input shares the counter but is no view."""
         def output(tensor: TensorValue) -> TensorValue:
-            view = id(tensor) in inputs or (tensor.is_view and tensor.version_counter in viewed)
+            view = (id(tensor) in inputs or tensor.is_view) and tensor.version_counter not in dirty
             return replace(tensor, requires_grad=requires_grad, is_leaf=False, view_of_leaf=False, no_grad_view=False,
                            origin=Origin(f"the output of `{name}.apply`", node), function_view=name if view else None)
         if isinstance(result, TensorValue):

@@ -184,6 +184,7 @@ class ScopeResult:
     module_changes: list[InplaceChange] = field(default_factory=list)
     module_entered: frozenset[cst.FunctionDef] = frozenset()
     module_seen: dict[cst.Name, Seen] = field(default_factory=dict)
+    module_next_serial: int = 1  # the serial the functions' saves start from (above the module level's)
     plan: list[Deferred] = field(default_factory=list)
     cuts: list[Cut] = field(default_factory=list)  # where the analysis stopped short (see `Cut`)
     module_cuts: list[Cut] = field(default_factory=list)

@@ -188,6 +188,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.module_changes = list(self.result.changes)
         self.result.module_entered = frozenset(self.entered)
         self.result.module_seen = self.seen
+        self.result.module_next_serial = self.next_serial
         self.result.module_cuts = list(self.result.cuts)
         self.result.plan = list(self.deferred)
 
@@ -289,6 +290,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.cuts.extend(previous.module_cuts)
         self.entered = set(previous.module_entered)
         self.seen = previous.module_seen
+        # no function's save takes the serial of a module-level one, which a global's history holds
+        self.next_serial = self.result.module_next_serial = previous.module_next_serial
         self.defer(*(replace(d, function=new_for[d.function]) if d.function in new_for else d for d in previous.plan))
         return True
 

@@ -118,27 +118,45 @@ def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
 
 
 @cache
-def _load() -> tuple[str, Mapping[str, OpFacts], Mapping[str, tuple[str, ...]]]:
+def _load() -> tuple[str, Mapping[str, OpFacts], Mapping[str, tuple[tuple[str, ...], tuple[str | None, ...],
+                                                                   tuple[str, ...]]]]:
     data = json.loads(_TABLE.read_text(encoding="utf-8"))
     ops = {name: _facts(name, rec) for name, rec in data["ops"].items()}
-    signatures = {name: tuple(parameters) for name, parameters in data.get("signatures", {}).items()}
+    signatures = {name: (tuple(python), tuple(names), tuple(order))
+                  for name, (python, names, order) in data.get("signatures", {}).items()}
     return data["torch_version"], MappingProxyType(ops), MappingProxyType(signatures)
 
 
 def by_position(qualname: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-    """A call of the Python function `qualname` (`torch.split`, `torch.Tensor.norm`) with the keyword
-    arguments it binds by position moved there, as Python binds them (`torch.split(tensor=v,
-    split_size_or_sections=2)` → `(v, 2)`): the op's ATen arguments then bind by position. Calls of
-    functions bound in C++, which take the ATen names, are left as they are."""
-    parameters = _load()[2].get(qualname)
-    if parameters is None or not kwargs:
+    """A call of the Python function `qualname` (`torch.split`, `F.batch_norm`, `torch.Tensor.norm`) as
+    the ATen op behind it takes it: its arguments, given by position or keyword as Python binds them,
+    in the ATen order (`F.batch_norm(x, mean, var, w, b)` → `batch_norm(x, w, b, mean, var)`;
+    `torch.split(tensor=v, split_size_or_sections=2)` → `(v, 2)`), the rest as ATen keywords. Calls of
+    functions bound in C++ (which take the ATen names), or that give a Python-only parameter, are left
+    as they are."""
+    entry = _load()[2].get(qualname)
+    if entry is None:
         return args, kwargs
-    args, kwargs = list(args), dict(kwargs)
-    for name in parameters[len(args):]:
-        if name not in kwargs:
+    python, names, order = entry
+    if len(args) > len(python):
+        return args, kwargs
+    bound: dict[str, Any] = {}
+    for name, value in zip(names, args):
+        if name is None:
+            return args, kwargs
+        bound[name] = value
+    lookup = dict(zip(python, names))
+    for key, value in kwargs.items():
+        aten = lookup.get(key, key)  # a keyword-only one keeps its name (`dtype`, `out`)
+        if aten is None:
+            return args, kwargs
+        bound[aten] = value
+    placed = []
+    for name in order:
+        if name not in bound:
             break
-        args.append(kwargs.pop(name))
-    return args, kwargs
+        placed.append(bound.pop(name))
+    return placed, bound
 
 
 @cache

@@ -160,7 +160,10 @@ class GradguardServer(LanguageServer):
         analysed = self.analysed.get(uri)
         if analysed is None or analysed.version != self.version_of(uri):
             self.schedule(uri)
-            await asyncio.shield(self.tasks[uri])
+            try:
+                await asyncio.shield(self.tasks[uri])
+            except Exception:  # the analysis failed (logged where it ran): nothing to answer with
+                return None
             analysed = self.analysed.get(uri)
         return analysed if analysed is not None and analysed.version == self.version_of(uri) else None
 

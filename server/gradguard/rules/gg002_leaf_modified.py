@@ -39,7 +39,7 @@ import libcst as cst
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import Tri
 from gradguard.findings import Applicability, Finding, Fix
-from gradguard.fixes.edits import init_function, through_data, wrap_in_no_grad
+from gradguard.fixes.edits import clone_result, init_function, through_data, wrap_in_no_grad
 from gradguard.rules.base import NotReported, RuleContext
 
 CODE = "GG002"
@@ -95,8 +95,17 @@ def check(context: RuleContext) -> Iterator[Finding]:
 
 
 def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
-    """`with torch.no_grad():` around the statement, the `nn.init` function, or (unsafe) `.data`."""
+    """`with torch.no_grad():` around the statement, the `nn.init` function, or (unsafe) `.data`; for a
+    custom Function whose `forward` marks the leaf dirty, a clone of it as the argument (under
+    `no_grad()` its output would not require grad)."""
     offered: list[Fix] = []
+    call = change.node
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "apply":
+        if change.target_node is None or not any(arg.value is change.target_node for arg in call.args):
+            return ()
+        return (Fix(f"Give `{_code_of(call.func)}` a clone (the leaf itself then stays unchanged)",
+                    Applicability.UNSAFE,
+                    clone_result(context.document, change.target_node)),)
     torch_name = context.import_name("torch")
     if change.statement is not None and torch_name is not None:
         offered.append(Fix("Wrap in `with torch.no_grad():`", Applicability.SAFE,
@@ -112,3 +121,7 @@ def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
     if data is not None:
         offered.append(Fix("Change it through `.data` (hides later errors from autograd)", Applicability.UNSAFE, data))
     return tuple(offered)
+
+
+def _code_of(node: cst.BaseExpression) -> str:
+    return cst.Module([]).code_for_node(node)

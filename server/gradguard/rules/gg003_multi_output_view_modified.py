@@ -124,7 +124,7 @@ def _multi_output_reason(what: str, verb: str, target: TensorValue, certain: boo
 def _function_view_reason(what: str, verb: str, function: str, returned: bool, certain: bool) -> str:
     """Why changing a view that the custom Function `function` returned (`returned`) or a view of one raises."""
     subject = f"Output 0 of {function} is a view" if returned else "... is a view"
-    made = (f"the custom autograd Function `{function}` returned (an input, or a view of one)"
+    made = (f"the custom autograd Function `{function}` returned (an input, or a view)"
             if function != BACKWARD_HOOK_FUNCTION else
             f"a module with a full backward hook (`register_full_backward_hook`) handed on as a `{function}`'s output")
     return (f"{what} is a view {'that' if returned else 'of what'} {made}; {verb} changes it in place, so PyTorch {'raises' if certain else 'may raise'} "
