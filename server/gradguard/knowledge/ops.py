@@ -80,20 +80,21 @@ class OpFacts:
         )
 
 
+def _conditions(saves: Mapping[str, Any]) -> Mapping[str, frozenset[str] | None]:
+    """A table's `{"x": "*", "y": ["x"]}`: each saved input with the inputs whose requiring grad saves it."""
+    return MappingProxyType({arg: None if cond == "*" else frozenset(cond) for arg, cond in saves.items()})
+
+
 def _facts(name: str, rec: Mapping[str, Any]) -> OpFacts:
     tensor_args = frozenset(rec["tensor_args"])
-    saves = {
-        arg: None if cond == "*" else frozenset(cond) for arg, cond in rec.get("saves", {}).items()
-    }
     outputs = frozenset(rec.get("saves_outputs", [0] if rec.get("saves_result") else []))
     derived: Mapping[str, Any] | None = rec.get("derived")
-    derived_saves = None if derived is None else MappingProxyType(
-        {arg: None if cond == "*" else frozenset(cond) for arg, cond in derived.get("saves", {}).items()})
+    derived_saves = None if derived is None else _conditions(derived.get("saves", {}))
     return OpFacts(
         name=name,
         args=tuple(rec["args"]),
         tensor_args=tensor_args,
-        saves=MappingProxyType(saves),
+        saves=_conditions(rec.get("saves", {})),
         saves_result=bool(rec.get("saves_result", False)),
         kind=rec["kind"],
         mutates=tuple(rec.get("mutates", ())),

@@ -103,7 +103,7 @@ def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
     if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "apply":
         if change.target_node is None or not any(arg.value is change.target_node for arg in call.args):
             return ()
-        return (Fix(f"Give `{_code_of(call.func)}` a clone (the leaf itself then stays unchanged)",
+        return (Fix(f"Give `{context.document.code(call.func)}` a clone (the leaf itself then stays unchanged)",
                     Applicability.UNSAFE,
                     clone_result(context.document, change.target_node)),)
     torch_name = context.import_name("torch")
@@ -121,7 +121,3 @@ def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
     if data is not None:
         offered.append(Fix("Change it through `.data` (hides later errors from autograd)", Applicability.UNSAFE, data))
     return tuple(offered)
-
-
-def _code_of(node: cst.BaseExpression) -> str:
-    return cst.Module([]).code_for_node(node)
