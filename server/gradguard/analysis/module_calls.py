@@ -206,6 +206,7 @@ class ModuleCalls(InterpreterState):
             return copy
 
         return fresh(value)
+
     def instance_copy(self, template: ModuleValue | None) -> ModuleValue | None:
         """A new instance of a user module class: its own parameters (fresh version counters)."""
         copy = self.copy_object(template) if template is not None else None
