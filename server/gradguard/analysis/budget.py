@@ -1,17 +1,19 @@
 """What one analysis may spend, and whether its result is still wanted.
 
-The interpreter counts abstract steps (a statement run, a call evaluated) in nested scopes: a
-file, each of its functions analysed on its own (and its module-level code), each call it
-follows. A scope that spends its steps raises `OverBudget` for itself; its handler cuts that
-scope only (a followed call returns an unknown value, a function stops where it is) and the
-rest of the file goes on. Steps make the cut repeatable from run to run; CPU time is the
-backstop for work that steps do not count (a huge literal), checked every few dozen steps
-together with `cancelled()`, which raises `Cancelled` (the caller wants no result
-any more: a newer version, a closed document, a shutdown).
+The interpreter counts abstract steps (a statement run, a call evaluated, a module copied) in
+nested scopes: a file, each of its functions analysed on its own (and its module-level code),
+each call it follows. A scope that spends its steps raises `OverBudget` for itself; its handler
+cuts that scope only (a followed call returns an unknown value, a function stops where it is)
+and the rest of the file goes on. Steps make every cut the same from run to run, on any machine
+and under any load; CPU time is only the backstop for work that steps do not count (a huge
+literal), checked every few dozen steps together with `cancelled()`, which raises `Cancelled`
+(the caller wants no result any more: a newer version, a closed document, a shutdown).
 
-One `Budget` covers one analysis and the imported files it reads (`active()`): its CPU time
-is the whole analysis's, and reading imports may spend only part of it (`reading()`), so the
-file's own code always has time left; past that allowance, imported names stay unknown.
+One `Budget` covers one analysis and the imported files it reads (`active()`). Reading an
+imported file costs its own steps (its parse, counted by its lines, and its top level), which
+are charged to the analysis that uses it (`charge`) whether it reads the file now or finds it
+read: the files the analysis may use are then the same whatever was read before it. Past
+`IMPORT_STEPS`, imported names stay unknown.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable, Iterator
 
-FILE_CPU_SECONDS = 1.6  # one file's analysis, its parse and reading its imports included
+FILE_CPU_SECONDS = 1.6  # the backstop: one file's analysis, its parse and reading its imports included
 FILE_STEPS = 400_000  # one file: its module-level code and every function analysed on its own
 FUNCTION_STEPS = 60_000  # one function (or the module-level code), the calls it follows included
 CALL_STEPS = 12_000  # one followed call, the calls it follows in turn included
-IMPORTS_CPU_SECONDS = 1.0  # of that, reading the files it imports (parsing them, asking jedi)
+IMPORT_STEPS = 200_000  # the imported files one analysis uses, each file's reading counted once
+PARSE_STEPS_PER_LINE = 4  # what parsing a line of an imported file counts for (about its CPU time)
 _CHECK_EVERY = 64  # steps between two looks at the clock and at `cancelled()`
 
 
@@ -55,10 +58,10 @@ class Budget:
         self._limits: list[int] = []  # per open scope: the step count it may reach
         self._limit = float("inf")
         self._next_check = _CHECK_EVERY
-        self._imports_allowance = IMPORTS_CPU_SECONDS  # what reading imports has left, reads under way aside
+        self.import_steps = 0  # the steps of the imported files charged (`charge`)
+        self.charged: dict[str, int] = {}  # the imported files charged, with their steps
         self._reading = 0  # imported files being read, one inside another
-        self._reading_since = 0.0  # when the outermost of them started
-        self.unread: set[str] = set()  # imported files left unread: reading them had no time left
+        self.unread: set[str] = set()  # imported files left unread: past `IMPORT_STEPS`
         self.short_reads = False  # an imported file was read only in part (good for this analysis only)
 
     def fits(self, steps: int) -> bool:
@@ -100,39 +103,38 @@ class Budget:
             self._limit = self._limits[-1] if self._limits else float("inf")
 
     def may_read(self) -> bool:
-        """Whether reading imported files has time left (`IMPORTS_CPU_SECONDS`, the read under
-        way included)."""
-        return self._imports_left() > 0
+        """Whether the imported files charged so far leave steps for another."""
+        return self.import_steps < IMPORT_STEPS
+
+    def charge(self, file: str, cost: dict[str, int]) -> bool:
+        """Charge the reading of `file` to this analysis: `cost` gives the steps of each file that
+        reading needed (itself included), each charged once per analysis. Whether they fit within
+        `IMPORT_STEPS` (else nothing is charged and `file` stays unread here)."""
+        more = {read: steps for read, steps in cost.items() if read not in self.charged}
+        if self.import_steps + sum(more.values()) > IMPORT_STEPS:
+            self.unread.add(file)
+            return False
+        self.charged.update(more)
+        self.import_steps += sum(more.values())
+        return True
 
     def out_of_time(self) -> bool:
-        """Whether reading imports, or the whole analysis, has no CPU time left: a read that ends
-        so may have stopped short."""
-        return self._imports_left() <= 0 or time.process_time() > self._cpu_deadline
-
-    def _imports_left(self) -> float:
-        spent = time.process_time() - self._reading_since if self._reading else 0.0
-        return self._imports_allowance - spent
+        """Whether the analysis is past its CPU time: a read that ends so may have stopped short."""
+        return time.process_time() > self._cpu_deadline
 
     @contextmanager
     def reading(self) -> Iterator[None]:
-        """Within, an imported file is read or a name resolved: with scopes of its own (not
-        what the caller's scope has left) and a CPU deadline of its own (what reading imports
-        has left of `IMPORTS_CPU_SECONDS`, within the file's own deadline)."""
-        limits, limit, deadline = self._limits, self._limit, self._cpu_deadline
-        start = time.process_time()
-        if not self._reading:
-            self._reading_since = start
+        """Within, an imported file is read or a name resolved, with scopes of its own (not what the
+        caller's scope has left); its steps do not count for the caller (`charge` counts them)."""
+        limits, limit, steps = self._limits, self._limit, self.steps
         self._limits, self._limit = [], float("inf")
-        self._cpu_deadline = min(deadline, start + max(self._imports_left(), 0.0))
         self._reading += 1
         try:
             yield
         finally:
-            elapsed = time.process_time() - start
             self._reading -= 1
-            self._limits, self._limit, self._cpu_deadline = limits, limit, deadline
-            if not self._reading:
-                self._imports_allowance -= elapsed
+            self._limits, self._limit, self.steps = limits, limit, steps
+            self._next_check = min(self._next_check, steps + _CHECK_EVERY)
 
 
 _active: ContextVar[Budget | None] = ContextVar("gradguard_budget", default=None)

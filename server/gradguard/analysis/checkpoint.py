@@ -24,7 +24,7 @@ each method analysed getting a copy of its own), which refer to the document's o
 from __future__ import annotations
 
 from enum import Enum, auto
-from typing import Iterable, TypeVar
+from typing import Iterable
 
 from gradguard.analysis.events import Checkpoint
 from gradguard.analysis.shared import InterpreterState
@@ -39,10 +39,11 @@ from gradguard.analysis.values import (
     SequenceValue,
     SuperValue,
     Value,
+    evolved,
+    shallow,
 )
 
 MAX_CHECKPOINTS = 4  # per open document
-T = TypeVar("T")
 
 
 def take(interpreter: InterpreterState, state: State, index: int, steps: int) -> Checkpoint | None:
@@ -88,10 +89,10 @@ def restore(checkpoint: Checkpoint, interpreter: InterpreterState, state: State)
 def _copied(checkpoint: Checkpoint, values: _Copier) -> Checkpoint:
     """`checkpoint` with its containers, the values in them that can change and its pending
     changes (a later backward pass confirms them) copied."""
-    pending = {id(change): _shallow(change) for change in checkpoint.pending}
+    pending = {id(change): shallow(change) for change in checkpoint.pending}
     if values.old is values.new:  # sealed templates refer to these definitions: they stand as they are
         values.share(template for _, template in checkpoint.classes.values() if id(template) in checkpoint.sealed)
-    return _evolved(
+    return evolved(
         checkpoint,
         env=values.names(checkpoint.env),
         globals=None if checkpoint.globals is None else values.names(checkpoint.globals),
@@ -103,7 +104,7 @@ def _copied(checkpoint: Checkpoint, values: _Copier) -> Checkpoint:
         changes=[pending.get(id(c), c) for c in checkpoint.changes],
         pending=list(pending.values()),
         seen=dict(checkpoint.seen),
-        deferred=[d if d.template is None else _evolved(d, template=values.value(d.template))
+        deferred=[d if d.template is None else evolved(d, template=values.value(d.template))
                   for d in checkpoint.deferred],
         summaries={key: (values.value(found), functions) for key, (found, functions) in checkpoint.summaries.items()},
         last_callee_env=values.names(checkpoint.last_callee_env),
@@ -140,30 +141,30 @@ class _Copier:
         if kind is _Kind.MODULE:
             return self._module(value)  # type: ignore[arg-type]
         if kind is _Kind.SEQUENCE:
-            sequence = self._copies[id(value)] = _shallow(value)
+            sequence = self._copies[id(value)] = shallow(value)
             sequence.items = tuple(self.value(item) for item in value.items)  # type: ignore[union-attr]
             sequence.repeated = self.value(value.repeated)  # type: ignore[union-attr]
             return sequence
         if kind is _Kind.DICT:
-            mapping = self._copies[id(value)] = _shallow(value)
+            mapping = self._copies[id(value)] = shallow(value)
             mapping.entries = {key: self.value(item) for key, item in value.entries.items()}  # type: ignore[union-attr]
             return mapping
         if kind is _Kind.FUNCTION and (value.bound_self is not None or value.closure is not None  # type: ignore[union-attr]
                                        or value.definitions is self.old is not self.new):  # type: ignore[union-attr]
             closure: dict[str, Value] | None = {} if value.closure is not None else None  # type: ignore[union-attr]
-            bound = self._copies[id(value)] = _evolved(value, closure=closure, definitions=self._definitions(value))
+            bound = self._copies[id(value)] = evolved(value, closure=closure, definitions=self._definitions(value))
             bound.__dict__["bound_self"] = self.value(value.bound_self)  # type: ignore[union-attr]  # it may refer back to `bound`
             if closure is not None:
                 closure.update(self.names(value.closure))  # type: ignore[union-attr, arg-type]
             return bound
         if kind is _Kind.BOUND_CALL:  # a partial, a generator: what it will call with
-            found = self._copies[id(value)] = _evolved(value, func=self.value(value.func),  # type: ignore[union-attr]
-                                                       args=tuple(self.value(a) for a in value.args),  # type: ignore[union-attr]
-                                                       kwargs=self.names(value.kwargs))  # type: ignore[union-attr]
+            found = self._copies[id(value)] = evolved(value, func=self.value(value.func),  # type: ignore[union-attr]
+                                                      args=tuple(self.value(a) for a in value.args),  # type: ignore[union-attr]
+                                                      kwargs=self.names(value.kwargs))  # type: ignore[union-attr]
             return found
         if kind is _Kind.SUPER:
-            found = self._copies[id(value)] = _evolved(value, instance=self._module(value.instance),  # type: ignore[union-attr]
-                                                       definitions=self._definitions(value))
+            found = self._copies[id(value)] = evolved(value, instance=self._module(value.instance),  # type: ignore[union-attr]
+                                                      definitions=self._definitions(value))
             return found
         return value
 
@@ -174,7 +175,7 @@ class _Copier:
         known = self._copies.get(id(module))
         if known is not None:
             return known  # type: ignore[return-value]
-        found = self._copies[id(module)] = _shallow(module)
+        found = self._copies[id(module)] = shallow(module)
         if found.definitions is self.old:
             found.definitions = self.new
         found.parameters = dict(module.parameters)
@@ -212,22 +213,6 @@ def sealed(template: ModuleValue) -> bool:
         elif kind is not _Kind.SHARED:
             return False
     return True
-
-
-def _shallow(value: T) -> T:
-    """A shallow copy of a (slot-less) dataclass instance: its fields, not `copy.copy`'s reduce
-    protocol (a checkpoint copies a few hundred of them at every keystroke)."""
-    copied = object.__new__(type(value))
-    copied.__dict__.update(value.__dict__)
-    return copied
-
-
-def _evolved(value: T, **changes: object) -> T:
-    """`dataclasses.replace(value, **changes)` for a (slot-less, frozen or not) dataclass without
-    `__post_init__`, copying its fields rather than running `__init__` (several times faster)."""
-    copied = _shallow(value)
-    copied.__dict__.update(changes)
-    return copied
 
 
 class _Kind(Enum):

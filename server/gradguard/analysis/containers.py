@@ -9,7 +9,6 @@ has the saves of each, so an in-place change through it meets them all.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable
 
 import libcst as cst
@@ -31,6 +30,7 @@ from gradguard.analysis.values import (
     TensorValue,
     Tri,
     Value,
+    evolved,
     join_values,
     truth,
 )
@@ -285,7 +285,7 @@ class Containers(InterpreterState):
         known = all(t.graph_known for t in tensors) and all(
             isinstance(term, TensorValue) or (isinstance(term, ConstValue) and _is_number(term.value)) for term in terms)
         result = self.fresh_result(requires_grad & state.grad_enabled, Origin("a `sum()`", node), history)
-        return result if known else replace(result, graph_known=False)
+        return result if known else evolved(result, graph_known=False)
 
     def sequence_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                          state: State) -> Value:
@@ -427,7 +427,7 @@ def _lazily(name: str, args: list[Value]) -> Value:
     if name == "iter" and isinstance(generator, GeneratorValue):
         return generator
     if name == "enumerate" and isinstance(generator, GeneratorValue) and not generator.enumerated:
-        return replace(generator, enumerated=True)
+        return evolved(generator, enumerated=True)
     return UNKNOWN
 
 

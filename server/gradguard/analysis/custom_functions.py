@@ -3,7 +3,6 @@ makes its outputs nodes of the graph that save what `ctx.save_for_backward` was 
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import libcst as cst
 
@@ -24,6 +23,7 @@ from gradguard.analysis.values import (
     Tri,
     Value,
     contents,
+    evolved,
     lost_from,
 )
 
@@ -128,7 +128,7 @@ class CustomFunctions(InterpreterState):
         `detach()` of an input shares the counter but is no view."""
         def output(tensor: TensorValue) -> TensorValue:
             view = (id(tensor) in inputs or tensor.is_view) and tensor.version_counter not in dirty
-            return replace(tensor, requires_grad=requires_grad, is_leaf=False, view_of_leaf=False, no_grad_view=False,
+            return evolved(tensor, requires_grad=requires_grad, is_leaf=False, view_of_leaf=False, no_grad_view=False,
                            origin=Origin(f"the output of `{name}.apply`", node), function_view=name if view else None)
         if isinstance(result, TensorValue):
             return output(result)

@@ -13,7 +13,6 @@ API by name), `module_calls.py` (`nn.Module`s) and `user_calls.py` (the project'
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
@@ -51,17 +50,17 @@ from gradguard.analysis.values import (
     ConstValue,
     Definitions,
     DictValue,
+    DistributionValue,
+    EitherCode,
     FunctionApply,
     FunctionCtx,
     FunctionRef,
     GeneratorValue,
+    GradScalerValue,
     ImportRef,
     IntValue,
     LostValue,
     ModuleValue,
-    DistributionValue,
-    EitherCode,
-    GradScalerValue,
     OptimizerValue,
     Origin,
     PartialValue,
@@ -73,11 +72,12 @@ from gradguard.analysis.values import (
     Tri,
     Value,
     contents,
+    evolved,
     join_values,
     lost_from,
+    new_version_counter,
     reachable_saves,
     truth,
-    new_version_counter,
 )
 from gradguard.knowledge import surface
 from gradguard.source.walk import descendants
@@ -168,7 +168,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return previous.units
 
     def _module_level(self) -> None:
-        previous = self.previous
+        previous, steps, charged = self.previous, self.budget.steps, set(self.budget.charged)
         if previous is not None:
             self.result.facts = previous.facts.kept_for(self.module.body)
         self.result.body = tuple(self.module.body)
@@ -189,6 +189,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.module_entered = frozenset(self.entered)
         self.result.module_seen = self.seen
         self.result.module_next_serial = self.next_serial
+        if self.module_reused:
+            self.result.module_steps, self.result.module_reads = previous.module_steps, previous.module_reads  # type: ignore[union-attr]
+        else:
+            self.result.module_steps = self.budget.steps - steps
+            self.result.module_reads = {f: n for f, n in self.budget.charged.items() if f not in charged}
         self.result.module_cuts = list(self.result.cuts)
         self.result.plan = list(self.deferred)
 
@@ -279,7 +284,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if new_for is None:
             return False
         # new containers: the previous run's `TopLevel` keeps its own (a stopped run puts them back)
-        definitions.globals = {name: replace(value, node=new_for[value.node]) if isinstance(value, FunctionRef)
+        definitions.globals = {name: evolved(value, node=new_for[value.node]) if isinstance(value, FunctionRef)
                                and value.definitions is definitions and value.node in new_for else value
                                for name, value in definitions.globals.items()}
         definitions.classes = {name: (new_for.get(node, node), template)
@@ -292,7 +297,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.seen = previous.module_seen
         # no function's save takes the serial of a module-level one, which a global's history holds
         self.next_serial = self.result.module_next_serial = previous.module_next_serial
-        self.defer(*(replace(d, function=new_for[d.function]) if d.function in new_for else d for d in previous.plan))
+        self.defer(*(evolved(d, function=new_for[d.function]) if d.function in new_for else d for d in previous.plan))
         return True
 
     # ---- statements ---------------------------------------------------------------------
@@ -373,7 +378,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             # tensor in `t`'s graph, and in the unknown left's if the analysis lost it)
             result = self._binary_operation(operator.removesuffix("Assign"), node, left, right, state)
             if left is UNKNOWN and isinstance(result, TensorValue):
-                result = replace(result, graph_known=False)
+                result = evolved(result, graph_known=False)
             self.bind(target, result, state, node)
 
     def _return(self, node: cst.Return, state: State) -> None:
@@ -522,7 +527,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(
             isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf) for item in items)
         if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.unrolling < 2)) \
-                and not self.syntax_fact(node, _jumps):
+                and not self.syntax_fact(node, _jumps, self.call_definitions[-1] if self.call_definitions else None):
             self.unrolling += 1
             try:
                 for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
@@ -673,7 +678,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             if param.default is not None and env[name] is not self_value:
                 default = self.eval(param.default, defaults)
                 if isinstance(default, ConstValue) and default.value is not None:
-                    env[name] = replace(default, default_of=name)  # what runs when no caller says otherwise
+                    env[name] = evolved(default, default_of=name)  # what runs when no caller says otherwise
                 elif isinstance(default, (ImportRef, FunctionRef, ModuleValue, PartialValue)):
                     env[name] = default
         for star in (params.star_arg, params.star_kwarg):
@@ -760,7 +765,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 owner.named_children[attribute] = value
             elif isinstance(owner, TensorValue) and attribute == "requires_grad":
                 flag = value.value if isinstance(value, ConstValue) else None
-                self.set_flags(state, owner, replace(
+                self.set_flags(state, owner, evolved(
                     owner, requires_grad=Tri.MAYBE if flag is None else Tri.of(bool(flag))))
             elif isinstance(owner, (ArgumentValue, LostValue)) or owner is UNKNOWN:
                 self.hand_over([value])  # `trainer.h = h`: kept by an object the analysis does not know
@@ -784,7 +789,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 written = self.requires_grad_of(value) & state.grad_enabled
                 history = value.history if isinstance(value, TensorValue) else frozenset()
                 if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):
-                    self.rebind(state, base, replace(  # `copy_` records a grad_fn: the value joins the graph
+                    self.rebind(state, base, evolved(  # `copy_` records a grad_fn: the value joins the graph
                         base, requires_grad=base.requires_grad | written,
                         is_leaf=base.is_leaf and base.requires_grad is Tri.YES, history=base.history | history))
 
@@ -854,7 +859,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def unbind(self, tensor: TensorValue, node: cst.CSTNode, state: State) -> SequenceValue:
         """`a, b = x` and `for row in x` call `unbind`: every element is a multi-output view."""
-        view = replace(tensor.fresh_view(Origin("an element of an unbound tensor", node), grad_enabled=state.grad_enabled),
+        view = evolved(tensor.fresh_view(Origin("an element of an unbound tensor", node), grad_enabled=state.grad_enabled),
                        multi_output_view="Unbind", later_view=None)
         return SequenceValue(repeated=view)
 
@@ -1234,13 +1239,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             return UNKNOWN  # a library's module-level call of its functions (`default_cfgs = generate(...)`)
         elif isinstance(callee, FunctionRef) and callee.bound_self is None and \
                 (entry := self.registered_entry(callee, args)) is not None:
-            return self.summarised(entry.node, [], kwargs, state, lambda: self.call_user_function(
+            return self.summarised(entry.node, entry.definitions, [], kwargs, state, lambda: self.call_user_function(
                 entry.node, entry.definitions, None, [], kwargs, node, state))
         elif isinstance(callee, FunctionRef) and callee.bound_self is None and callee.closure is not None:
             return self.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state,
                                            closure=callee.closure)
         elif isinstance(callee, FunctionRef) and callee.bound_self is None:
-            return self.summarised(callee.node, args, kwargs, state, lambda: self.call_user_function(
+            return self.summarised(callee.node, callee.definitions, args, kwargs, state, lambda: self.call_user_function(
                 callee.node, callee.definitions, None, args, kwargs, node, state))
         elif isinstance(callee, FunctionRef):
             return self.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)

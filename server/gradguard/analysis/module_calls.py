@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import libcst as cst
 
@@ -19,8 +18,8 @@ from gradguard.analysis.values import (
     ImportRef,
     LostValue,
     ModuleValue,
-    Origin,
     OptimizerValue,
+    Origin,
     ParametersValue,
     PartialValue,
     SavedRecord,
@@ -29,6 +28,7 @@ from gradguard.analysis.values import (
     TensorValue,
     Tri,
     Value,
+    evolved,
     new_version_counter,
 )
 from gradguard.knowledge import modules as module_facts
@@ -78,8 +78,8 @@ class ModuleCalls(InterpreterState):
         template = cls.definitions.classes.get(cls.name, (None, None))[1]
         if template is None:
             return UNKNOWN
-        return self.summarised(cls.node, args, kwargs, state, lambda: self.construct_instance(cls, template, args,
-                                                                                              kwargs, node, state))
+        return self.summarised(cls.node, cls.definitions, args, kwargs, state,
+                               lambda: self.construct_instance(cls, template, args, kwargs, node, state))
 
     def construct_instance(self, cls: FunctionRef, template: ModuleValue, args: list[Value],
                            kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:
@@ -176,7 +176,7 @@ class ModuleCalls(InterpreterState):
         def fresh(item: Value) -> Value:
             if isinstance(item, TensorValue):
                 vc = remap.setdefault(item.version_counter, new_version_counter())
-                return replace(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
+                return evolved(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
                                multi_output_view=None, later_view=None, no_grad_view=False, function_view=None,
                                storage_of=None, may_alias=frozenset())
             if id(item) in copies:  # an object that refers back to itself, or one shared by two owners
@@ -187,17 +187,17 @@ class ModuleCalls(InterpreterState):
                 listed.repeated = fresh(item.repeated) if item.repeated is not None else None
                 return listed
             if isinstance(item, PartialValue):  # `self.act = partial(...)` of a copied module
-                return replace(item, func=fresh(item.func), args=tuple(fresh(a) for a in item.args),
+                return evolved(item, func=fresh(item.func), args=tuple(fresh(a) for a in item.args),
                                kwargs={k: fresh(v) for k, v in item.kwargs.items()})
             if isinstance(item, OptimizerValue):  # its parameters are the copied modules' (`self.opt` of a trainer)
-                return replace(item, parameters=tuple(fresh(p) for p in item.parameters))
+                return evolved(item, parameters=tuple(fresh(p) for p in item.parameters))
             if isinstance(item, DictValue):
                 mapping = copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
                 mapping.entries = {k: fresh(v) for k, v in item.entries.items()}
                 return mapping
             if not isinstance(item, ModuleValue):
                 return item
-            copy = copies[id(item)] = replace(item, parameters={}, named_children={}, forward_hooks=list(item.forward_hooks))
+            copy = copies[id(item)] = evolved(item, parameters={}, named_children={}, forward_hooks=list(item.forward_hooks))
             copy.parameters = {k: fresh(v) for k, v in item.parameters.items()}  # type: ignore[misc]
             copy.buffers = {k: fresh(v) for k, v in item.buffers.items()}  # type: ignore[misc]
             copy.children = None if item.children is None else [fresh(c) for c in item.children]  # type: ignore[misc]
@@ -333,7 +333,7 @@ class ModuleCalls(InterpreterState):
             if method == "requires_grad_":
                 flag = self.flag(args, kwargs, 0, "requires_grad", True)
                 for parameter in module.all_parameters()[0]:
-                    self.set_flags(state, parameter, replace(parameter, requires_grad=flag))
+                    self.set_flags(state, parameter, evolved(parameter, requires_grad=flag))
             return module
         if method == "forward":
             return self.call_module(module, args, kwargs, node, state, report_node=node)
@@ -471,7 +471,7 @@ class ModuleCalls(InterpreterState):
                                               recorded is Tri.YES and source.alias_certain, run_by=run_by), state)
             updated = source
             if recorded is not Tri.NO and source.requires_grad is Tri.NO:
-                updated = replace(source, requires_grad=recorded, is_leaf=False)
+                updated = evolved(source, requires_grad=recorded, is_leaf=False)
             updated = self.with_history(updated, [source], first_serial, state)
             if updated is not source:
                 self.rebind(state, source, updated)
@@ -537,8 +537,8 @@ class ModuleCalls(InterpreterState):
         rg = module.has_trainable_parameters() | self.requires_grad_of(source)
         result = self.fresh_result(rg & state.grad_enabled, Origin(f"the output of `{module.class_name}`", node))
         if isinstance(source, TensorValue):
-            return replace(result, history=source.history, graph_known=source.graph_known)
-        return replace(result, history=source.history if isinstance(source, LostValue) else frozenset(),
+            return evolved(result, history=source.history, graph_known=source.graph_known)
+        return evolved(result, history=source.history if isinstance(source, LostValue) else frozenset(),
                        graph_known=False)  # as `with_history` keeps what a lost input's graph may hold
 
 
@@ -564,7 +564,7 @@ def _backward_hook_views(output: Value) -> Value:
     """A fully backward-hooked module's output as torch hands it on: each tensor that requires grad is a view
     a `BackwardHookFunction` returned, which may not be changed in place."""
     if isinstance(output, TensorValue) and output.requires_grad is not Tri.NO:
-        return replace(output, is_leaf=False, function_view=BACKWARD_HOOK_FUNCTION)
+        return evolved(output, is_leaf=False, function_view=BACKWARD_HOOK_FUNCTION)
     if isinstance(output, SequenceValue) and output.repeated is None:
         return SequenceValue(tuple(_backward_hook_views(item) for item in output.items))
     return output

@@ -20,7 +20,7 @@ import sys
 import sysconfig
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -54,6 +54,7 @@ class _Reading:
 
     file: Path
     self_contained: bool = True
+    cost: dict[str, int] = field(default_factory=dict)  # the steps of the files it needed (`Definitions.reading_cost`)
 
 
 class ReadingInterrupted(Exception):
@@ -149,11 +150,12 @@ class ProjectIndex:
             self._interrupted = None
 
     def definitions_of(self, file: Path) -> Definitions | None:
-        """The top-level definitions of `file` (interpreted once; None if unreadable)."""
+        """The top-level definitions of `file` (interpreted once; None if unreadable, or past the
+        analysis's `IMPORT_STEPS`: charged the same whether read now or before)."""
         current = budget.active()
         if file in self._definitions and self._short.get(file, current) is current:
             self._definitions.move_to_end(file)
-            return self._definitions[file]
+            return self._charged(file, self._definitions[file], current)
         if self._not_read is not None:
             self._not_read.add(file)
             return None
@@ -163,7 +165,7 @@ class ProjectIndex:
             raise ReadingInterrupted(str(file))
         if current is not None and not current.may_read():
             current.unread.add(str(file))
-            return None  # read by a later analysis, with time left
+            return None  # read by a later analysis, with steps left
         self._loading.add(file)
         unread = len(current.unread) if current is not None else 0
         try:
@@ -187,6 +189,17 @@ class ProjectIndex:
         self._definitions[file] = definitions
         if len(self._definitions) > self._capacity:
             self._evict()
+        return self._charged(file, definitions, current)
+
+    def _charged(self, file: Path, definitions: Definitions | None, current: budget.Budget | None) -> Definitions | None:
+        """`definitions` once the analysis under way is charged for reading them (None past its
+        `IMPORT_STEPS`); the readings under way needed them, and what they needed in turn."""
+        if definitions is None or current is None:
+            return definitions
+        if not current.charge(str(file), definitions.reading_cost):
+            return None
+        for reading in self._readings:
+            reading.cost.update(definitions.reading_cost)
         return definitions
 
     def _evict(self) -> None:
@@ -228,9 +241,12 @@ class ProjectIndex:
             return None
         return definitions.module
 
-    def register(self, filename: str, text: str, definitions: Definitions) -> None:
-        """Keep what analysing `filename` found at its top level, for the files that import it."""
+    def register(self, filename: str, text: str, definitions: Definitions, cost: dict[str, int]) -> None:
+        """Keep what analysing `filename` found at its top level, for the files that import it;
+        `cost`: the steps of its module-level code and of the files that code used (what reading it
+        costs them, with its parse)."""
         file = Path(os.path.realpath(filename))
+        definitions.reading_cost = {**cost, str(file): cost.get(str(file), 0) + budget.PARSE_STEPS_PER_LINE * text.count("\n")}
         self._definitions[file] = definitions
         self._short.pop(file, None)
         self._definitions.move_to_end(file)
@@ -294,12 +310,17 @@ class ProjectIndex:
             return None
         reading = _Reading(file)
         self._readings.append(reading)
+        current = budget.active()
+        steps = current.steps if current is not None else 0
         try:
             definitions = self._reader(module, str(file), self)
         except RecursionError:
             definitions = None
         finally:
             self._readings.pop()
+        if definitions is not None:  # its own steps: those of the files read within it were given back
+            own = (current.steps - steps if current is not None else 0) + budget.PARSE_STEPS_PER_LINE * text.count("\n")
+            definitions.reading_cost = {**reading.cost, str(file): own}
         kept = definitions if reading.self_contained and not stopped_short() else None
         if installed and (stored is None or kept is not None):
             self.environment.keep_reading(file, text, Reading(module, kept))

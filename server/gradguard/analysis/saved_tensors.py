@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
-from gradguard.analysis.values import ConstValue, SavedRecord, SequenceValue, TensorValue, Tri, Value, provenance
+from gradguard.analysis.values import ConstValue, SavedRecord, SequenceValue, TensorValue, Tri, Value, evolved, provenance
 from gradguard.knowledge import surface
 
 
@@ -22,8 +21,8 @@ class SavedTensors(InterpreterState):
         if (self.autocast or self.autocast_maybe) and record.what != "output":  # may be saved as a cast copy
             if self.autocast and tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
                 return  # a parameter (fp32) is cast: the copy is saved, never the parameter
-            record = replace(record, certain=False)  # saved as given only if already in the lower precision
-        record = replace(record, serial=self.next_serial,
+            record = evolved(record, certain=False)  # saved as given only if already in the lower precision
+        record = evolved(record, serial=self.next_serial,
                          file=self.current_file(),
                          scope=self.call_stack[-1] if self.call_stack else self.analysing)
         self.next_serial += 1
@@ -31,7 +30,7 @@ class SavedTensors(InterpreterState):
             self.callee_records.add(id(record.node))
         state.saves[tensor.version_counter] = (*state.saves.get(tensor.version_counter, ()), record)
         if tensor.may_alias:  # one of the tensors the name may hold was saved
-            uncertain = replace(record, certain=False)
+            uncertain = evolved(record, certain=False)
             for vc in tensor.may_alias:
                 state.saves[vc] = (*state.saves.get(vc, ()), uncertain)
 
@@ -59,7 +58,7 @@ class SavedTensors(InterpreterState):
                 storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.callee_records)
                 if not saved and not storage_saved:
                     return
-                tensor = replace(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, later_view=None,
+                tensor = evolved(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, later_view=None,
                                  no_grad_view=False, function_view=None)
         change = InplaceChange(
             node=node,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from gradguard.analysis.values import (
     SavedRecord,
@@ -10,6 +10,7 @@ from gradguard.analysis.values import (
     TensorValue,
     Tri,
     Value,
+    evolved,
     join_values,
     new_version_counter,
 )
@@ -92,8 +93,8 @@ class State:
                     bind(name, value, theirs)  # type: ignore[arg-type]
         for vc in (self.saves.keys() | other.saves.keys()) - saves.keys():
             mine, theirs = self.saves.get(vc, ()), other.saves.get(vc, ())
-            merged = [r if r in theirs else replace(r, certain=False) for r in mine]
-            merged += [replace(r, certain=False) for r in theirs if r not in mine]
+            merged = [r if r in theirs else evolved(r, certain=False) for r in mine]
+            merged += [evolved(r, certain=False) for r in theirs if r not in mine]
             saves[vc] = tuple(merged)
         return State(env, saves, self.grad_enabled.join(other.grad_enabled), globals=self.globals)
 
@@ -106,7 +107,7 @@ class State:
             return joined
         for vc, records in joined.saves.items():
             before = self.saves.get(vc, ())
-            made = {replace(r, certain=False): r for r in iteration.saves.get(vc, ()) if r.certain and r not in before}
+            made = {evolved(r, certain=False): r for r in iteration.saves.get(vc, ()) if r.certain and r not in before}
             if made:
                 joined.saves[vc] = tuple(made.get(r, r) for r in records)
         return joined
@@ -119,8 +120,8 @@ def merge_tensors(a: TensorValue, b: TensorValue, saved_a: tuple[SavedRecord, ..
     The merged tensor gets the saves of both; a save is certain only if both paths have one.
     """
     both = any(r.certain for r in saved_a) and any(r.certain for r in saved_b)
-    records = tuple(r if (both and r.certain) else replace(r, certain=False) for r in (*saved_a, *saved_b))
-    merged = replace(join_values(a, replace(b, version_counter=a.version_counter)),
+    records = tuple(r if (both and r.certain) else evolved(r, certain=False) for r in (*saved_a, *saved_b))
+    merged = evolved(join_values(a, evolved(b, version_counter=a.version_counter)),
                      version_counter=new_version_counter(),
                      may_alias=a.may_alias | b.may_alias | {a.version_counter, b.version_counter})
     return merged, records

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Iterable
 
 import libcst as cst
@@ -23,6 +22,7 @@ from gradguard.analysis.values import (
     Tri,
     Value,
     contents,
+    evolved,
     new_version_counter,
 )
 from gradguard.knowledge import ops, surface
@@ -46,13 +46,13 @@ class TensorOps(InterpreterState):
         if method in surface.NOT_TENSORS:
             return UNKNOWN
         if method == "detach":
-            return replace(tensor, requires_grad=Tri.NO, is_leaf=True, origin=Origin("`.detach()`", node),
+            return evolved(tensor, requires_grad=Tri.NO, is_leaf=True, origin=Origin("`.detach()`", node),
                            view_of_leaf=False, multi_output_view=None, later_view=None, no_grad_view=False,
                            function_view=None, is_view=False, history=frozenset())
         if method == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", ConstValue(True))
             rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
-            updated = replace(tensor, requires_grad=rg)
+            updated = evolved(tensor, requires_grad=rg)
             self.set_flags(state, tensor, updated)
             return updated
         if method in surface.RETURNS_SELF:
@@ -60,7 +60,7 @@ class TensorOps(InterpreterState):
         if method == "detach_":
             if tensor.is_view:
                 self.mutate(tensor, node, target_node, "`detach_`", state, detaches=True)
-            updated = replace(tensor, requires_grad=Tri.NO, is_leaf=True)
+            updated = evolved(tensor, requires_grad=Tri.NO, is_leaf=True)
             self.set_flags(state, tensor, updated)
             return updated
         if method == "clone":
@@ -70,7 +70,7 @@ class TensorOps(InterpreterState):
                                      tensor.history)
         if method in surface.MAYBE_RETURNS_SELF:
             alias = tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
-            return replace(alias, later_view=tensor.later_view, is_view=tensor.is_view)
+            return evolved(alias, later_view=tensor.later_view, is_view=tensor.is_view)
         if method in surface.MAYBE_VIEW:
             return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled,
                                      node=surface.view_node(method))
@@ -129,7 +129,7 @@ class TensorOps(InterpreterState):
             result = self.fresh_result(requires_grad & state.grad_enabled,
                                        Origin(f"the output of `{label or self.label_of(node, base)}`", node))
             if any(v is UNKNOWN for v in inputs):
-                result = replace(result, graph_known=False)
+                result = evolved(result, graph_known=False)
             return self.with_history(result, inputs, self.next_serial, state)
         bound: dict[str, Value] = dict(zip(facts.args, args))
         for key, value in kwargs.items():
@@ -212,11 +212,11 @@ class TensorOps(InterpreterState):
         if not history and known:
             return result
         if isinstance(result, TensorValue):
-            return replace(result, history=result.history | history, graph_known=result.graph_known and known)
+            return evolved(result, history=result.history | history, graph_known=result.graph_known and known)
         if isinstance(result, SequenceValue):
             return SequenceValue(
-                tuple(replace(i, history=i.history | history) if isinstance(i, TensorValue) else i for i in result.items),
-                replace(result.repeated, history=result.repeated.history | history)
+                tuple(evolved(i, history=i.history | history) if isinstance(i, TensorValue) else i for i in result.items),
+                evolved(result.repeated, history=result.repeated.history | history)
                 if isinstance(result.repeated, TensorValue) else result.repeated)
         return result
 
@@ -271,7 +271,7 @@ class TensorOps(InterpreterState):
             target = bound.get(facts.mutates[0])
             if isinstance(target, TensorValue):
                 if recorded is not Tri.NO and target.requires_grad is Tri.NO:
-                    updated = replace(target, requires_grad=recorded, is_leaf=False)
+                    updated = evolved(target, requires_grad=recorded, is_leaf=False)
                     self.rebind(state, target, updated)
                     return updated
                 return target
@@ -285,7 +285,7 @@ class TensorOps(InterpreterState):
                 if facts.multi_output_view:
                     kind = {"unbind": "Unbind", "split": "Split", "chunk": "Split"}.get(facts.name.split(".", 1)[0],
                                                                                         "SplitWithSizes")
-                    return SequenceValue(repeated=replace(view, multi_output_view=kind, later_view=None))
+                    return SequenceValue(repeated=evolved(view, multi_output_view=kind, later_view=None))
                 if facts.name.split(".", 1)[0] in ("tensor_split", "hsplit", "vsplit", "dsplit"):
                     return SequenceValue(repeated=view)
                 return view

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import libcst as cst
 
@@ -26,6 +25,7 @@ from gradguard.analysis.values import (
     Tri,
     Value,
     contents,
+    evolved,
     new_version_counter,
 )
 from gradguard.knowledge import modules as module_facts
@@ -68,7 +68,7 @@ class TorchCalls(InterpreterState):
 
         def in_graph(value: Value) -> Value:
             if isinstance(value, TensorValue):
-                return replace(value, requires_grad=recorded, is_leaf=False, no_grad_view=False)
+                return evolved(value, requires_grad=recorded, is_leaf=False, no_grad_view=False)
             if isinstance(value, SequenceValue) and value.repeated is None:
                 return SequenceValue(tuple(in_graph(item) for item in value.items))
             return value

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable, TypeVar
 
 import libcst as cst
@@ -28,6 +27,7 @@ from gradguard.analysis.values import (
     TensorValue,
     Value,
     contents,
+    evolved,
 )
 from gradguard.source.walk import descendants, in_statements
 
@@ -141,7 +141,7 @@ def _add_saves(saves: dict[int, tuple[SavedRecord, ...]], more: dict[int, tuple[
         for record in records:
             if record in held:
                 continue
-            doubtful = replace(record, certain=False)
+            doubtful = evolved(record, certain=False)
             if record.certain and doubtful in held:
                 held[held.index(doubtful)] = record
             else:
@@ -156,19 +156,23 @@ FactT = TypeVar("FactT")
 class UserCalls(InterpreterState):
     """The interpreter's part that follows calls into the file's and the project's own code."""
 
-    def syntax_fact(self, node: NodeT, fact: Callable[[NodeT], FactT]) -> FactT:
-        """`fact(node)`, a fact of the code alone (a visitor walk), computed once per node in this analysis."""
+    def syntax_fact(self, node: NodeT, fact: Callable[[NodeT], FactT], definitions: Definitions | None = None) -> FactT:
+        """`fact(node)`, a fact of the code alone (a visitor walk), computed once per node: in this
+        analysis, or for as long as the index keeps the reading of `definitions`' file (another
+        file's, whose functions every file importing it calls)."""
+        facts = definitions.syntax_facts if definitions is not None and definitions is not self.definitions \
+            else self.syntax_facts
         key = (node, fact)
-        if key not in self.syntax_facts:
-            self.syntax_facts[key] = fact(node)
-        return self.syntax_facts[key]  # type: ignore[return-value]
+        if key not in facts:
+            facts[key] = fact(node)
+        return facts[key]  # type: ignore[return-value]
 
-    def summarised(self, callee: cst.CSTNode, args: list[Value], kwargs: dict[str, Value], state: State,
-                   run: Callable[[], Value]) -> Value:
+    def summarised(self, callee: cst.CSTNode, definitions: Definitions, args: list[Value], kwargs: dict[str, Value],
+                   state: State, run: Callable[[], Value]) -> Value:
         """`run()`'s result, or a copy of what a call of `callee` with the same constant arguments
         returned in this analysis (the functions it ran count as run again)."""
         constants = constant_key(args, kwargs)
-        if constants is None or self.syntax_fact(callee, _yields):
+        if constants is None or self.syntax_fact(callee, _yields, definitions):
             return run()  # a generator: each call makes a new one, which runs when iterated
         key = (id(callee), constants, state.grad_enabled, self.analysing, self.call_site is None)
         if key in self.summaries:
@@ -231,7 +235,7 @@ class UserCalls(InterpreterState):
         analysis); "every-change", all of them at the call (a function of another file that
         `model.apply` runs); "inside", at the body's own lines (such a function of this file).
         """
-        if self.syntax_fact(function, is_generator):
+        if self.syntax_fact(function, is_generator, definitions):
             return GeneratorValue(FunctionRef(function.name.value, function, definitions, bound_self=self_value,
                                               closure=closure), tuple(args), dict(kwargs), node, report)
         return self.run_user_function(function, definitions, self_value, args, kwargs, node, state, report=report,
@@ -254,7 +258,7 @@ class UserCalls(InterpreterState):
                                          generator.node, state, report=generator.report, closure=function.closure)
         finally:
             self.generator_runs.pop()
-        if ran is UNKNOWN or not run.yields or len(run.reached) < len(self.syntax_fact(function.node, yield_nodes)):
+        if ran is UNKNOWN or not run.yields or len(run.reached) < len(self.syntax_fact(function.node, yield_nodes, function.definitions)):
             return UNKNOWN
         _add_saves(state.saves, run.saves)
         value = self.join_elements(run.yields, state)  # type: ignore[attr-defined]
@@ -287,10 +291,10 @@ class UserCalls(InterpreterState):
             return UNKNOWN
         here = definitions is self.definitions
         if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
-                self.syntax_fact(function, _may_build)
-                or (self.in_library(definitions) and self.syntax_fact(function, _returns))
+                self.syntax_fact(function, _may_build, definitions)
+                or (self.in_library(definitions) and self.syntax_fact(function, _returns, definitions))
                 or (here and any(_carries_tensors(definitions.globals.get(name), False)
-                                 for name in self.syntax_fact(function, _names)))):
+                                 for name in self.syntax_fact(function, _names, definitions)))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's
             # own that build `torch.nn` modules, and a library's; a closure, or a function of this

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterator
+from typing import Iterator, TypeVar
 
 import libcst as cst
 
@@ -44,6 +44,25 @@ class Tri(Enum):
 
     def join(self, other: Tri) -> Tri:
         return self if self is other else Tri.MAYBE
+
+
+T = TypeVar("T")
+
+
+def shallow(value: T) -> T:
+    """A shallow copy of a (slot-less) dataclass instance: its fields, not `copy.copy`'s reduce protocol."""
+    copied = object.__new__(type(value))
+    copied.__dict__.update(value.__dict__)
+    return copied
+
+
+def evolved(value: T, **changes: object) -> T:
+    """`dataclasses.replace(value, **changes)` for the analysis's dataclasses (slot-less, frozen or
+    not, without `__post_init__`), copying fields rather than running `__init__`: several times
+    faster, and a scan makes hundreds of thousands of such copies."""
+    copied = shallow(value)
+    copied.__dict__.update(changes)
+    return copied
 
 
 _ids = itertools.count(1)
@@ -105,7 +124,7 @@ class TensorValue:
         """A view (or returns-self alias) of this tensor: same version counter; `node` is its autograd node."""
         later = None if self.multi_output_view is None else \
             LaterView(node, self.later_view.of if self.later_view is not None else self.origin.description)
-        return replace(
+        return evolved(
             self,
             origin=origin,
             is_leaf=False if self.requires_grad is Tri.YES else self.is_leaf,
@@ -342,6 +361,13 @@ class Definitions:
     bases: dict[str, tuple[Value, ...]] = field(default_factory=dict, repr=False)
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict, repr=False)
     star_imports: list[str] = field(default_factory=list, repr=False)  # `from .activations import *`: the modules
+    syntax_facts: dict[tuple[cst.CSTNode, object], object] = field(default_factory=dict, repr=False)  # `UserCalls.syntax_fact`
+    # an imported file's: the steps of reading it and of each file its reading needed (`Budget.charge`)
+    reading_cost: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def __getstate__(self) -> dict[str, object]:
+        """What a stored reading keeps: not the facts later analyses found about its nodes."""
+        return {**self.__dict__, "syntax_facts": {}}
 
     def start(self, module: cst.Module) -> None:
         """Bind nothing yet, for a run of `module`'s top level (new containers: those of a run
@@ -564,9 +590,9 @@ def join_values(a: Value, b: Value) -> Value:
     if isinstance(b, TensorValue) and not isinstance(a, TensorValue):
         a, b = b, a
     if isinstance(a, TensorValue) and (b is UNKNOWN or (isinstance(b, ConstValue) and _number_or_none(b.value))):
-        return a if a.maybe_other else replace(a, maybe_other=True)
+        return a if a.maybe_other else evolved(a, maybe_other=True)
     if isinstance(a, TensorValue) and isinstance(b, TensorValue) and a.version_counter == b.version_counter:
-        return replace(
+        return evolved(
             a,
             requires_grad=a.requires_grad.join(b.requires_grad),
             is_leaf=a.is_leaf and b.is_leaf,

@@ -87,7 +87,7 @@ def _note(context: RuleContext, cut: Cut, followed: bool = False) -> Finding:
     if cut.scope == "imports":
         files = ", ".join(f"`{Path(f).name}`" for f in cut.skipped[:5]) + (
             f" and {len(cut.skipped) - 5} more" if len(cut.skipped) > 5 else "")
-        message = (f"gradguard stopped reading imported files after {budget.IMPORTS_CPU_SECONDS:g} s of CPU time: "
+        message = (f"gradguard stopped reading imported files after {budget.IMPORT_STEPS:,} steps: "
                    f"what {files} define is not known, so findings that depend on it may be missing")
     elif cut.scope == "statement":
         message = f"gradguard skipped this line: {why}; what it binds is not known from here on"
