@@ -382,6 +382,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             self.bind(target, result, state, node)
 
     def _return(self, node: cst.Return, state: State) -> None:
+        if self.returns and self.returns[-1].tail:
+            self.returns[-1].tail_call = node.value
         value = self.eval(node.value, state) if node.value is not None else ConstValue(None)
         if self.returns:
             self.returns[-1].add(value, state)
@@ -696,7 +698,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.pending, self.analysing, self.followed, self.freed = [], node, 0, {}
         self.handed_over, self.yielded_here = set(), []
         self.in_module_method = self_value is not None
-        self.returns.append(Returns())
+        self.returns.append(Returns(tail=not self.call_stack))
         given = list(env.values())
         cuts, ended = len(self.result.cuts), False
         try:

@@ -344,11 +344,7 @@ class ModuleCalls(InterpreterState):
         if isinstance(function, ImportRef):
             function = self.resolve_import(function)
         if method == "apply" and isinstance(function, FunctionRef) and isinstance(function.node, cst.FunctionDef):
-            found, _ = module.submodules()
-            for submodule in found[:MAX_UNROLLED_MODULES]:  # `model.apply(partial(init_weights, std=0.02))` too
-                self.call_user_function(function.node, function.definitions, function.bound_self, [*bound, submodule],
-                                        dict(keywords), node, state,
-                                        report="inside" if function.definitions is self.definitions else "every-change")
+            self.apply_to_submodules(module, function, bound, keywords, node, state)
             return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
             module.children.append(args[0])
@@ -363,6 +359,31 @@ class ModuleCalls(InterpreterState):
                 and isinstance(args[0], ConstValue):
             module.named_children[str(args[0].value)] = args[1]
         return UNKNOWN
+
+    def apply_to_submodules(self, module: ModuleValue, function: FunctionRef, bound: tuple[Value, ...],
+                            keywords: dict[str, Value], node: cst.CSTNode, state: State) -> None:
+        """`module.apply(fn)` (`partial(init_weights, std=0.02)` too): `fn` followed once per class of
+        submodule, on its first instance; what it did to that one's parameters' flags
+        (`requires_grad_(False)`) is done to the others' parameters of the same names (a model's
+        hundred `Linear`s give one finding, not a hundred, and one followed call)."""
+        found, _ = module.submodules()
+        done: dict[tuple[object, ...], dict[str, TensorValue]] = {}
+        for submodule in found[:MAX_UNROLLED_MODULES]:
+            kind = (submodule.class_name, submodule.user_class, id(submodule.definitions), submodule.torch_base)
+            if kind in done:
+                for name, parameter in self.parameter_names(submodule):
+                    flagged = done[kind].get(name)
+                    if flagged is not None and (flagged.requires_grad, flagged.is_leaf) != \
+                            (parameter.requires_grad, parameter.is_leaf):
+                        self.set_flags(state, parameter, evolved(parameter, requires_grad=flagged.requires_grad,
+                                                                 is_leaf=flagged.is_leaf))
+                continue
+            before = dict(self.parameter_names(submodule))
+            self.call_user_function(function.node, function.definitions, function.bound_self, [*bound, submodule],
+                                    dict(keywords), node, state,
+                                    report="inside" if function.definitions is self.definitions else "every-change")
+            done[kind] = {name: parameter for name, parameter in self.parameter_names(submodule)
+                          if name in before and parameter is not before[name]}
 
     @staticmethod
     def parameter_names(module: ModuleValue) -> list[tuple[str, TensorValue]]:

@@ -43,6 +43,10 @@ class Returns:
 
     values: list[Value] = field(default_factory=list)
     state: State | None = None
+    # what it returns goes straight to the entry point's own `return` (it is the entry point, or
+    # the call its caller returns at once, itself such a function), and the call it returns at once
+    tail: bool = False
+    tail_call: cst.CSTNode | None = None
 
     def add(self, value: Value, state: State) -> None:
         self.values.append(value)

@@ -33,7 +33,7 @@ from gradguard.source.walk import descendants, in_statements
 
 _MAX_CALL_DEPTH = 6
 _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
-MAX_FOLLOWED_CALLS = 150  # calls followed per analysed function (and per module level)
+MAX_FOLLOWED_CALLS = 400  # calls followed per analysed function (and per module level)
 
 
 def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
@@ -285,6 +285,15 @@ class UserCalls(InterpreterState):
                 or function in self.cut_calls:
             self.hand_over([self_value, *args, *kwargs.values()])
             return UNKNOWN
+        caller = self.returns[-1] if self.returns else None
+        tail = caller is not None and caller.tail and caller.tail_call is node
+        if tail and report == "caller-saves" and definitions is not self.definitions and not state.saves \
+                and not self.pending:
+            # another file's function, whose result goes straight to the entry point's own `return`
+            # (a model factory's `return build_model(...)`), with nothing saved yet that what it changes
+            # could meet: it can add no finding here (its own analysis has its own)
+            self.hand_over([self_value, *args, *kwargs.values()])
+            return UNKNOWN
         if self.followed >= MAX_FOLLOWED_CALLS:
             where = self.analysing.name if self.analysing is not None else self.call_nodes[0] if self.call_nodes else node
             self.note_cut("calls", self.analysing, where, "calls")
@@ -336,7 +345,7 @@ class UserCalls(InterpreterState):
         self.call_definitions.append(definitions)
         self.call_nodes.append(node)
         self.entered.add(function)
-        self.returns.append(Returns())
+        self.returns.append(Returns(tail=tail))
         try:
             with self.budget.scope(budget.CALL_STEPS) as depth:
                 self.exec_block(function.body.body, callee_state)
