@@ -120,6 +120,19 @@ def test_a_model_zoo_file_is_analysed_whole():
     assert cpu < 1.6 + 1.5
 
 
+def test_a_returned_call_is_followed_when_code_of_its_own_runs_after_the_return(tmp_path):
+    """`return make(h)` inside a `try` whose `finally` changes `h`: the call is followed (the
+    `finally` runs after the `return`, on the tensor `make`'s layer saved)."""
+    (tmp_path / "layers.py").write_text("import torch.nn as nn\n\n\ndef make(x):\n    lin = nn.Linear(3, 3)\n"
+                                       "    return lin(x)\n")
+    text = ("import torch\nfrom layers import make\n\n\ndef entry():\n"
+            "    h = torch.randn(3, 3, requires_grad=True) * 2\n    try:\n        return make(h)\n"
+            "    finally:\n        h.mul_(2)\n")
+    (tmp_path / "main.py").write_text(text)
+    code, findings, _ = check(tmp_path / "main.py")
+    assert found(findings) == [("GG001", "warning", lines_of(text, "h.mul_(2)")[0])]
+
+
 def test_torch_geometric_config_store_within_its_budget():
     made_by("make models", MODELS / "torch_geometric" / "config_store.py")
     code, findings, cpu = check(MODELS / "torch_geometric" / "config_store.py")

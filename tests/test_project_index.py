@@ -105,3 +105,43 @@ def test_a_finding_can_point_into_a_file_read_short(tmp_path: Path, monkeypatch)
     [finding] = analyse_document(Document.parse(str(train), train.read_text()), Settings(), project_index(use_jedi=False))
     assert (finding.code, finding.span.start.line) == ("GG001", 5)
     assert [(Path(r.filename).name, r.span.start.line) for r in finding.related][:1] == [("helper.py", 2)]
+
+
+def _imports_project(root: Path) -> list[Path]:
+    """`train.py` imports four helper files of one size, and a bug sits behind the last."""
+    padding = "".join(f"\nCONSTANT_{i} = {i}" for i in range(26))
+    for name in ("alpha", "beta", "gamma"):
+        (root / f"{name}.py").write_text(f"def {name}(x):\n    return x * 2\n{padding}\n")
+    (root / "delta.py").write_text(f"def delta(x):\n    return x.sigmoid()\n{padding}\n")
+    (root / "train.py").write_text(
+        "import torch\nfrom alpha import alpha\nfrom beta import beta\nfrom gamma import gamma\nfrom delta import delta\n"
+        "x = torch.ones(2, requires_grad=True)\ny = delta(gamma(beta(alpha(x))))\ny += 1\ny.sum().backward()\n")
+    return [root / f"{name}.py" for name in ("alpha", "beta", "gamma", "delta")] + [root / "train.py"]
+
+
+@pytest.mark.parametrize("allowance", [3, 4])
+def test_the_imports_an_analysis_may_read_do_not_depend_on_what_was_read_before(
+        tmp_path: Path, monkeypatch, allowance: int) -> None:
+    """With room for `allowance` of its four imports' readings, `train.py` finds the same (the bug
+    behind `delta.py`, or nothing) whether it is analysed first or after its imports were analysed
+    themselves, in either order (the CLI's orders in one worker)."""
+    from gradguard.analysis import budget
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    files = _imports_project(tmp_path)
+    each = budget.READ_STEPS_PER_LINE * (files[0].read_text().count("\n") + 1)  # one import's reading
+    monkeypatch.setattr(budget, "IMPORT_STEPS", allowance * each)
+    train = files[-1]
+
+    def found(index, order: list[Path]) -> list[tuple[str, int]]:
+        for path in order:
+            analyse_document(Document.parse(str(path), path.read_text()), Settings(), index)
+        return [(f.code, f.span.start.line) for f in analyse_document(
+            Document.parse(str(train), train.read_text()), Settings(), index)]
+
+    first = found(project_index(use_jedi=False), [])
+    assert first == ([("GG001", 8)] if allowance == 4 else [("GG000", 1)])  # the note: imports left unread
+    assert found(project_index(use_jedi=False), files[:-1]) == first
+    assert found(project_index(use_jedi=False), files[::-1][1:]) == first

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from functools import partial
 from typing import Callable
@@ -196,8 +195,7 @@ def _interpret(document: Document, project: ProjectIndex | None, previous: Scope
         return replace(document, module=None, syntax_problem=SyntaxProblem(
             "its expressions are nested too deeply to analyse", Position(1, 0), skipped=True)), None
     if project is not None and result.definitions is not None:
-        project.register(document.filename, document.text, result.definitions,
-                         {**result.module_reads, os.path.realpath(document.filename): result.module_steps})
+        project.register(document.filename, document.text, result.definitions, result.module_reads)
     return document, result
 
 

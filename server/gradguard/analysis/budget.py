@@ -10,10 +10,10 @@ literal), checked every few dozen steps together with `cancelled()`, which raise
 (the caller wants no result any more: a newer version, a closed document, a shutdown).
 
 One `Budget` covers one analysis and the imported files it reads (`active()`). Reading an
-imported file costs its own steps (its parse, counted by its lines, and its top level), which
-are charged to the analysis that uses it (`charge`) whether it reads the file now or finds it
-read: the files the analysis may use are then the same whatever was read before it. Past
-`IMPORT_STEPS`, imported names stay unknown.
+imported file counts for its lines (`READ_STEPS_PER_LINE`) and those of the files its reading
+needed, charged to the analysis that uses it (`charge`) whether it reads the file now or finds it
+read, as an import or as a file analysed itself: the files an analysis may use are then the same
+whatever was read before it, in any order. Past `IMPORT_STEPS`, imported names stay unknown.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ FILE_STEPS = 400_000  # one file: its module-level code and every function analy
 FUNCTION_STEPS = 60_000  # one function (or the module-level code), the calls it follows included
 CALL_STEPS = 12_000  # one followed call, the calls it follows in turn included
 IMPORT_STEPS = 200_000  # the imported files one analysis uses, each file's reading counted once
-PARSE_STEPS_PER_LINE = 4  # what parsing a line of an imported file counts for (about its CPU time)
+READ_STEPS_PER_LINE = 8  # what reading an imported file counts for, per line (its parse and top level: about their CPU time)
 _CHECK_EVERY = 64  # steps between two looks at the clock and at `cancelled()`
 
 
@@ -58,8 +58,8 @@ class Budget:
         self._limits: list[int] = []  # per open scope: the step count it may reach
         self._limit = float("inf")
         self._next_check = _CHECK_EVERY
-        self.import_steps = 0  # the steps of the imported files charged (`charge`)
         self.charged: dict[str, int] = {}  # the imported files charged, with their steps
+        self.import_steps = 0  # their sum
         self._reading = 0  # imported files being read, one inside another
         self.unread: set[str] = set()  # imported files left unread: past `IMPORT_STEPS`
         self.short_reads = False  # an imported file was read only in part (good for this analysis only)
@@ -110,6 +110,8 @@ class Budget:
         """Charge the reading of `file` to this analysis: `cost` gives the steps of each file that
         reading needed (itself included), each charged once per analysis. Whether they fit within
         `IMPORT_STEPS` (else nothing is charged and `file` stays unread here)."""
+        if file in self.charged:  # charged with all it needed
+            return True
         more = {read: steps for read, steps in cost.items() if read not in self.charged}
         if self.import_steps + sum(more.values()) > IMPORT_STEPS:
             self.unread.add(file)
@@ -117,6 +119,12 @@ class Budget:
         self.charged.update(more)
         self.import_steps += sum(more.values())
         return True
+
+    def refund(self, charged: dict[str, int]) -> None:
+        """Back to the files `charged` before (a reading refused at its end gives back the charges
+        of the files it read on the way: refused whole, as if it had been found read)."""
+        self.charged = dict(charged)
+        self.import_steps = sum(charged.values())
 
     def out_of_time(self) -> bool:
         """Whether the analysis is past its CPU time: a read that ends so may have stopped short."""

@@ -185,8 +185,7 @@ class ScopeResult:
     module_entered: frozenset[cst.FunctionDef] = frozenset()
     module_seen: dict[cst.Name, Seen] = field(default_factory=dict)
     module_next_serial: int = 1  # the serial the functions' saves start from (above the module level's)
-    module_steps: int = 0  # what the module-level code took (what reading the file for an importer takes)
-    module_reads: dict[str, int] = field(default_factory=dict)  # the imported files it used, with their steps
+    module_reads: dict[str, int] = field(default_factory=dict)  # the imported files it used (`Definitions.reading_cost`)
     plan: list[Deferred] = field(default_factory=list)
     cuts: list[Cut] = field(default_factory=list)  # where the analysis stopped short (see `Cut`)
     module_cuts: list[Cut] = field(default_factory=list)

@@ -13,6 +13,7 @@ API by name), `module_calls.py` (`nn.Module`s) and `user_calls.py` (the project'
 from __future__ import annotations
 
 import ast
+from contextlib import nullcontext
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
@@ -168,7 +169,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         return previous.units
 
     def _module_level(self) -> None:
-        previous, steps, charged = self.previous, self.budget.steps, set(self.budget.charged)
+        previous = self.previous
         if previous is not None:
             self.result.facts = previous.facts.kept_for(self.module.body)
         self.result.body = tuple(self.module.body)
@@ -178,10 +179,14 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         else:
             self.definitions.start(self.module)
             state = State(self.definitions.globals)
+            recording = self.project.recording(self.definitions.path) \
+                if self.project is not None and self.definitions.path is not None else nullcontext(None)
             try:
-                self.run_unit(self._module_statements(state), state, None)
+                with recording as reads:
+                    self.run_unit(self._module_statements(state), state, None)
             finally:
                 self.definitions.globals = state.env
+            self.result.module_reads = dict(reads.cost) if reads is not None else {}
             for change in self.pending:
                 change.backward_follows = Tri.NO
             self.pending = []
@@ -190,10 +195,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self.result.module_seen = self.seen
         self.result.module_next_serial = self.next_serial
         if self.module_reused:
-            self.result.module_steps, self.result.module_reads = previous.module_steps, previous.module_reads  # type: ignore[union-attr]
-        else:
-            self.result.module_steps = self.budget.steps - steps
-            self.result.module_reads = {f: n for f, n in self.budget.charged.items() if f not in charged}
+            self.result.module_reads = previous.module_reads  # type: ignore[union-attr]
         self.result.module_cuts = list(self.result.cuts)
         self.result.plan = list(self.deferred)
 
@@ -383,7 +385,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
 
     def _return(self, node: cst.Return, state: State) -> None:
         if self.returns and self.returns[-1].tail:
-            self.returns[-1].tail_call = node.value
+            self.returns[-1].tail_call = node.value if not self.returns[-1].guarded else None
         value = self.eval(node.value, state) if node.value is not None else ConstValue(None)
         if self.returns:
             self.returns[-1].add(value, state)
@@ -553,16 +555,24 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         self._loop(node.body, state, None, node.orelse)
 
     def _try(self, node: cst.Try | cst.TryStar, state: State) -> None:
-        before = state.copy()
-        self.exec_block(node.body.body, state)
-        outcome = state.copy()
-        for handler in node.handlers:
-            handler_state = before.join(outcome)
-            handler_state.dead = False
-            self.exec_block(handler.body.body, handler_state)
-            outcome = outcome.join(handler_state)
-        if node.orelse is not None:
-            self.exec_block(node.orelse.body.body, outcome)
+        frame = self.returns[-1] if self.returns else None
+        guards = frame is not None and (bool(node.handlers) or node.finalbody is not None)
+        if guards:
+            frame.guarded += 1  # type: ignore[union-attr]
+        try:
+            before = state.copy()
+            self.exec_block(node.body.body, state)
+            outcome = state.copy()
+            for handler in node.handlers:
+                handler_state = before.join(outcome)
+                handler_state.dead = False
+                self.exec_block(handler.body.body, handler_state)
+                outcome = outcome.join(handler_state)
+            if node.orelse is not None:
+                self.exec_block(node.orelse.body.body, outcome)
+        finally:
+            if guards:
+                frame.guarded -= 1  # type: ignore[union-attr]
         self._replace(state, outcome)
         if node.finalbody is not None:
             was_dead = state.dead

@@ -363,26 +363,30 @@ class ModuleCalls(InterpreterState):
     def apply_to_submodules(self, module: ModuleValue, function: FunctionRef, bound: tuple[Value, ...],
                             keywords: dict[str, Value], node: cst.CSTNode, state: State) -> None:
         """`module.apply(fn)` (`partial(init_weights, std=0.02)` too): `fn` followed once per class of
-        submodule, on its first instance; what it did to that one's parameters' flags
-        (`requires_grad_(False)`) is done to the others' parameters of the same names (a model's
-        hundred `Linear`s give one finding, not a hundred, and one followed call)."""
+        submodule whose own parameters' flags are alike, on its first instance; what it did to that
+        one's flags (`requires_grad_(False)`) is done to the others' parameters of the same names (a
+        model's hundred `Linear`s give one finding, not a hundred, and one followed call). An `fn`
+        that tells instances of one class apart by other means (`m is model.head`) is read as if
+        it did the same to each."""
         found, _ = module.submodules()
         done: dict[tuple[object, ...], dict[str, TensorValue]] = {}
         for submodule in found[:MAX_UNROLLED_MODULES]:
-            kind = (submodule.class_name, submodule.user_class, id(submodule.definitions), submodule.torch_base)
+            own = submodule.parameters
+            kind = (submodule.class_name, submodule.user_class, id(submodule.definitions), submodule.torch_base,
+                    tuple((name, p.requires_grad, p.is_leaf) for name, p in own.items()))
             if kind in done:
-                for name, parameter in self.parameter_names(submodule):
-                    flagged = done[kind].get(name)
-                    if flagged is not None and (flagged.requires_grad, flagged.is_leaf) != \
+                for name, flagged in done[kind].items():
+                    parameter = own.get(name)
+                    if parameter is not None and (flagged.requires_grad, flagged.is_leaf) != \
                             (parameter.requires_grad, parameter.is_leaf):
                         self.set_flags(state, parameter, evolved(parameter, requires_grad=flagged.requires_grad,
                                                                  is_leaf=flagged.is_leaf))
                 continue
-            before = dict(self.parameter_names(submodule))
+            before = dict(own)
             self.call_user_function(function.node, function.definitions, function.bound_self, [*bound, submodule],
                                     dict(keywords), node, state,
                                     report="inside" if function.definitions is self.definitions else "every-change")
-            done[kind] = {name: parameter for name, parameter in self.parameter_names(submodule)
+            done[kind] = {name: parameter for name, parameter in submodule.parameters.items()
                           if name in before and parameter is not before[name]}
 
     @staticmethod

@@ -90,6 +90,7 @@ class ProjectIndex:
         self._jedi_process: ProcessPoolExecutor | None = None
         self._readings: list[_Reading] = []  # the files whose top level is being read, innermost last
         self.installed_files_read = 0  # how many installed files' top levels this index has read
+        self.evicted = 0  # how many readings it let go of (its capacity)
 
     def resolve(self, from_path: str, qualname: str, depth: int = 0) -> Value:
         """The value `qualname` (as imported in `from_path`) names, or UNKNOWN."""
@@ -168,6 +169,7 @@ class ProjectIndex:
             return None  # read by a later analysis, with steps left
         self._loading.add(file)
         unread = len(current.unread) if current is not None else 0
+        charged = dict(current.charged) if current is not None else {}
         try:
             with current.reading() if current is not None else nullcontext():
                 if file in self._index_wanted:  # left for this reading by an editor's first answer
@@ -189,7 +191,10 @@ class ProjectIndex:
         self._definitions[file] = definitions
         if len(self._definitions) > self._capacity:
             self._evict()
-        return self._charged(file, definitions, current)
+        used = self._charged(file, definitions, current)
+        if used is None and definitions is not None and current is not None:
+            current.refund(charged)
+        return used
 
     def _charged(self, file: Path, definitions: Definitions | None, current: budget.Budget | None) -> Definitions | None:
         """`definitions` once the analysis under way is charged for reading them (None past its
@@ -199,11 +204,13 @@ class ProjectIndex:
         if not current.charge(str(file), definitions.reading_cost):
             return None
         for reading in self._readings:
-            reading.cost.update(definitions.reading_cost)
+            if str(file) not in reading.cost:  # else recorded with all it needed
+                reading.cost.update(definitions.reading_cost)
         return definitions
 
     def _evict(self) -> None:
         evicted, _ = self._definitions.popitem(last=False)
+        self.evicted += 1
         self._short.pop(evicted, None)
         self._texts.pop(evicted, None)
         self._forget_positions(evicted)
@@ -241,12 +248,12 @@ class ProjectIndex:
             return None
         return definitions.module
 
-    def register(self, filename: str, text: str, definitions: Definitions, cost: dict[str, int]) -> None:
+    def register(self, filename: str, text: str, definitions: Definitions, reads: dict[str, int]) -> None:
         """Keep what analysing `filename` found at its top level, for the files that import it;
-        `cost`: the steps of its module-level code and of the files that code used (what reading it
-        costs them, with its parse)."""
+        `reads`: the cost of the files its module-level code used (`recording`), charged with its own
+        to them as if they read it."""
         file = Path(os.path.realpath(filename))
-        definitions.reading_cost = {**cost, str(file): cost.get(str(file), 0) + budget.PARSE_STEPS_PER_LINE * text.count("\n")}
+        definitions.reading_cost = {**reads, str(file): budget.READ_STEPS_PER_LINE * (text.count("\n") + 1)}
         self._definitions[file] = definitions
         self._short.pop(file, None)
         self._definitions.move_to_end(file)
@@ -308,23 +315,28 @@ class ProjectIndex:
             module = stored.module if stored is not None else parse_module(text)
         except (cst.ParserSyntaxError, RecursionError, ValueError):
             return None
-        reading = _Reading(file)
-        self._readings.append(reading)
-        current = budget.active()
-        steps = current.steps if current is not None else 0
-        try:
-            definitions = self._reader(module, str(file), self)
-        except RecursionError:
-            definitions = None
-        finally:
-            self._readings.pop()
-        if definitions is not None:  # its own steps: those of the files read within it were given back
-            own = (current.steps - steps if current is not None else 0) + budget.PARSE_STEPS_PER_LINE * text.count("\n")
-            definitions.reading_cost = {**reading.cost, str(file): own}
+        with self.recording(str(file)) as reading:
+            try:
+                definitions = self._reader(module, str(file), self)
+            except RecursionError:
+                definitions = None
+        if definitions is not None:
+            definitions.reading_cost = {**reading.cost, str(file): budget.READ_STEPS_PER_LINE * (text.count("\n") + 1)}
         kept = definitions if reading.self_contained and not stopped_short() else None
         if installed and (stored is None or kept is not None):
             self.environment.keep_reading(file, text, Reading(module, kept))
         return definitions
+
+    @contextmanager
+    def recording(self, file: str | Path) -> Iterator[_Reading]:
+        """Within, `file`'s top level runs: the files whose definitions it uses are recorded, with
+        their reading cost (`_charged`), and whether it consults anything beyond its package."""
+        reading = _Reading(Path(file))
+        self._readings.append(reading)
+        try:
+            yield reading
+        finally:
+            self._readings.pop()
 
     def _consulted(self, file: Path | None, qualname: str, *, indexed: bool = False) -> None:
         """The readings under way looked `qualname` up and found it in `file` (None: in no file;

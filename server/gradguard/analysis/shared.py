@@ -45,8 +45,10 @@ class Returns:
     state: State | None = None
     # what it returns goes straight to the entry point's own `return` (it is the entry point, or
     # the call its caller returns at once, itself such a function), and the call it returns at once
+    # (none inside a `try` with handlers or a `finally`: code of its own runs after that `return`)
     tail: bool = False
     tail_call: cst.CSTNode | None = None
+    guarded: int = 0  # the `try` statements with handlers or a `finally` that the running statement is in
 
     def add(self, value: Value, state: State) -> None:
         self.values.append(value)

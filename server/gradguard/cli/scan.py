@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
 
 _PARALLEL_FROM = 24  # fewer files than this are analysed in this process: workers cost more
+_FULL_COLLECTION_AFTER = 512  # readings evicted (frozen garbage) between two full collections, each seconds long
 
 
 @dataclass
@@ -35,15 +36,20 @@ def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     After each file, the collector runs over what that file's analysis left (its garbage, the
     imported files it read) and what survives is frozen out of its way: each collection then
     walks one file's objects, never again the readings of all the files before (collections over
-    those took a seventh of a scan)."""
+    those took a seventh of a scan). Readings the index let go of are frozen too: once
+    `_FULL_COLLECTION_AFTER` of them, all is collected again."""
     from gradguard.engine import project_index  # not for a run the cache answers
 
     project = project_index()
     results = []
+    evicted = project.evicted
     for path, text, settings in items:
         results.append(_analysed(project, path, text, settings))
+        if project.evicted - evicted >= _FULL_COLLECTION_AFTER:
+            gc.unfreeze()
+            evicted = project.evicted
         gc.collect()
-        gc.freeze()
+        gc.freeze()  # for the rest of the process: its exit then skips a last collection over all of them
     return results
 
 
