@@ -86,8 +86,7 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
     if jobs > 1 and len(todo) >= _PARALLEL_FROM:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        size = -(-len(todo) // (jobs * 2))  # contiguous chunks: neighbours import each other
-        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+        chunks = _contiguous(todo, jobs)
         pool = ProcessPoolExecutor(max_workers=jobs)
         try:
             futures = [pool.submit(analyse_files, chunk) for chunk in chunks]
@@ -112,6 +111,20 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
             if result.failure is None:
                 cache.put(str(path), text, repr(settings), result.dependencies, result.findings)
     return [results[str(path)] for path, _, _ in items]
+
+
+def _contiguous(todo: list[tuple[Path, str, Settings]], parts: int) -> list[list[tuple[Path, str, Settings]]]:
+    """`todo` in `parts` runs of neighbouring files (which import each other: each worker reads
+    them once) of about the same length of text, what their analyses take."""
+    total = sum(len(text) for _, text, _ in todo)
+    chunks: list[list[tuple[Path, str, Settings]]] = [[]]
+    done = 0
+    for item in todo:
+        if done >= total * len(chunks) / parts and len(chunks) < parts:
+            chunks.append([])
+        chunks[-1].append(item)
+        done += len(item[1])
+    return chunks
 
 
 class _Progress:
