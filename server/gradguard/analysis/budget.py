@@ -60,7 +60,6 @@ class Budget:
         self._next_check = _CHECK_EVERY
         self.charged: dict[str, int] = {}  # the imported files charged, with their steps
         self.import_steps = 0  # their sum
-        self._reading = 0  # imported files being read, one inside another
         self.unread: set[str] = set()  # imported files left unread: past `IMPORT_STEPS`
         self.short_reads = False  # an imported file was read only in part (good for this analysis only)
 
@@ -136,11 +135,9 @@ class Budget:
         caller's scope has left); its steps do not count for the caller (`charge` counts them)."""
         limits, limit, steps = self._limits, self._limit, self.steps
         self._limits, self._limit = [], float("inf")
-        self._reading += 1
         try:
             yield
         finally:
-            self._reading -= 1
             self._limits, self._limit, self.steps = limits, limit, steps
             self._next_check = min(self._next_check, steps + _CHECK_EVERY)
 
