@@ -28,7 +28,7 @@ FILE_STEPS = 400_000  # one file: its module-level code and every function analy
 FUNCTION_STEPS = 60_000  # one function (or the module-level code), the calls it follows included
 CALL_STEPS = 12_000  # one followed call, the calls it follows in turn included
 IMPORT_STEPS = 200_000  # the imported files one analysis uses, each file's reading counted once
-READ_STEPS_PER_LINE = 8  # what reading an imported file counts for, per line (its parse and top level: about their CPU time)
+READ_STEPS_PER_LINE = 8  # a line of an imported file read: its parse and top level (about their CPU time)
 _CHECK_EVERY = 64  # steps between two looks at the clock and at `cancelled()`
 
 

@@ -196,7 +196,8 @@ class ProjectIndex:
             current.refund(charged)
         return used
 
-    def _charged(self, file: Path, definitions: Definitions | None, current: budget.Budget | None) -> Definitions | None:
+    def _charged(self, file: Path, definitions: Definitions | None,
+                 current: budget.Budget | None) -> Definitions | None:
         """`definitions` once the analysis under way is charged for reading them (None past its
         `IMPORT_STEPS`); the readings under way needed them, and what they needed in turn."""
         if definitions is None or current is None:

@@ -258,7 +258,8 @@ class UserCalls(InterpreterState):
                                          generator.node, state, report=generator.report, closure=function.closure)
         finally:
             self.generator_runs.pop()
-        if ran is UNKNOWN or not run.yields or len(run.reached) < len(self.syntax_fact(function.node, yield_nodes, function.definitions)):
+        yields = self.syntax_fact(function.node, yield_nodes, function.definitions)  # type: ignore[arg-type]
+        if ran is UNKNOWN or not run.yields or len(run.reached) < len(yields):
             return UNKNOWN
         _add_saves(state.saves, run.saves)
         value = self.join_elements(run.yields, state)  # type: ignore[attr-defined]

@@ -361,7 +361,7 @@ class Definitions:
     bases: dict[str, tuple[Value, ...]] = field(default_factory=dict, repr=False)
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict, repr=False)
     star_imports: list[str] = field(default_factory=list, repr=False)  # `from .activations import *`: the modules
-    syntax_facts: dict[tuple[cst.CSTNode, object], object] = field(default_factory=dict, repr=False)  # `UserCalls.syntax_fact`
+    syntax_facts: dict[tuple[cst.CSTNode, object], object] = field(default_factory=dict, repr=False)  # `syntax_fact`
     # an imported file's: the steps of reading it and of each file its reading needed (`Budget.charge`)
     reading_cost: dict[str, int] = field(default_factory=dict, repr=False)
 
