@@ -472,10 +472,10 @@ def _check_in_process(program: Path, cache: Path) -> tuple[list[tuple], list[str
 
     interpreted: list[str] = []
 
-    def reader(module, path, project):
+    def reader(module, path, project, text):
         if project.is_library(path):
             interpreted.append(Path(path).name)
-        return read_top_level(module, path, project)
+        return read_top_level(module, path, project, text)
 
     project = ProjectIndex(reader, use_jedi=False, environment=Environment(cache=cache))
     findings = analyse_document(Document.parse(str(program), program.read_text()), Settings(), project)

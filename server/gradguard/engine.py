@@ -189,8 +189,9 @@ def _interpret(document: Document, project: ProjectIndex | None, previous: Scope
     if document.module is None:
         return document, None
     try:
+        parsed_from = document.text if document.syntax_problem is None and not document.stale_lines else None
         result = interpret(document.module, document.filename, project, previous, replaced or (), hovers, source,
-                           checkpoints_at)
+                           checkpoints_at, parsed_from)
     except RecursionError:
         return replace(document, module=None, syntax_problem=SyntaxProblem(
             "its expressions are nested too deeply to analyse", Position(1, 0), skipped=True)), None

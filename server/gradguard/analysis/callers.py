@@ -17,9 +17,10 @@ from gradguard.analysis.names import dotted_name
 from gradguard.knowledge import surface
 from gradguard.source.walk import children, descendants, in_statements
 
-__all__ = ["grad_off_functions"]
+__all__ = ["GRAD_MODE_WORDS", "grad_off_functions"]
 
 _GRAD_MODES = {name.rsplit(".", 1)[-1]: fixed for name, fixed in surface.GRAD_MODES.items()}
+GRAD_MODE_WORDS = tuple(_GRAD_MODES)  # a file whose text has none of them turns grad off nowhere
 _IMPLICIT = {"forward"}  # called without a reference to its name (`module(x)`), like the dunder methods
 _ON = "on"  # a reference where grad may be on
 _OFF = "off"  # a reference where grad is off

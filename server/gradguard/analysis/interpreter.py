@@ -21,7 +21,7 @@ import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
-from gradguard.analysis.callers import grad_evidence, grad_off_functions
+from gradguard.analysis.callers import GRAD_MODE_WORDS, grad_evidence, grad_off_functions
 from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
 from gradguard.analysis.custom_functions import CustomFunctions, is_autograd_function
 from gradguard.analysis.events import Cut, Deferred, ScopeResult, Seen, Unit
@@ -42,7 +42,7 @@ from gradguard.analysis.reuse import Reuse, defined_in, first_changed
 from gradguard.analysis.state import State
 from gradguard.analysis.tensor_ops import TensorOps
 from gradguard.analysis.torch_calls import TorchCalls
-from gradguard.analysis.user_calls import UserCalls
+from gradguard.analysis.user_calls import UserCalls, absent_without
 from gradguard.analysis.values import (
     UNKNOWN,
     UNKNOWN_INDEX_VIEW,
@@ -93,6 +93,7 @@ _PROPERTIES = ("property", "functools.cached_property", "cached_property")  # re
 _CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue, EitherCode)  # no hover describes these
 
 
+@absent_without("global", frozenset())
 def _global_names(function: cst.FunctionDef) -> frozenset[str]:
     """The names `function` declares `global` (assigning them binds the module's)."""
     return frozenset(name.name.value for node in descendants(function.body) if isinstance(node, cst.Global)
@@ -105,12 +106,13 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
                  previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (), hovers: bool = False,
                  source: Callable[[cst.CSTNode], str | None] | None = None,
-                 checkpoints_at: frozenset[int] = frozenset()) -> None:
+                 checkpoints_at: frozenset[int] = frozenset(), text: str | None = None) -> None:
         replaced = list(replaced)
         super().__init__(module, path, project, previous,
                          frozenset(f for node in replaced for f in defined_in(node) if isinstance(f, cst.FunctionDef)), hovers)
         if source is not None:
             self.source_of = source
+        self.definitions.text = text
         self.checkpoints_at = checkpoints_at
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
         self.evidence: dict[cst.FunctionDef, bool] = {}  # `grad_evidence` of each entry point, once
@@ -122,6 +124,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
     def grad_off(self) -> frozenset[cst.FunctionDef]:
         """The functions the file refers to only where grad is off (`callers.py`), found when an
         entry point is first analysed (a file read for its definitions never needs them)."""
+        if not any(self.definitions.mentions(word) for word in GRAD_MODE_WORDS):
+            return frozenset()
         known = self.previous.references if self.previous is not None else None
         off, self.result.references = grad_off_functions(self.module, known)  # type: ignore[arg-type]
         return off
@@ -849,6 +853,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         """`old`'s flags (requires_grad, leaf) are now `new`'s, for every holder of the tensor: the
         names of this scope and the modules whose parameter it is."""
         self.shared_changed = True
+        self.touched.append(old.version_counter)
         self.rebind(state, old, new)
         roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
         for module in {id(m): m for root in roots for m in root.tree()}.values():
@@ -1545,7 +1550,7 @@ _INT_OPERATORS: dict[str, Callable[[int, int], int]] = {
 def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
               previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (),
               hovers: bool = False, source: Callable[[cst.CSTNode], str | None] | None = None,
-              checkpoints_at: frozenset[int] = frozenset()) -> ScopeResult:
+              checkpoints_at: frozenset[int] = frozenset(), text: str | None = None) -> ScopeResult:
     """Interpret a parsed file; the result lists every in-place change with its context.
 
     With `previous` (the result for the file's previous version, whose statements `replaced` this
@@ -1553,11 +1558,12 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     module-level code's when only function and method bodies (not `__init__`) changed, and each
     function's whose code and the globals it reads are as they were (`Interpreter.run`);
     `source` gives a top-level statement's text, where the caller has it (libcst's code otherwise);
-    `checkpoints_at`: the top-level statements to take a checkpoint before (`checkpoint.py`).
+    `checkpoints_at`: the top-level statements to take a checkpoint before (`checkpoint.py`);
+    `text`: what `module` was parsed from, when at hand (its words spare some walks of the tree).
     """
     if previous is not None and previous.cut_short:
         previous = None
-    interpreter = Interpreter(module, path, project, previous, replaced, hovers, source, checkpoints_at)
+    interpreter = Interpreter(module, path, project, previous, replaced, hovers, source, checkpoints_at, text)
     try:
         result = interpreter.run()
     except BaseException:  # stopped (a newer version): the definitions are the previous run's again
@@ -1571,10 +1577,11 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     return result
 
 
-def read_top_level(module: cst.Module, path: str, project: ProjectIndex) -> Definitions:
+def read_top_level(module: cst.Module, path: str, project: ProjectIndex, text: str | None = None) -> Definitions:
     """What a file defines at its top level (imports, functions, classes and what their `__init__`
-    builds), for the files that import it; its functions are not analysed."""
-    interpreter = Interpreter(module, path, project)
+    builds), for the files that import it (`text`: what `module` was parsed from); its functions
+    are not analysed."""
+    interpreter = Interpreter(module, path, project, text=text)
     interpreter.library = project.is_library(path)
     interpreter.run(functions=False)
     return interpreter.definitions

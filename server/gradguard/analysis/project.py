@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 _MAX_REEXPORT_DEPTH = 6
 
-TopLevelReader = Callable[[cst.Module, str, "ProjectIndex"], Definitions]
+TopLevelReader = Callable[[cst.Module, str, "ProjectIndex", str], Definitions]
 """Interprets a file's top level for the files that import it (the interpreter's `read_top_level`)."""
 
 
@@ -84,6 +84,7 @@ class ProjectIndex:
         self._not_read: set[Path] | None = None  # while `without_reading`: the files left unread
         self._interrupted: Callable[[], bool] | None = None  # while `interruptible`
         self._packages: dict[Path, tuple[str, ...]] = {}  # folder -> its dotted package name
+        self._libraries: dict[str, bool] = {}  # file -> `is_library` (asked at every followed call)
         self._index_wanted: set[Path] = set()  # files whose reading loads their package's index first
         self._on_answer: Callable[[], None] | None = None  # set: jedi is asked in the background
         self._asked: set[tuple[str, str]] = set()
@@ -311,6 +312,7 @@ class ProjectIndex:
             self.installed_files_read += 1
         stored = self.environment.stored_reading(file, text) if installed else None
         if stored is not None and stored.definitions is not None:
+            stored.definitions.text = text
             return stored.definitions
         try:
             module = stored.module if stored is not None else parse_module(text)
@@ -318,7 +320,7 @@ class ProjectIndex:
             return None
         with self.recording(str(file)) as reading:
             try:
-                definitions = self._reader(module, str(file), self)
+                definitions = self._reader(module, str(file), self, text)
             except RecursionError:
                 definitions = None
         if definitions is not None:
@@ -444,7 +446,10 @@ class ProjectIndex:
 
     def is_library(self, file: str) -> bool:
         """Whether `file` belongs to an installed package (not to the project)."""
-        return self.environment.package_of(Path(file)) is not None
+        known = self._libraries.get(file)
+        if known is None:
+            known = self._libraries[file] = self.environment.package_of(Path(file)) is not None
+        return known
 
     def answer_in_background(self, on_answer: Callable[[], None]) -> None:
         """From now on jedi is never asked during an analysis: names only it can place are asked in

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import BACKWARD, InterpreterState
 from gradguard.analysis.state import State
 from gradguard.analysis.values import ConstValue, SavedRecord, SequenceValue, TensorValue, Tri, Value, evolved, provenance
 from gradguard.knowledge import surface
@@ -45,6 +45,7 @@ class SavedTensors(InterpreterState):
         A save meets one reported change, through its version counter or behind it (`.data`): later
         changes of the same save are not reported again (fixing the first one makes the program run).
         """
+        self.touched.append(tensor.version_counter if tensor.storage_of is None else tensor.storage_of)
         saved = state.saves.get(tensor.version_counter, ())
         storage_saved = state.saves.get(tensor.storage_of, ()) if tensor.storage_of is not None else ()
         chain: tuple[cst.CSTNode, ...] = ()
@@ -111,6 +112,7 @@ class SavedTensors(InterpreterState):
         in it, none for a known-empty graph or a value it lost; through a call it did not follow,
         it may."""
         reached, possible = provenance(loss)
+        self.touched.append(BACKWARD)
         for change in self.pending:
             serials = {r.serial for r in (*change.saved, *change.storage_saved)}
             follows = Tri.YES if serials & reached else Tri.MAYBE if serials & possible else None

@@ -67,6 +67,8 @@ class Returns:
         return end.join(self.state)
 
 
+BACKWARD = -1  # in `InterpreterState.touched`: a backward pass ran (it changes what is pending and saved)
+
 class InterpreterState:
     """What one interpretation of a file knows besides the abstract state of a program point."""
 
@@ -120,6 +122,9 @@ class InterpreterState:
         self.autocast = 0  # autocast regions (`with torch.autocast(...)`) the code runs in, callers' included
         self.autocast_maybe = 0  # and those whose `enabled` flag is not known
         self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)
+        # the version counters of the tensors changed in place or whose flags changed, in turn (BACKWARD: a
+        # backward pass ran): a call that touched one it did not create has effects a summary would skip
+        self.touched: list[int] = []
         # the function analysed without a known caller, and whether it is a method of an `nn.Module`
         self.analysing: cst.FunctionDef | None = None
         self.in_module_method = False

@@ -93,6 +93,9 @@ class State:
                     bind(name, value, theirs)  # type: ignore[arg-type]
         for vc in (self.saves.keys() | other.saves.keys()) - saves.keys():
             mine, theirs = self.saves.get(vc, ()), other.saves.get(vc, ())
+            if mine is theirs:  # most saves are the same on both paths
+                saves[vc] = mine
+                continue
             merged = [r if r in theirs else evolved(r, certain=False) for r in mine]
             merged += [evolved(r, certain=False) for r in theirs if r not in mine]
             saves[vc] = tuple(merged)

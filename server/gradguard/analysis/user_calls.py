@@ -28,6 +28,7 @@ from gradguard.analysis.values import (
     Value,
     contents,
     evolved,
+    new_version_counter,
 )
 from gradguard.source.walk import descendants, in_statements
 
@@ -94,16 +95,32 @@ def _returns(function: cst.FunctionDef) -> bool:
                for node in descendants(function.body, into=in_statements))
 
 
+FactT = TypeVar("FactT")
+FactFunction = TypeVar("FactFunction", bound=Callable[..., object])
+
+
+def absent_without(word: str, absent: object) -> Callable[[FactFunction], FactFunction]:
+    """Marks a syntax fact that is `absent` for every node of a file whose text has no `word`
+    (`syntax_fact` then spares the walk: `is_generator` of a function in a file without `yield`)."""
+    def mark(fact: FactFunction) -> FactFunction:
+        fact.absent_without = (word, absent)  # type: ignore[attr-defined]
+        return fact
+    return mark
+
+
+@absent_without("yield", False)
 def _yields(callee: cst.CSTNode) -> bool:
     """Whether `callee` is a generator function (not a class)."""
     return isinstance(callee, cst.FunctionDef) and is_generator(callee)
 
 
+@absent_without("yield", False)
 def is_generator(function: cst.FunctionDef) -> bool:
     """Whether `function` is a generator function: a `yield` in its own body."""
     return bool(yield_nodes(function))
 
 
+@absent_without("yield", frozenset())
 def yield_nodes(function: cst.FunctionDef) -> frozenset[cst.Yield]:
     """The `yield`s of `function`'s own body (not of a function, lambda or class defined inside it)."""
     return frozenset(node for node in descendants(function.body, into=_same_scope) if isinstance(node, cst.Yield))
@@ -150,27 +167,30 @@ def _add_saves(saves: dict[int, tuple[SavedRecord, ...]], more: dict[int, tuple[
 
 
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
-FactT = TypeVar("FactT")
 
 
 class UserCalls(InterpreterState):
     """The interpreter's part that follows calls into the file's and the project's own code."""
 
     def syntax_fact(self, node: NodeT, fact: Callable[[NodeT], FactT], definitions: Definitions | None = None) -> FactT:
-        """`fact(node)`, a fact of the code alone (a visitor walk), computed once per node: in this
+        """`fact(node)`, a fact of the code alone (a walk of `node`), computed once per node: in this
         analysis, or for as long as the index keeps the reading of `definitions`' file (another
-        file's, whose functions every file importing it calls)."""
+        file's, whose functions every file importing it calls); `node` is of `definitions`' file
+        (None: this one), whose text may answer for the walk (`absent_without`)."""
         facts = definitions.syntax_facts if definitions is not None and definitions is not self.definitions \
             else self.syntax_facts
         key = (node, fact)
         if key not in facts:
-            facts[key] = fact(node)
+            word, absent = getattr(fact, "absent_without", (None, None))
+            facts[key] = absent if word is not None and not (definitions or self.definitions).mentions(word) \
+                else fact(node)
         return facts[key]  # type: ignore[return-value]
 
     def summarised(self, callee: cst.CSTNode, definitions: Definitions, args: list[Value], kwargs: dict[str, Value],
                    state: State, run: Callable[[], Value]) -> Value:
         """`run()`'s result, or a copy of what a call of `callee` with the same constant arguments
-        returned in this analysis (the functions it ran count as run again)."""
+        returned in this analysis (the functions it ran count as run again), when that call had no
+        effect but its result."""
         constants = constant_key(args, kwargs)
         if constants is None or self.syntax_fact(callee, _yields, definitions):
             return run()  # a generator: each call makes a new one, which runs when iterated
@@ -179,9 +199,12 @@ class UserCalls(InterpreterState):
             result, entered = self.summaries[key]
             self.entered |= entered
             return self.copy_object(result)
-        before = set(self.entered)
+        before, serial, touched, first_new = set(self.entered), self.next_serial, len(self.touched), new_version_counter()
         result = run()
-        self.summaries[key] = (self.copy_object(result), frozenset(self.entered - before))
+        if self.next_serial == serial and all(vc > first_new for vc in self.touched[touched:]):
+            # no save made, no tensor of before changed (a global's `add_`), no backward: nothing but the
+            # result, which a copy gives again
+            self.summaries[key] = (self.copy_object(result), frozenset(self.entered - before))
         return result
 
     @staticmethod

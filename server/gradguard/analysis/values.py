@@ -364,10 +364,16 @@ class Definitions:
     syntax_facts: dict[tuple[cst.CSTNode, object], object] = field(default_factory=dict, repr=False)  # `syntax_fact`
     # an imported file's: the steps of reading it and of each file its reading needed (`Budget.charge`)
     reading_cost: dict[str, int] = field(default_factory=dict, repr=False)
+    text: str | None = field(default=None, repr=False)  # the text `module` was parsed from, when at hand
 
     def __getstate__(self) -> dict[str, object]:
-        """What a stored reading keeps: not the facts later analyses found about its nodes."""
-        return {**self.__dict__, "syntax_facts": {}}
+        """What a stored reading keeps: not the facts later analyses found about its nodes, nor its text."""
+        return {**self.__dict__, "syntax_facts": {}, "text": None}
+
+    def mentions(self, word: str) -> bool:
+        """Whether `word` may be in the file's code: False only when its text is at hand without it
+        (no `yield` in the text: none of its functions is a generator, no walk needed to tell)."""
+        return self.text is None or word in self.text
 
     def start(self, module: cst.Module) -> None:
         """Bind nothing yet, for a run of `module`'s top level (new containers: those of a run

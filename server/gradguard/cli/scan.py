@@ -39,17 +39,19 @@ def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     those took a seventh of a scan). Readings the index let go of are frozen too: once
     `_FULL_COLLECTION_AFTER` of them, all is collected again."""
     from gradguard.engine import project_index  # not for a run the cache answers
+    from gradguard.source.parser import collector_paused
 
     project = project_index()
     results = []
     evicted = project.evicted
     for path, text, settings in items:
-        results.append(_analysed(project, path, text, settings))
-        if project.evicted - evicted >= _FULL_COLLECTION_AFTER:
-            gc.unfreeze()
-            evicted = project.evicted
-        gc.collect()
-        gc.freeze()  # for the rest of the process: its exit then skips a last collection over all of them
+        with collector_paused():  # one collection per file, this one: none when the collector is enabled again
+            results.append(_analysed(project, path, text, settings))
+            if project.evicted - evicted >= _FULL_COLLECTION_AFTER:
+                gc.unfreeze()
+                evicted = project.evicted
+            gc.collect()
+            gc.freeze()  # for the rest of the process: its exit then skips a last collection over all of them
     return results
 
 
@@ -57,12 +59,10 @@ def _analysed(project: ProjectIndex, path: Path, text: str, settings: Settings) 
     """One file's result (its failure, if its analysis fails: never the others')."""
     from gradguard.engine import analyse_document
     from gradguard.source.document import Document
-    from gradguard.source.parser import collector_paused
 
     try:
         document = Document.parse(str(path), text, project.parsed(str(path), text))
-        with collector_paused():
-            findings = analyse_document(document, settings, project)
+        findings = analyse_document(document, settings, project)
         dependencies = {dep: file_digest(dep) for dep in sorted(project.read_by(str(path)))}
         return FileResult(str(path), findings, dependencies)
     except Exception as error:  # one file's failure must not hide the others' findings

@@ -8,6 +8,7 @@ comments and formatting outside the edited range are kept.
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 import libcst as cst
 
@@ -15,6 +16,7 @@ from gradguard.findings import Edit, Position, Span
 from gradguard.knowledge import ops
 from gradguard.source.document import Document
 from gradguard.source.lines import lines_of
+from gradguard.source.walk import descendants
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
 
@@ -83,6 +85,41 @@ def drop_inplace_argument(document: Document, call: cst.CSTNode) -> tuple[Edit, 
         return None
     arguments = ", ".join(_code(document, arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip() for arg in keep)
     return (Edit(document.span(call), f"{_code(document, call.func).strip()}({arguments})"),)
+
+
+def rebinds(scope: cst.FunctionDef | None, name: str) -> bool:
+    """Whether `name = ...` written in `scope`'s body binds the `name` its code reads: at module level,
+    for a parameter, a name the function assigns itself or declares `global`/`nonlocal`; not for
+    a global it only reads (assigning it there makes it local: `UnboundLocalError` at the read)."""
+    if scope is None:
+        return True
+    params = scope.params
+    if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+        return True
+    for node in descendants(scope.body, into=lambda n: type(n) not in _NEW_SCOPES):
+        if isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
+            return True
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+            [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)) else \
+            [node.asname.name] if isinstance(node, (cst.WithItem, cst.ImportAlias, cst.ExceptHandler)) \
+            and node.asname is not None else []
+        if name in (bound for target in targets for bound in _bound(target)):
+            return True
+    return False
+
+
+def _bound(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment to `target` binds (`a, (b, *c) = ...`: a, b, c)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bound(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _bound(target.value)
+
+
+_NEW_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def clone_before(document: Document, statement: cst.SimpleStatementLine, name: str) -> tuple[Edit, ...]:

@@ -79,6 +79,7 @@ from gradguard.fixes.edits import (
     move_after,
     out_of_place_augmented,
     out_of_place_method,
+    rebinds,
     recompute_after,
     statement_holding,
 )
@@ -189,7 +190,8 @@ def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> t
     dropped = drop_inplace_argument(document, inplace_call) if context.in_this_file(inplace_call) else None
     if dropped is not None:
         offered.append(Fix("Remove `inplace=True`", applicability, dropped))
-    elif change.statement is not None and change.grad_enabled is Tri.YES:  # under no_grad, out of place drops grad
+    elif change.statement is not None and change.grad_enabled is Tri.YES and (  # under no_grad, out of place drops grad
+            not isinstance(change.target_node, cst.Name) or rebinds(change.scope, change.target_node.value)):
         rewrite = (out_of_place_augmented(document, change.statement)
                    or out_of_place_method(document, change.statement, change.target_node))
         if rewrite is not None:

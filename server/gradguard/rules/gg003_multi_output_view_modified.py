@@ -45,11 +45,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.module_calls import BACKWARD_HOOK_FUNCTION
 from gradguard.analysis.values import TensorValue, Tri
 from gradguard.findings import Applicability, Finding, Fix
-from gradguard.fixes.edits import out_of_place_augmented, out_of_place_method
+from gradguard.fixes.edits import out_of_place_augmented, out_of_place_method, rebinds
 from gradguard.rules.base import NotReported, RuleContext
 
 CODE = "GG003"
@@ -134,7 +136,8 @@ def _function_view_reason(what: str, verb: str, function: str, returned: bool, c
 
 def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
     """The out-of-place op on the view (safe unless the base is read afterwards): `x = x.detach()` for `detach_()`."""
-    if change.statement is None or (change.grad_enabled is not Tri.YES and not change.detaches):
+    if change.statement is None or (change.grad_enabled is not Tri.YES and not change.detaches) or (
+            isinstance(change.target_node, cst.Name) and not rebinds(change.scope, change.target_node.value)):
         return ()
     rewrite = (out_of_place_augmented(context.document, change.statement)
                or out_of_place_method(context.document, change.statement, change.target_node))
