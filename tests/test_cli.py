@@ -575,10 +575,14 @@ EXCLUDE_TREE = ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid
     # a slash: relative to the folder of pyproject.toml
     (["legacy/*"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
     (["/legacy"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
-    (["./legacy"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
     (["src/legacy"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy.py", "src/model.py",
                       "src/proto_pb2.py")),
-    (["src/*.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py")),
+    # `*` stops at `/`; `**` crosses folders; `!` takes a file back
+    (["src/*.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid.py")),
+    (["src/**/*.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py")),
+    (["**/legacy/*.py"], ("two.py", "legacy/sub/deep.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
+    (["src/*.py", "!src/model.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid.py",
+                                      "src/model.py")),
     (["legacy", "src"], ("two.py",)),
 ])
 def test_config_exclude_is_gitignore_like(tmp_path, capsys, patterns, kept):

@@ -103,7 +103,13 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
                        help="ignore CODES in files matching GLOB, instead of the configuration's table (repeatable)")
     check.add_argument("--extend-per-file-ignores", type=_per_file, action="append", metavar="GLOB:CODES",
                        help="as --per-file-ignores, added to the configuration's table")
-    check.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
+    config = check.add_mutually_exclusive_group()
+    config.add_argument("--config", type=Path, metavar="PATH",
+                        help="a pyproject.toml whose [tool.gradguard] applies to every file instead of each file's "
+                        "own (its globs relative to the current folder)")
+    config.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the settings the first file to check gets (and where they come from), then exit")
     check.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
                        help="also check the files .gitignore excludes when walking folders")
     check.add_argument("--no-cache", action="store_true", help="analyse every file, ignore the result cache")
@@ -111,7 +117,8 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
                        help="where results are cached (default: .gradguard_cache at the project's root)")
     check.add_argument("--python", metavar="PATH",
                        help="the project's interpreter, whose installed libraries are read (an executable or an "
-                       "environment's folder; default: as verify finds it: VIRTUAL_ENV, a .venv of the project, "
+                       "environment's folder; default: as verify finds it: VIRTUAL_ENV (unless it is gradguard's own), "
+                       "a .venv of the project, "
                        "CONDA_PREFIX, gradguard's own if it has torch, then python3)")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="processes analysing files in parallel (default: all cores)")

@@ -4,9 +4,11 @@ exit code."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from gradguard import PYTHON_VARIABLE
@@ -47,6 +49,31 @@ def _failure(path: str | Path, error: Exception) -> str:
     return f"{path}: {type(error).__name__}: {message}"
 
 
+def _files_to_check(paths: list[Path], projects: ProjectSettings,
+                    respect_gitignore: bool) -> Iterator[tuple[Path, Settings]]:
+    """The files under `paths` that their settings do not exclude, each with its settings."""
+    def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
+        return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
+
+    for path in python_files(paths, skip_folder, respect_gitignore):
+        settings = projects.for_path(path)
+        if not settings.excluded(path):
+            yield path, settings
+
+
+def show_settings(paths: list[Path], projects: ProjectSettings, interpreter: Interpreter | None,
+                  respect_gitignore: bool) -> None:
+    """`--show-settings`: the settings of the first file to check (else of the first path), where
+    they were read from, and the interpreter whose libraries are read."""
+    path, settings = next(_files_to_check(paths, projects, respect_gitignore), (paths[0], projects.for_path(paths[0])))
+    print(f"Resolved settings for: {json.dumps(os.path.abspath(path))}")
+    print(f"Settings path: {json.dumps(str(settings.path)) if settings.path else 'none (the defaults)'}")
+    print()
+    print("\n".join(settings.describe()))
+    python = interpreter.describe() if interpreter else f"{sys.executable} (gradguard's own)"
+    print(f"python = {json.dumps(python)}")
+
+
 def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = None, unsafe: bool = False,
                 cache: Cache | None = None, jobs: int = 1, respect_gitignore: bool = True) -> CheckRun:
     """Findings for every file under `paths` (fixed first with `fix` "write" or "diff").
@@ -59,18 +86,12 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     sources: dict[Path, SourceFile] = {}
     notebooks: dict[Path, Notebook] = {}  # their items hold their programs: findings are placed in cells after
 
-    def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
-        return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
-
     seen: set[str] = set()
-    for path in python_files(paths, skip_folder, respect_gitignore):
+    for path, settings in _files_to_check(paths, projects, respect_gitignore):
         real = os.path.realpath(path)
         if real in seen:
             continue  # named twice, or reached again through a link: checked (and fixed) once
         seen.add(real)
-        settings = projects.for_path(path)
-        if settings.excluded(path):
-            continue
         try:
             notebook = is_notebook(path.name)
             raw = read_bytes(path, NOTEBOOK_MAX_BYTES if notebook else None)
@@ -373,7 +394,7 @@ def run_check(args: argparse.Namespace) -> int:
         for flag in ("per_file_ignores", "extend_per_file_ignores"):
             for pattern, codes in getattr(args, flag) or []:
                 check_codes(codes, f"--{flag.replace('_', '-')} {pattern}")
-        projects = ProjectSettings(no_config=args.no_config, overrides=_overrides(args))
+        projects = ProjectSettings(no_config=args.no_config, config=args.config, overrides=_overrides(args))
         settings_paths = [Path(args.stdin_filename or ".")] if stdin else paths
         for path in settings_paths:  # an invalid configuration stops gradguard before any analysis
             projects.for_path(path)
@@ -381,6 +402,9 @@ def run_check(args: argparse.Namespace) -> int:
     except (ConfigError, InterpreterError) as error:
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
+    if args.show_settings:
+        show_settings(settings_paths, projects, interpreter, args.respect_gitignore)
+        return 0
     if interpreter is not None and not runs_here(interpreter.executable):  # read by every project index of
         os.environ[PYTHON_VARIABLE] = interpreter.executable  # this run, in worker processes too, and the cache
     else:
