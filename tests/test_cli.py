@@ -7,6 +7,7 @@ subprocess; the rest calls `gradguard.__main__.main()` in-process (same code pat
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -475,6 +476,82 @@ def test_command_line_select_overrides_config_select(tmp_path, capsys):
     root = project(tmp_path, 'select = ["GG002"]')
     code, diagnostics = check_json(capsys, "--select", "GG001", root / "two.py")
     assert found(diagnostics) == [("two.py", 6, "GG001")]
+
+
+def test_a_nested_pyproject_without_the_table_keeps_the_settings_above(tmp_path, capsys):
+    """As Ruff passes over a pyproject.toml without [tool.ruff]: the closest one with the table counts."""
+    root = project(tmp_path, 'ignore = ["GG002"]\nexclude = ["sub/vendored.py"]')
+    write(root / "sub" / "pyproject.toml", '[project]\nname = "sub"\n')
+    write(root / "sub" / "inner.py", LEAF_AND_SAVED)
+    write(root / "sub" / "vendored.py", LEAF_AND_SAVED)
+    code, diagnostics = check_json(capsys, root)
+    assert found(diagnostics) == [("two.py", 6, "GG001"), ("old.py", 6, "GG001"), ("inner.py", 6, "GG001")]
+    code, diagnostics = check_json(capsys, root / "sub" / "inner.py")
+    assert found(diagnostics) == [("inner.py", 6, "GG001")]
+
+
+@pytest.mark.parametrize("config, flags, reported", [
+    ('ignore = ["GG001"]', [], [3]),
+    ('ignore = ["GG001"]', ["--select", "GG001"], [6]),  # the command line's select starts afresh
+    ('ignore = ["GG001"]', ["--select", "GG"], [3, 6]),
+    ('ignore = ["GG001"]', ["--extend-select", "GG001"], [3, 6]),  # on top of the configuration's rules
+    ('ignore = ["GG001"]', ["--ignore", "GG002"], []),
+    ('select = ["GG001"]', ["--extend-select", "GG002"], [3, 6]),
+    ('select = ["GG001"]\nignore = ["GG"]', [], [6]),  # the more specific selector wins
+    ('select = ["GG"]\nignore = ["GG00"]', [], []),
+    ('select = ["GG002"]\nextend-select = ["GG001"]', [], [3, 6]),
+    ('ignore = ["GG002"]', ["--ignore", "GG", "--select", "GG002"], [3]),
+])
+def test_command_line_rules_resolve_over_the_configuration_as_in_ruff(tmp_path, capsys, config, flags, reported):
+    root = project(tmp_path, config)
+    code, diagnostics = check_json(capsys, *flags, root / "two.py")
+    assert [d["location"]["row"] for d in diagnostics] == reported
+
+
+def test_config_option_gives_every_file_one_files_settings(tmp_path, capsys, monkeypatch):
+    """`--config PATH` (as Ruff's): that file's [tool.gradguard] for every file, whatever the
+    projects say; its globs are relative to the current folder."""
+    root = project(tmp_path / "proj", 'select = ["GG001"]')
+    write(tmp_path / "ci" / "ci.toml", '[tool.gradguard]\nselect = ["GG002"]\nexclude = ["/legacy"]\n')
+    monkeypatch.chdir(root)
+    code, diagnostics = check_json(capsys, "--config", tmp_path / "ci" / "ci.toml", ".")
+    assert found(diagnostics) == [("two.py", 3, "GG002")]
+    monkeypatch.chdir(tmp_path / "ci")
+    code, diagnostics = check_json(capsys, "--config", "ci.toml", root)
+    assert found(diagnostics) == [("two.py", 3, "GG002"), ("old.py", 3, "GG002")]
+
+
+def test_config_option_refuses_a_file_without_the_table_and_no_config(tmp_path):
+    root = project(tmp_path, "")
+    write(root / "other.toml", '[project]\nname = "other"\n')
+    proc = run("check", "--config", "other.toml", "two.py", cwd=root)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"gradguard: {root / 'other.toml'}: no [tool.gradguard] table\n"
+    proc = run("check", "--config", "other.toml", "--no-config", "two.py", cwd=root)
+    assert proc.returncode == 2
+    assert proc.stderr.endswith("error: argument --no-config: not allowed with argument --config\n")
+
+
+def test_show_settings_prints_the_first_files_resolved_settings(tmp_path):
+    root = project(tmp_path, 'ignore = ["GG004"]\nexclude = ["legacy"]\n'
+                             '[tool.gradguard.severities]\nGG001 = "warning"\n'
+                             '[tool.gradguard.per-file-ignores]\n"tests/*" = ["GG002"]')
+    real = root.resolve()
+    proc = run("check", "--show-settings", "--select", "GG001,GG004", "--python", sys.executable, ".", cwd=root)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == (
+        f'Resolved settings for: "{real / "two.py"}"\n'
+        f'Settings path: "{real / "pyproject.toml"}"\n'
+        "\n"
+        'rules = ["GG001", "GG004"]\n'
+        'per-file-ignores = {"tests/*" = ["GG002"]}\n'
+        'severities = {"GG001" = "warning"}\n'
+        'exclude = ["legacy"]\n'
+        f'root = "{real}"\n'
+        f'python = "{sys.executable} (from --python)"\n')
+    proc = run("check", "--show-settings", "--no-config", "two.py", cwd=root)
+    assert proc.stdout.splitlines()[1:4] == ["Settings path: none (the defaults)", "",
+                                             'rules = ["GG000", "GG001", "GG002", "GG003", "GG004"]']
 
 
 @pytest.mark.parametrize("config, message", [
