@@ -93,6 +93,7 @@ class Settings:
             fnmatch.fnmatch(relative, pattern) and code.startswith(codes)
             for pattern, codes in self.per_file_ignores
         )
+
     def severity(self, code: str, default: Severity) -> Severity:
         """The configured severity of `code`: the longest matching code or prefix wins."""
         best: tuple[str, Severity] | None = None
@@ -135,7 +136,7 @@ class Settings:
                 f"per-file-ignores = {table((glob, list(codes)) for glob, codes in self.per_file_ignores)}",
                 f"severities = {table((code, level.value) for code, level in self.severities)}",
                 f"exclude = {json.dumps(list(self.exclude))}",
-                f"root = {json.dumps(str(self.root or Path.cwd()))}"]
+                *([f"root = {json.dumps(str(self.root))}"] if self.root is not None else [])]
 
     def with_overrides(self, overrides: Overrides) -> Settings:
         """These settings with the command line's on top."""

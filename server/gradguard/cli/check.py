@@ -7,8 +7,8 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradguard import PYTHON_VARIABLE
@@ -402,15 +402,15 @@ def run_check(args: argparse.Namespace) -> int:
     except (ConfigError, InterpreterError) as error:
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
-    if args.show_settings:
-        show_settings(settings_paths, projects, interpreter, args.respect_gitignore)
-        return 0
     if interpreter is not None and not runs_here(interpreter.executable):  # read by every project index of
         os.environ[PYTHON_VARIABLE] = interpreter.executable  # this run, in worker processes too, and the cache
     else:
         os.environ.pop(PYTHON_VARIABLE, None)  # gradguard's own: its `sys.path`
     fix = "diff" if args.diff else "write" if args.fix else None
     try:
+        if args.show_settings:
+            show_settings(settings_paths, projects, interpreter, args.respect_gitignore)
+            return 0
         if stdin:
             filename = args.stdin_filename or "-"
             run = check_text(filename, sys.stdin.read(), projects.for_path(Path(args.stdin_filename or ".")),
