@@ -682,6 +682,21 @@ def test_config_exclude_is_relative_to_the_pyproject_not_the_current_folder(tmp_
     assert found(diagnostics) == [("mid.py", 3, "GG002"), ("mid.py", 6, "GG001")]
 
 
+@pytest.mark.parametrize("cwd, flags, reported", [
+    (".", [], ["two.py"]),
+    (".", ["--exclude", "two.py"], ["old.py"]),  # replaces the configuration's exclude
+    (".", ["--extend-exclude", "two.py"], []),  # adds to it
+    (".", ["--exclude", "/old.py"], ["two.py", "old.py"]),  # relative to the current folder, as in Ruff
+    ("legacy", ["--exclude", "/old.py"], ["two.py"]),
+    ("legacy", ["--exclude", "*.py,!two.py"], ["two.py"]),
+])
+def test_exclude_flags_replace_or_extend_the_configurations(tmp_path, capsys, monkeypatch, cwd, flags, reported):
+    root = project(tmp_path, 'exclude = ["legacy"]')
+    monkeypatch.chdir(root / cwd)
+    code, diagnostics = check_json(capsys, *flags, root)
+    assert list(dict.fromkeys(name for name, _, _ in found(diagnostics))) == reported
+
+
 def test_excluded_folders_are_not_walked_into(tmp_path):
     # Were `legacy` entered, its broken pyproject.toml and undecodable file would be read: exit 2 or GG000.
     root = project(tmp_path, 'exclude = ["legacy"]')

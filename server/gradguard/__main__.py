@@ -24,6 +24,10 @@ def _codes(value: str) -> list[str]:
     return ["GG" if code == "ALL" else code for code in codes]
 
 
+def _globs(value: str) -> list[str]:
+    return [glob.strip() for glob in value.split(",") if glob.strip()]
+
+
 def _per_file(value: str) -> tuple[str, tuple[str, ...]]:
     pattern, colon, codes = value.rpartition(":")
     if not colon or not pattern or not _codes(codes):
@@ -108,6 +112,11 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
                         help="a pyproject.toml whose [tool.gradguard] applies to every file instead of each file's "
                         "own (its globs relative to the current folder)")
     config.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
+    check.add_argument("--exclude", type=_globs, metavar="GLOBS",
+                       help="comma-separated gitignore patterns of files and folders to skip, relative to the current "
+                       "folder, instead of the configuration's exclude")
+    check.add_argument("--extend-exclude", type=_globs, metavar="GLOBS",
+                       help="as --exclude, besides the configuration's exclude")
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings the first file to check gets (and where they come from), then exit")
     check.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",

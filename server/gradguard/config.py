@@ -74,8 +74,10 @@ class Settings:
     select: tuple[str, ...] = ("GG",)  # the enabled rules' codes (or prefixes), once every source is applied
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     severities: tuple[tuple[str, Severity], ...] = ()
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()  # relative to `root`
+    extend_exclude: tuple[str, ...] = ()  # the command line's, relative to `cwd`
     root: Path | None = field(default=None, compare=False)
+    cwd: Path | None = field(default=None, compare=False, repr=False)
     path: Path | None = field(default=None, compare=False, repr=False)  # the file they were read from
 
     def rules(self) -> tuple[str, ...]:
@@ -103,29 +105,23 @@ class Settings:
         return default if best is None else best[1]
 
     def excluded(self, path: str | Path, *, folder: bool = False) -> bool:
-        """Whether `exclude` covers `path` (a file, or a folder when `folder`): its patterns are
-        gitignore's (pathspec's `gitwildmatch`), matched against the path relative to `root`."""
-        if not self.exclude:
-            return False
-        relative = self.relative(str(path))
-        if relative in ("", "."):  # root itself
-            return False
-        return self._exclude_spec.match_file(relative + "/" if folder else relative)
+        """Whether `exclude` (relative to `root`) or the command line's patterns (relative to `cwd`)
+        cover `path` (a file, or a folder when `folder`): gitignore's patterns (pathspec's `gitwildmatch`)."""
+        if self.exclude and _covers(self._exclude_spec, _relative(path, self.root), folder):
+            return True
+        return bool(self.extend_exclude) and _covers(self._extend_exclude_spec, _relative(path, self.cwd), folder)
 
     @functools.cached_property
     def _exclude_spec(self) -> GitIgnoreSpec:
-        from pathspec import GitIgnoreSpec  # 40 ms to import: only where `exclude` is set
+        return _gitignore_spec(self.exclude)
 
-        return GitIgnoreSpec.from_lines(self.exclude)
+    @functools.cached_property
+    def _extend_exclude_spec(self) -> GitIgnoreSpec:
+        return _gitignore_spec(self.extend_exclude)
 
     def relative(self, filename: str) -> str:
-        path = Path(filename)
-        if self.root is not None:
-            try:
-                return Path(os.path.realpath(path)).relative_to(self.root).as_posix()
-            except ValueError:
-                pass
-        return path.as_posix()
+        """`filename` relative to `root` (as given when it is outside, or without a root)."""
+        return _relative(filename, self.root)
 
     def describe(self) -> list[str]:
         """These settings as TOML `key = value` lines, as `check --show-settings` prints them."""
@@ -136,6 +132,7 @@ class Settings:
                 f"per-file-ignores = {table((glob, list(codes)) for glob, codes in self.per_file_ignores)}",
                 f"severities = {table((code, level.value) for code, level in self.severities)}",
                 f"exclude = {json.dumps(list(self.exclude))}",
+                *([f"extend-exclude = {json.dumps(list(self.extend_exclude))}"] if self.extend_exclude else []),
                 *([f"root = {json.dumps(str(self.root))}"] if self.root is not None else [])]
 
     def with_overrides(self, overrides: Overrides) -> Settings:
@@ -143,7 +140,10 @@ class Settings:
         per_file = overrides.per_file_ignores if overrides.per_file_ignores is not None else self.per_file_ignores
         rules = overrides.rules()
         select = self.select if rules == RuleSelection() else tuple(sorted(rules.apply(_matching(self.select))))
-        return replace(self, select=select, per_file_ignores=per_file + tuple(overrides.extend_per_file_ignores))
+        extend_exclude = (*(overrides.exclude or ()), *overrides.extend_exclude)
+        return replace(self, select=select, per_file_ignores=per_file + tuple(overrides.extend_per_file_ignores),
+                       exclude=self.exclude if overrides.exclude is None else (), extend_exclude=extend_exclude,
+                       cwd=Path(os.path.realpath(Path.cwd())) if extend_exclude else None)
 
 
 @dataclass(frozen=True)
@@ -156,10 +156,34 @@ class Overrides:
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] | None = None  # replaces the projects' `exclude`
+    extend_exclude: tuple[str, ...] = ()
 
     def rules(self) -> RuleSelection:
         """The command line's choice of rules (`--select` starts afresh, as in Ruff)."""
         return RuleSelection(self.select or None, self.extend_select, self.ignore)
+
+
+def _relative(path: str | Path, root: Path | None) -> str:
+    """`path` relative to `root`, with `/` (as given when it is outside `root`, or without one)."""
+    if root is not None:
+        try:
+            return Path(os.path.realpath(path)).relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return Path(path).as_posix()
+
+
+def _covers(spec: GitIgnoreSpec, relative: str, folder: bool) -> bool:
+    if relative in ("", "."):  # the root itself
+        return False
+    return spec.match_file(relative + "/" if folder else relative)
+
+
+def _gitignore_spec(patterns: tuple[str, ...]) -> GitIgnoreSpec:
+    from pathspec import GitIgnoreSpec  # 40 ms to import: only where `exclude` is set
+
+    return GitIgnoreSpec.from_lines(patterns)
 
 
 def _codes(value: object, key: str) -> tuple[str, ...]:

@@ -356,7 +356,9 @@ def _overrides(args: argparse.Namespace) -> Overrides:
     return Overrides(select=tuple(args.select or ()), extend_select=tuple(args.extend_select or ()),
                      ignore=tuple(args.ignore or ()),
                      per_file_ignores=tuple(args.per_file_ignores) if args.per_file_ignores is not None else None,
-                     extend_per_file_ignores=tuple(args.extend_per_file_ignores or ()))
+                     extend_per_file_ignores=tuple(args.extend_per_file_ignores or ()),
+                     exclude=tuple(args.exclude) if args.exclude is not None else None,
+                     extend_exclude=tuple(args.extend_exclude or ()))
 
 
 def default_cache_dir() -> Path:
