@@ -322,7 +322,7 @@ class ProjectSettings:
         """The settings for a file or folder."""
         config = None if self._no_config else self._config or self._closest(path)
         if config not in self._settings:
-            base = read_config(config, Path.cwd() if config == self._config else None)
+            base = read_config(config, Path(os.path.realpath(Path.cwd())) if config == self._config else None)
             self._settings[config] = base.with_overrides(self._overrides)
         return self._settings[config]
 
