@@ -532,6 +532,35 @@ def test_config_option_refuses_a_file_without_the_table_and_no_config(tmp_path):
     assert proc.stderr.endswith("error: argument --no-config: not allowed with argument --config\n")
 
 
+@pytest.mark.parametrize("values, reported", [
+    ([], [6]),
+    (["ignore = ['GG001']"], [3]),  # replaces the table's own `ignore`
+    (["ignore = []"], [3, 6]),
+    (["ignore=[]", "select = ['GG002']"], [3]),
+    (["ci.toml", "ignore = []"], [3]),  # on top of the file --config names
+])
+def test_config_option_takes_settings_of_the_table_as_ruffs_does(tmp_path, capsys, monkeypatch, values, reported):
+    root = project(tmp_path, 'ignore = ["GG002"]')
+    write(root / "ci.toml", '[tool.gradguard]\nselect = ["GG002"]\nignore = ["GG002"]\n')
+    monkeypatch.chdir(root)
+    code, diagnostics = check_json(capsys, *(arg for value in values for arg in ("--config", value)), "two.py")
+    assert [d["location"]["row"] for d in diagnostics] == reported
+
+
+@pytest.mark.parametrize("values, message", [
+    (["colour = 1"], "gradguard: --config: unknown [tool.gradguard] keys: colour\n"),
+    (["ignore = 'GG99'"], "gradguard: --config: unknown rule code 'GG99' in [tool.gradguard] ignore (known codes: "
+                          "GG000, GG001, GG002, GG003, GG004)\n"),
+    (["nothing"], "gradguard: --config nothing: no such file, and no KEY=VALUE setting\n"),
+    (["pyproject.toml", "ci.toml"], "gradguard: --config names 2 files: give one\n"),
+])
+def test_config_option_refuses_what_it_cannot_use(tmp_path, values, message):
+    root = project(tmp_path, "")
+    write(root / "ci.toml", "[tool.gradguard]\n")
+    proc = run("check", *(arg for value in values for arg in ("--config", value)), "two.py", cwd=root)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", message)
+
+
 def test_show_settings_prints_the_first_files_resolved_settings(tmp_path):
     root = project(tmp_path, 'ignore = ["GG004"]\nexclude = ["legacy"]\n'
                              '[tool.gradguard.severities]\nGG001 = "warning"\n'

@@ -108,9 +108,10 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--extend-per-file-ignores", type=_per_file, action="append", metavar="GLOB:CODES",
                        help="as --per-file-ignores, added to the configuration's table")
     config = check.add_mutually_exclusive_group()
-    config.add_argument("--config", type=Path, metavar="PATH",
+    config.add_argument("--config", action="append", metavar="PATH | KEY=VALUE",
                         help="a pyproject.toml whose [tool.gradguard] applies to every file instead of each file's "
-                        "own (its globs relative to the current folder)")
+                        "own (its globs relative to the current folder), or one setting of that table that "
+                        "replaces the configuration's, such as \"ignore = ['GG004']\" (repeatable)")
     config.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
     check.add_argument("--exclude", type=_globs, metavar="GLOBS",
                        help="comma-separated gitignore patterns of files and folders to skip, relative to the current "

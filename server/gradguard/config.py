@@ -258,30 +258,39 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def read_config(pyproject: Path | None, root: Path | None = None) -> Settings:
-    """Settings from `pyproject`'s `[tool.gradguard]` (the defaults without a file), its globs
-    relative to `root` (default: the file's folder); `ConfigError` when it has no such table."""
+def read_config(pyproject: Path | None, root: Path | None = None, inline: dict | None = None) -> Settings:
+    """Settings from `pyproject`'s `[tool.gradguard]` (the defaults without a file), the keys of
+    `inline` (`--config KEY=VALUE`) replacing its own, its globs relative to `root` (default: the
+    file's folder); `ConfigError` when it has no such table."""
     if pyproject is None:
-        return Settings()
+        return settings_from_table(inline, root=root) if inline else Settings()
     table = tool_table(load_toml(pyproject), pyproject)
     if table is None:
         raise ConfigError(f"{pyproject}: no [tool.gradguard] table")
     try:
-        return settings_from_table(table, root=root or pyproject.parent, path=pyproject)
+        return settings_from_table({**table, **(inline or {})}, root=root or pyproject.parent, path=pyproject)
     except ConfigError as error:  # say which of the projects' files is wrong
         raise ConfigError(f"{pyproject}: {error}") from error
 
 
 def load_toml(pyproject: Path) -> dict:
     """A parsed pyproject.toml; `ConfigError` naming it when it cannot be read or parsed."""
+    try:
+        return parse_toml(pyproject.read_text(encoding="utf-8"), str(pyproject))
+    except OSError as error:
+        raise ConfigError(f"{pyproject}: {error}") from error
+
+
+def parse_toml(text: str, name: str) -> dict:
+    """`text` parsed as TOML; `ConfigError` naming it (`name`) when it does not parse."""
     if sys.version_info >= (3, 11):  # imported here: its regular expressions cost a run without config 15 ms
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        return tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{pyproject}: {error}") from error
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{name}: {error}") from error
 
 
 def tool_table(data: dict, pyproject: Path) -> dict | None:
@@ -307,13 +316,15 @@ class ProjectSettings:
 
     `overrides` (the command line's) apply on top of every project's settings; with `config` (a
     pyproject.toml), every path gets its settings, its globs relative to the current folder (as
-    Ruff's `--config`); with `no_config`, every path gets the defaults.
+    Ruff's `--config`); `inline` keys (`--config KEY=VALUE`) replace a table's own; with
+    `no_config`, every path gets the defaults.
     """
 
-    def __init__(self, *, no_config: bool = False, config: Path | None = None,
+    def __init__(self, *, no_config: bool = False, config: Path | None = None, inline: dict | None = None,
                  overrides: Overrides = Overrides()) -> None:
         self._no_config = no_config
         self._config = None if config is None else Path(os.path.abspath(config))
+        self._inline = inline or {}
         self._overrides = overrides
         self._configs: dict[Path, Path | None] = {}  # folder → closest pyproject.toml with the table
         self._settings: dict[Path | None, Settings] = {}  # pyproject.toml → its settings
@@ -322,7 +333,8 @@ class ProjectSettings:
         """The settings for a file or folder."""
         config = None if self._no_config else self._config or self._closest(path)
         if config not in self._settings:
-            base = read_config(config, Path(os.path.realpath(Path.cwd())) if config == self._config else None)
+            here = config is None or config == self._config  # globs relative to the current folder
+            base = read_config(config, Path(os.path.realpath(Path.cwd())) if here else None, self._inline)
             self._settings[config] = base.with_overrides(self._overrides)
         return self._settings[config]
 

@@ -18,7 +18,16 @@ from gradguard.cli.cache import Cache
 from gradguard.cli.files import mentions_torch, python_files
 from gradguard.cli.output import cell_diffs, unified_diff
 from gradguard.cli.scan import scan
-from gradguard.config import ConfigError, Overrides, ProjectSettings, Settings, check_codes, find_pyproject
+from gradguard.config import (
+    ConfigError,
+    Overrides,
+    ProjectSettings,
+    Settings,
+    check_codes,
+    find_pyproject,
+    parse_toml,
+    settings_from_table,
+)
 from gradguard.findings import Finding, Severity
 from gradguard.project_python import Interpreter, InterpreterError, find_interpreter, runs_here
 from gradguard.source.files import (
@@ -361,6 +370,26 @@ def _overrides(args: argparse.Namespace) -> Overrides:
                      extend_exclude=tuple(args.extend_exclude or ()))
 
 
+def config_arguments(values: list[str]) -> tuple[Path | None, dict]:
+    """`--config` values, Ruff's two kinds: at most one file (a path that exists), and settings of
+    `[tool.gradguard]` as TOML `KEY = VALUE` (checked here); `ConfigError` for anything else."""
+    files = [Path(value) for value in values if os.path.isfile(value)]
+    if len(files) > 1:
+        raise ConfigError(f"--config names {len(files)} files: give one")
+    inline: dict = {}
+    for value in values:
+        if os.path.isfile(value):
+            continue
+        if "=" not in value:
+            raise ConfigError(f"--config {value}: no such file, and no KEY=VALUE setting")
+        inline.update(parse_toml(value, f"--config {value}"))
+    try:
+        settings_from_table(inline)
+    except ConfigError as error:
+        raise ConfigError(f"--config: {error}") from error
+    return (files[0] if files else None), inline
+
+
 def default_cache_dir() -> Path:
     """`.gradguard_cache` at the project's root: beside the nearest pyproject.toml, else here."""
     pyproject = find_pyproject(Path.cwd())
@@ -396,7 +425,8 @@ def run_check(args: argparse.Namespace) -> int:
         for flag in ("per_file_ignores", "extend_per_file_ignores"):
             for pattern, codes in getattr(args, flag) or []:
                 check_codes(codes, f"--{flag.replace('_', '-')} {pattern}")
-        projects = ProjectSettings(no_config=args.no_config, config=args.config, overrides=_overrides(args))
+        config, inline = config_arguments(args.config or [])
+        projects = ProjectSettings(no_config=args.no_config, config=config, inline=inline, overrides=_overrides(args))
         settings_paths = [Path(args.stdin_filename or ".")] if stdin else paths
         for path in settings_paths:  # an invalid configuration stops gradguard before any analysis
             projects.for_path(path)
