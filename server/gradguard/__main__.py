@@ -108,7 +108,7 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--extend-per-file-ignores", type=_per_file, action="append", metavar="GLOB:CODES",
                        help="as --per-file-ignores, added to the configuration's table")
     config = check.add_mutually_exclusive_group()
-    config.add_argument("--config", action="append", metavar="PATH | KEY=VALUE",
+    config.add_argument("--config", action="append", metavar="CONFIG_OPTION",
                         help="a pyproject.toml whose [tool.gradguard] applies to every file instead of each file's "
                         "own (its globs relative to the current folder), or one setting of that table that "
                         "replaces the configuration's, such as \"ignore = ['GG004']\" (repeatable)")
