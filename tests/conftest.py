@@ -30,5 +30,6 @@ def corpus() -> Path:
 
 @pytest.fixture
 def isolated(tmp_path: Path) -> None:
-    """A pyproject.toml without [tool.gradguard] in tmp_path: no config above it can leak into a test."""
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
+    """A pyproject.toml with an empty [tool.gradguard] in tmp_path: no config above it can leak into a test
+    (one without the table would be passed over, as Ruff passes over one without [tool.ruff])."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "scratch"\n\n[tool.gradguard]\n')

@@ -7,6 +7,7 @@ subprocess; the rest calls `gradguard.__main__.main()` in-process (same code pat
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -477,6 +478,111 @@ def test_command_line_select_overrides_config_select(tmp_path, capsys):
     assert found(diagnostics) == [("two.py", 6, "GG001")]
 
 
+def test_a_nested_pyproject_without_the_table_keeps_the_settings_above(tmp_path, capsys):
+    """As Ruff passes over a pyproject.toml without [tool.ruff]: the closest one with the table counts."""
+    root = project(tmp_path, 'ignore = ["GG002"]\nexclude = ["sub/vendored.py"]')
+    write(root / "sub" / "pyproject.toml", '[project]\nname = "sub"\n')
+    write(root / "sub" / "inner.py", LEAF_AND_SAVED)
+    write(root / "sub" / "vendored.py", LEAF_AND_SAVED)
+    code, diagnostics = check_json(capsys, root)
+    assert found(diagnostics) == [("two.py", 6, "GG001"), ("old.py", 6, "GG001"), ("inner.py", 6, "GG001")]
+    code, diagnostics = check_json(capsys, root / "sub" / "inner.py")
+    assert found(diagnostics) == [("inner.py", 6, "GG001")]
+
+
+@pytest.mark.parametrize("config, flags, reported", [
+    ('ignore = ["GG001"]', [], [3]),
+    ('ignore = ["GG001"]', ["--select", "GG001"], [6]),  # the command line's select starts afresh
+    ('ignore = ["GG001"]', ["--select", "GG"], [3, 6]),
+    ('ignore = ["GG001"]', ["--extend-select", "GG001"], [3, 6]),  # on top of the configuration's rules
+    ('ignore = ["GG001"]', ["--ignore", "GG002"], []),
+    ('select = ["GG001"]', ["--extend-select", "GG002"], [3, 6]),
+    ('select = ["GG001"]\nignore = ["GG"]', [], [6]),  # the more specific selector wins
+    ('select = ["GG"]\nignore = ["GG00"]', [], []),
+    ('select = ["GG002"]\nextend-select = ["GG001"]', [], [3, 6]),
+    ('ignore = ["GG002"]', ["--ignore", "GG", "--select", "GG002"], [3]),
+])
+def test_command_line_rules_resolve_over_the_configuration_as_in_ruff(tmp_path, capsys, config, flags, reported):
+    root = project(tmp_path, config)
+    code, diagnostics = check_json(capsys, *flags, root / "two.py")
+    assert [d["location"]["row"] for d in diagnostics] == reported
+
+
+def test_config_option_gives_every_file_one_files_settings(tmp_path, capsys, monkeypatch):
+    """`--config PATH` (as Ruff's): that file's [tool.gradguard] for every file, whatever the
+    projects say; its globs are relative to the current folder."""
+    root = project(tmp_path / "proj", 'select = ["GG001"]')
+    write(tmp_path / "ci" / "ci.toml", '[tool.gradguard]\nselect = ["GG002"]\nexclude = ["/legacy"]\n')
+    monkeypatch.chdir(root)
+    code, diagnostics = check_json(capsys, "--config", tmp_path / "ci" / "ci.toml", ".")
+    assert found(diagnostics) == [("two.py", 3, "GG002")]
+    monkeypatch.chdir(tmp_path / "ci")
+    code, diagnostics = check_json(capsys, "--config", "ci.toml", root)
+    assert found(diagnostics) == [("two.py", 3, "GG002"), ("old.py", 3, "GG002")]
+
+
+def test_config_option_refuses_a_file_without_the_table_and_no_config(tmp_path):
+    root = project(tmp_path, "")
+    write(root / "other.toml", '[project]\nname = "other"\n')
+    proc = run("check", "--config", "other.toml", "two.py", cwd=root)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"gradguard: {root / 'other.toml'}: no [tool.gradguard] table\n"
+    proc = run("check", "--config", "other.toml", "--no-config", "two.py", cwd=root)
+    assert proc.returncode == 2
+    assert proc.stderr.endswith("error: argument --no-config: not allowed with argument --config\n")
+
+
+@pytest.mark.parametrize("values, reported", [
+    ([], [6]),
+    (["ignore = ['GG001']"], [3]),  # replaces the table's own `ignore`
+    (["ignore = []"], [3, 6]),
+    (["ignore=[]", "select = ['GG002']"], [3]),
+    (["ci.toml", "ignore = []"], [3]),  # on top of the file --config names
+])
+def test_config_option_takes_settings_of_the_table_as_ruffs_does(tmp_path, capsys, monkeypatch, values, reported):
+    root = project(tmp_path, 'ignore = ["GG002"]')
+    write(root / "ci.toml", '[tool.gradguard]\nselect = ["GG002"]\nignore = ["GG002"]\n')
+    monkeypatch.chdir(root)
+    code, diagnostics = check_json(capsys, *(arg for value in values for arg in ("--config", value)), "two.py")
+    assert [d["location"]["row"] for d in diagnostics] == reported
+
+
+@pytest.mark.parametrize("values, message", [
+    (["colour = 1"], "gradguard: --config: unknown [tool.gradguard] keys: colour\n"),
+    (["ignore = 'GG99'"], "gradguard: --config: unknown rule code 'GG99' in [tool.gradguard] ignore (known codes: "
+                          "GG000, GG001, GG002, GG003, GG004)\n"),
+    (["nothing"], "gradguard: --config nothing: no such file, and no KEY=VALUE setting\n"),
+    (["pyproject.toml", "ci.toml"], "gradguard: --config names 2 files: give one\n"),
+])
+def test_config_option_refuses_what_it_cannot_use(tmp_path, values, message):
+    root = project(tmp_path, "")
+    write(root / "ci.toml", "[tool.gradguard]\n")
+    proc = run("check", *(arg for value in values for arg in ("--config", value)), "two.py", cwd=root)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", message)
+
+
+def test_show_settings_prints_the_first_files_resolved_settings(tmp_path):
+    root = project(tmp_path, 'ignore = ["GG004"]\nexclude = ["legacy"]\n'
+                             '[tool.gradguard.severities]\nGG001 = "warning"\n'
+                             '[tool.gradguard.per-file-ignores]\n"tests/*" = ["GG002"]')
+    real = root.resolve()
+    proc = run("check", "--show-settings", "--select", "GG001,GG004", "--python", sys.executable, ".", cwd=root)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == (
+        f'Resolved settings for: "{real / "two.py"}"\n'
+        f'Settings path: "{real / "pyproject.toml"}"\n'
+        "\n"
+        'rules = ["GG001", "GG004"]\n'
+        'per-file-ignores = {"tests/*" = ["GG002"]}\n'
+        'severities = {"GG001" = "warning"}\n'
+        'exclude = ["legacy"]\n'
+        f'root = "{real}"\n'
+        f'python = "{sys.executable} (from --python)"\n')
+    proc = run("check", "--show-settings", "--no-config", "two.py", cwd=root)
+    assert proc.stdout.splitlines()[1:4] == ["Settings path: none (the defaults)", "",
+                                             'rules = ["GG000", "GG001", "GG002", "GG003", "GG004"]']
+
+
 @pytest.mark.parametrize("config, message", [
     ('select = 5', "gradguard: [tool.gradguard] select must be a list of rule codes"),
     ('colour = "always"', "gradguard: unknown [tool.gradguard] keys: colour"),
@@ -575,10 +681,14 @@ EXCLUDE_TREE = ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid
     # a slash: relative to the folder of pyproject.toml
     (["legacy/*"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
     (["/legacy"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
-    (["./legacy"], ("two.py", "src/legacy/mid.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
     (["src/legacy"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy.py", "src/model.py",
                       "src/proto_pb2.py")),
-    (["src/*.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py")),
+    # `*` stops at `/`; `**` crosses folders; `!` takes a file back
+    (["src/*.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid.py")),
+    (["src/**/*.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py")),
+    (["**/legacy/*.py"], ("two.py", "legacy/sub/deep.py", "src/legacy.py", "src/model.py", "src/proto_pb2.py")),
+    (["src/*.py", "!src/model.py"], ("two.py", "legacy/old.py", "legacy/sub/deep.py", "src/legacy/mid.py",
+                                      "src/model.py")),
     (["legacy", "src"], ("two.py",)),
 ])
 def test_config_exclude_is_gitignore_like(tmp_path, capsys, patterns, kept):
@@ -599,6 +709,21 @@ def test_config_exclude_is_relative_to_the_pyproject_not_the_current_folder(tmp_
     monkeypatch.chdir(root / "src")
     code, diagnostics = check_json(capsys, ".", root / "legacy")
     assert found(diagnostics) == [("mid.py", 3, "GG002"), ("mid.py", 6, "GG001")]
+
+
+@pytest.mark.parametrize("cwd, flags, reported", [
+    (".", [], ["two.py"]),
+    (".", ["--exclude", "two.py"], ["old.py"]),  # replaces the configuration's exclude
+    (".", ["--extend-exclude", "two.py"], []),  # adds to it
+    (".", ["--exclude", "/old.py"], ["two.py", "old.py"]),  # relative to the current folder, as in Ruff
+    ("legacy", ["--exclude", "/old.py"], ["two.py"]),
+    ("legacy", ["--exclude", "*.py,!two.py"], ["two.py"]),
+])
+def test_exclude_flags_replace_or_extend_the_configurations(tmp_path, capsys, monkeypatch, cwd, flags, reported):
+    root = project(tmp_path, 'exclude = ["legacy"]')
+    monkeypatch.chdir(root / cwd)
+    code, diagnostics = check_json(capsys, *flags, root)
+    assert list(dict.fromkeys(name for name, _, _ in found(diagnostics))) == reported
 
 
 def test_excluded_folders_are_not_walked_into(tmp_path):

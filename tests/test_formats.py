@@ -309,7 +309,7 @@ def test_pre_commit_hooks_run_the_console_script(tmp_path):
     assert [hook["id"] for hook in hooks] == ["gradguard", "gradguard-fix"]
     entries = {}
     for hook in hooks:
-        assert hook["language"] == "python" and hook["types"] == ["python"], hook
+        assert hook["language"] == "python" and hook["types_or"] == ["python", "pyi", "jupyter"], hook
         assert hook["name"] and hook["description"]
         program, *arguments = hook["entry"].split()
         assert program in scripts and scripts[program] == "gradguard.__main__:main", hook["entry"]

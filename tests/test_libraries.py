@@ -216,6 +216,7 @@ def test_check_reads_the_libraries_of_the_projects_venv_without_being_told(tmp_p
     assert check() == found
     assert check(str(project / "train.py"), cwd=tmp_path) == found  # a file's project, wherever check runs
     assert check(VIRTUAL_ENV=str(tmp_path / "bare")) == []  # the activated environment comes first: no fakezoo
+    assert check(VIRTUAL_ENV=sys.prefix) == found  # but not gradguard's own (pre-commit activates its hook's)
     assert check("--python", sys.executable) == []  # and --python before it
     assert check("--python", str(project / ".venv")) == found  # an environment's folder
     assert not ran.exists()
@@ -252,7 +253,8 @@ def test_the_server_reads_the_libraries_of_the_workspaces_venv_without_being_tol
     assert not ran.exists()
 
 
-@pytest.mark.parametrize("how", ["its .venv", "--python", "VIRTUAL_ENV", "--python outside"])
+@pytest.mark.parametrize("how", ["its .venv", "--python", "VIRTUAL_ENV", "gradguard's own VIRTUAL_ENV",
+                                 "--python outside"])
 def test_check_runs_no_interpreter_of_the_project(tmp_path, how):
     """`check` runs nothing of a project, even a `.venv` without `pyvenv.cfg` and a file importing
     a package installed nowhere (which only jedi could place): the `site-packages` are read from the
@@ -276,6 +278,7 @@ def test_check_runs_no_interpreter_of_the_project(tmp_path, how):
         python.chmod(0o755)
     args, more = {"its .venv": ([], {}), "--python": (["--python", ".venv/bin/python"], {}),
                   "VIRTUAL_ENV": ([], {"VIRTUAL_ENV": str(project / ".venv")}),
+                  "gradguard's own VIRTUAL_ENV": ([], {"VIRTUAL_ENV": sys.prefix}),
                   "--python outside": (["--python", str(tmp_path / "elsewhere" / "bin" / "python")], {})}[how]
     proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-cache", "--no-config", *args, "train.py"],
                           capture_output=True, text=True, timeout=300, cwd=project,

@@ -24,6 +24,10 @@ def _codes(value: str) -> list[str]:
     return ["GG" if code == "ALL" else code for code in codes]
 
 
+def _globs(value: str) -> list[str]:
+    return [glob.strip() for glob in value.split(",") if glob.strip()]
+
+
 def _per_file(value: str) -> tuple[str, tuple[str, ...]]:
     pattern, colon, codes = value.rpartition(":")
     if not colon or not pattern or not _codes(codes):
@@ -103,7 +107,19 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
                        help="ignore CODES in files matching GLOB, instead of the configuration's table (repeatable)")
     check.add_argument("--extend-per-file-ignores", type=_per_file, action="append", metavar="GLOB:CODES",
                        help="as --per-file-ignores, added to the configuration's table")
-    check.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
+    config = check.add_mutually_exclusive_group()
+    config.add_argument("--config", action="append", metavar="CONFIG_OPTION",
+                        help="a pyproject.toml whose [tool.gradguard] applies to every file instead of each file's "
+                        "own (its globs relative to the current folder), or one setting of that table that "
+                        "replaces the configuration's, such as \"ignore = ['GG004']\" (repeatable)")
+    config.add_argument("--no-config", action="store_true", help="ignore [tool.gradguard] in pyproject.toml")
+    check.add_argument("--exclude", type=_globs, metavar="GLOBS",
+                       help="comma-separated gitignore patterns of files and folders to skip, relative to the current "
+                       "folder, instead of the configuration's exclude")
+    check.add_argument("--extend-exclude", type=_globs, metavar="GLOBS",
+                       help="as --exclude, besides the configuration's exclude")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the settings the first file to check gets (and where they come from), then exit")
     check.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
                        help="also check the files .gitignore excludes when walking folders")
     check.add_argument("--no-cache", action="store_true", help="analyse every file, ignore the result cache")
@@ -111,7 +127,8 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
                        help="where results are cached (default: .gradguard_cache at the project's root)")
     check.add_argument("--python", metavar="PATH",
                        help="the project's interpreter, whose installed libraries are read (an executable or an "
-                       "environment's folder; default: as verify finds it: VIRTUAL_ENV, a .venv of the project, "
+                       "environment's folder; default: as verify finds it: VIRTUAL_ENV (unless it is gradguard's own), "
+                       "a .venv of the project, "
                        "CONDA_PREFIX, gradguard's own if it has torch, then python3)")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="processes analysing files in parallel (default: all cores)")

@@ -5,7 +5,9 @@ gradguard itself may run anywhere (pipx, `uv tool`, a venv of its own, without t
 project's interpreter is found, in this order:
 
 1. `--python PATH` (the editor: `gradguard.interpreter`), an executable or an environment's folder;
-2. `VIRTUAL_ENV`, the activated virtual environment;
+2. `VIRTUAL_ENV`, the activated virtual environment, unless it is the environment gradguard itself
+   runs from (pre-commit's hook environment, which pre-commit activates; pipx's, `uv tool`'s):
+   that one comes after the project's `.venv`;
 3. a `.venv` in the file's folder or above it, up to the project's root (the folder holding
    `pyproject.toml` or `.git`);
 4. `CONDA_PREFIX`, the activated conda environment;
@@ -124,10 +126,13 @@ def find_interpreter(path: Path, python: str | None = None, editor: str | None =
     environ = os.environ if environ is None else environ
     if python:
         return named_interpreter(python, named_by)
-    if environ.get("VIRTUAL_ENV") and (found := _in_environment(Path(environ["VIRTUAL_ENV"]))) is not None:
-        return Interpreter(str(found), "VIRTUAL_ENV")
+    activated = _activated(environ)
+    if activated is not None and not _is_own_environment(activated):
+        return activated
     if (found := _local_venv(path)) is not None:
         return Interpreter(str(found), f".venv of {found.parent.parent.parent}")
+    if activated is not None:
+        return activated
     if environ.get("CONDA_PREFIX") and (found := _in_environment(Path(environ["CONDA_PREFIX"]))) is not None:
         return Interpreter(str(found), "CONDA_PREFIX")
     if editor:
@@ -142,6 +147,20 @@ def find_interpreter(path: Path, python: str | None = None, editor: str | None =
         raise InterpreterError("no Python interpreter found (no --python, VIRTUAL_ENV, .venv, CONDA_PREFIX "
                                "or python3 on PATH)")
     return Interpreter(on_path, "python3 on PATH")
+
+
+def _activated(environ: Mapping[str, str]) -> Interpreter | None:
+    """The Python of the activated virtual environment (`VIRTUAL_ENV`), if it has one."""
+    folder = environ.get("VIRTUAL_ENV")
+    found = _in_environment(Path(folder)) if folder else None
+    return None if found is None else Interpreter(str(found), "VIRTUAL_ENV")
+
+
+def _is_own_environment(interpreter: Interpreter) -> bool:
+    """Whether `interpreter` belongs to the environment gradguard runs from (a tool's own
+    environment, such as the one pre-commit activates for its hook), read from paths, never run."""
+    prefix = Path(interpreter.executable).parent.parent
+    return os.path.realpath(prefix) == os.path.realpath(sys.prefix)
 
 
 def runs_here(executable: str) -> bool:

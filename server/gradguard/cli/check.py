@@ -4,8 +4,10 @@ exit code."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +18,16 @@ from gradguard.cli.cache import Cache
 from gradguard.cli.files import mentions_torch, python_files
 from gradguard.cli.output import cell_diffs, unified_diff
 from gradguard.cli.scan import scan
-from gradguard.config import ConfigError, Overrides, ProjectSettings, Settings, check_codes, find_pyproject
+from gradguard.config import (
+    ConfigError,
+    Overrides,
+    ProjectSettings,
+    Settings,
+    check_codes,
+    find_pyproject,
+    parse_toml,
+    settings_from_table,
+)
 from gradguard.findings import Finding, Severity
 from gradguard.project_python import Interpreter, InterpreterError, find_interpreter, runs_here
 from gradguard.source.files import (
@@ -47,6 +58,31 @@ def _failure(path: str | Path, error: Exception) -> str:
     return f"{path}: {type(error).__name__}: {message}"
 
 
+def _files_to_check(paths: list[Path], projects: ProjectSettings,
+                    respect_gitignore: bool) -> Iterator[tuple[Path, Settings]]:
+    """The files under `paths` that their settings do not exclude, each with its settings."""
+    def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
+        return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
+
+    for path in python_files(paths, skip_folder, respect_gitignore):
+        settings = projects.for_path(path)
+        if not settings.excluded(path):
+            yield path, settings
+
+
+def show_settings(paths: list[Path], projects: ProjectSettings, interpreter: Interpreter | None,
+                  respect_gitignore: bool) -> None:
+    """`--show-settings`: the settings of the first file to check (else of the first path), where
+    they were read from, and the interpreter whose libraries are read."""
+    path, settings = next(_files_to_check(paths, projects, respect_gitignore), (paths[0], projects.for_path(paths[0])))
+    print(f"Resolved settings for: {json.dumps(os.path.abspath(path))}")
+    print(f"Settings path: {json.dumps(str(settings.path)) if settings.path else 'none (the defaults)'}")
+    print()
+    print("\n".join(settings.describe()))
+    python = interpreter.describe() if interpreter else f"{sys.executable} (gradguard's own)"
+    print(f"python = {json.dumps(python)}")
+
+
 def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = None, unsafe: bool = False,
                 cache: Cache | None = None, jobs: int = 1, respect_gitignore: bool = True) -> CheckRun:
     """Findings for every file under `paths` (fixed first with `fix` "write" or "diff").
@@ -59,18 +95,12 @@ def check_files(paths: list[Path], projects: ProjectSettings, fix: str | None = 
     sources: dict[Path, SourceFile] = {}
     notebooks: dict[Path, Notebook] = {}  # their items hold their programs: findings are placed in cells after
 
-    def skip_folder(folder: Path) -> bool:  # judged by the project that holds the folder
-        return projects.for_path(Path(os.path.abspath(folder)).parent).excluded(folder, folder=True)
-
     seen: set[str] = set()
-    for path in python_files(paths, skip_folder, respect_gitignore):
+    for path, settings in _files_to_check(paths, projects, respect_gitignore):
         real = os.path.realpath(path)
         if real in seen:
             continue  # named twice, or reached again through a link: checked (and fixed) once
         seen.add(real)
-        settings = projects.for_path(path)
-        if settings.excluded(path):
-            continue
         try:
             notebook = is_notebook(path.name)
             raw = read_bytes(path, NOTEBOOK_MAX_BYTES if notebook else None)
@@ -335,7 +365,29 @@ def _overrides(args: argparse.Namespace) -> Overrides:
     return Overrides(select=tuple(args.select or ()), extend_select=tuple(args.extend_select or ()),
                      ignore=tuple(args.ignore or ()),
                      per_file_ignores=tuple(args.per_file_ignores) if args.per_file_ignores is not None else None,
-                     extend_per_file_ignores=tuple(args.extend_per_file_ignores or ()))
+                     extend_per_file_ignores=tuple(args.extend_per_file_ignores or ()),
+                     exclude=tuple(args.exclude) if args.exclude is not None else None,
+                     extend_exclude=tuple(args.extend_exclude or ()))
+
+
+def config_arguments(values: list[str]) -> tuple[Path | None, dict]:
+    """`--config` values, Ruff's two kinds: at most one file (a path that exists), and settings of
+    `[tool.gradguard]` as TOML `KEY = VALUE` (checked here); `ConfigError` for anything else."""
+    files = [Path(value) for value in values if os.path.isfile(value)]
+    if len(files) > 1:
+        raise ConfigError(f"--config names {len(files)} files: give one")
+    inline: dict = {}
+    for value in values:
+        if os.path.isfile(value):
+            continue
+        if "=" not in value:
+            raise ConfigError(f"--config {value}: no such file, and no KEY=VALUE setting")
+        inline.update(parse_toml(value, f"--config {value}"))
+    try:
+        settings_from_table(inline)
+    except ConfigError as error:
+        raise ConfigError(f"--config: {error}") from error
+    return (files[0] if files else None), inline
 
 
 def default_cache_dir() -> Path:
@@ -373,7 +425,8 @@ def run_check(args: argparse.Namespace) -> int:
         for flag in ("per_file_ignores", "extend_per_file_ignores"):
             for pattern, codes in getattr(args, flag) or []:
                 check_codes(codes, f"--{flag.replace('_', '-')} {pattern}")
-        projects = ProjectSettings(no_config=args.no_config, overrides=_overrides(args))
+        config, inline = config_arguments(args.config or [])
+        projects = ProjectSettings(no_config=args.no_config, config=config, inline=inline, overrides=_overrides(args))
         settings_paths = [Path(args.stdin_filename or ".")] if stdin else paths
         for path in settings_paths:  # an invalid configuration stops gradguard before any analysis
             projects.for_path(path)
@@ -387,6 +440,9 @@ def run_check(args: argparse.Namespace) -> int:
         os.environ.pop(PYTHON_VARIABLE, None)  # gradguard's own: its `sys.path`
     fix = "diff" if args.diff else "write" if args.fix else None
     try:
+        if args.show_settings:
+            show_settings(settings_paths, projects, interpreter, args.respect_gitignore)
+            return 0
         if stdin:
             filename = args.stdin_filename or "-"
             run = check_text(filename, sys.stdin.read(), projects.for_path(Path(args.stdin_filename or ".")),

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gradguard.config import ConfigError, find_pyproject, load_toml, tool_table
+from gradguard.config import ConfigError, find_config, load_toml, tool_table
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
@@ -91,8 +91,9 @@ def input_spec(value: object) -> dict:
 
 
 def load_verify_settings(path: Path) -> VerifySettings:
-    """The settings of the nearest pyproject.toml above `path` (the defaults without one)."""
-    pyproject = find_pyproject(path)
+    """The settings of the closest pyproject.toml above `path` with a `[tool.gradguard]` table
+    (the defaults without one)."""
+    pyproject = find_config(path)
     if pyproject is None:
         return VerifySettings()
     verify = (tool_table(load_toml(pyproject), pyproject) or {}).get("verify", {})
