@@ -41,13 +41,15 @@ from gradguard.analysis.checkpoint import MAX_CHECKPOINTS, restore as checkpoint
 from gradguard.analysis.reuse import Reuse, defined_in, first_changed
 from gradguard.analysis.state import State
 from gradguard.analysis.tensor_ops import TensorOps
-from gradguard.analysis.torch_calls import TorchCalls
+from gradguard.analysis.torch_calls import TorchCalls, compiled
 from gradguard.analysis.user_calls import UserCalls, absent_without
 from gradguard.analysis.values import (
     UNKNOWN,
     UNKNOWN_INDEX_VIEW,
     ArgumentValue,
     BuiltinRef,
+    CompiledRegion,
+    Compiler,
     ConstValue,
     Definitions,
     DictValue,
@@ -708,7 +710,9 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             if mode is not None:
                 state.grad_enabled = mode
         outer = (self.pending, self.in_module_method, self.analysing, self.followed, self.handed_over,
-                 self.yielded_here)
+                 self.yielded_here, self.compiled)
+        backend = self.compiled_by(node.decorators, state)
+        self.compiled = CompiledRegion(backend) if backend is not None else None
         self.pending, self.analysing, self.followed, self.freed = [], node, 0, {}
         self.handed_over, self.yielded_here = set(), []
         self.in_module_method = self_value is not None
@@ -732,7 +736,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 else:
                     change.backward_follows, change.dies_in = Tri.NO, node
             (self.pending, self.in_module_method, self.analysing, self.followed, self.handed_over,
-             self.yielded_here) = outer
+             self.yielded_here, self.compiled) = outer
 
     def live_at_exit(self, node: cst.FunctionDef, returns: Returns, end: State, given: list[Value]) -> frozenset[int]:
         """The saves a backward pass after the entry point `node` returns may still reach: those of
@@ -1232,6 +1236,11 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
             callee = self.function_apply(callee) or callee  # `Fn.apply(x)` for `Fn` of another file
         if isinstance(callee, FunctionApply):
             return self.apply_function(callee, args, kwargs, node, state)
+        if isinstance(callee, Compiler):  # `torch._dynamo.optimize("inductor")(fn)`
+            return compiled(args[0], callee.backend) if args else UNKNOWN
+        if isinstance(callee, FunctionRef) and callee.compiled is not None:
+            with self.compiling(callee.compiled, node):
+                return self.call_value(evolved(callee, compiled=None), args, kwargs, node, state)
         name = qualname_of(callee)
         if name == "functools.partial":
             return _partial(args, kwargs)

@@ -8,6 +8,7 @@ import libcst as cst
 from gradguard.analysis.names import dotted_name, is_static_method, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
+from gradguard.analysis.torch_calls import compile_backend
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
@@ -298,6 +299,9 @@ class ModuleCalls(InterpreterState):
 
     def call_module_method(self, module: ModuleValue, method: str, args: list[Value], kwargs: dict[str, Value],
                            node: cst.Call, state: State) -> Value:
+        if method == "compile":  # compiles the module's calls in place
+            module.compiled = compile_backend("torch.compile", [], kwargs)
+            return ConstValue(None)
         if method == "parameters":
             params, complete = module.all_parameters()
             return ParametersValue(tuple(params), complete)
@@ -420,7 +424,8 @@ class ModuleCalls(InterpreterState):
     def call_module(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                     state: State, report_node: cst.CSTNode) -> Value:
         """`module(*args)`: its forward, then its forward hooks (one that returns a value replaces the output)."""
-        output = self.module_forward(module, args, kwargs, node, state, report_node)
+        with self.compiling(module.compiled, report_node):
+            output = self.module_forward(module, args, kwargs, node, state, report_node)
         if module.user_class is None and module.class_name in _RETURNS_PAIR and isinstance(output, TensorValue):
             second = self.fresh_result(output.requires_grad, Origin(f"the state of `{module.class_name}`", node),
                                        output.history)  # (output, h_n); an LSTM's (output, (h_n, c_n))

@@ -22,7 +22,7 @@ class SavedTensors(InterpreterState):
             if self.autocast and tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
                 return  # a parameter (fp32) is cast: the copy is saved, never the parameter
             record = evolved(record, certain=False)  # saved as given only if already in the lower precision
-        record = evolved(record, serial=self.next_serial,
+        record = evolved(record, serial=self.next_serial, compiled=self.compiled,
                          file=self.current_file(),
                          scope=self.call_stack[-1] if self.call_stack else self.analysing)
         self.next_serial += 1
@@ -79,6 +79,7 @@ class SavedTensors(InterpreterState):
             call_chain=chain,
             standalone_of=self.analysing,
             assumes=self.assuming,
+            compiled=self.compiled,
             scopes=(self.analysing, *self.call_stack) if self.call_site is None else (self.analysing,),
         )
         self.result.changes.append(change)

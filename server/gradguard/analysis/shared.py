@@ -7,15 +7,16 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen
 from gradguard.analysis.state import State
-from gradguard.analysis.values import ConstValue, Definitions, SavedRecord, Value
+from gradguard.analysis.values import CompiledRegion, ConstValue, Definitions, SavedRecord, Value
 
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
@@ -121,6 +122,7 @@ class InterpreterState:
         self.freed: dict[int, cst.CSTNode] = {}
         self.autocast = 0  # autocast regions (`with torch.autocast(...)`) the code runs in, callers' included
         self.autocast_maybe = 0  # and those whose `enabled` flag is not known
+        self.compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) the code runs in
         self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)
         # the version counters of the tensors changed in place or whose flags changed, in turn (BACKWARD: a
         # backward pass ran): a call that touched one it did not create has effects a summary would skip
@@ -158,6 +160,17 @@ class InterpreterState:
     def current_file(self) -> str | None:
         """The file whose code runs now: this one, or that of the followed call running."""
         return self.call_definitions[-1].path if self.call_stack else self.definitions.path
+
+    @contextmanager
+    def compiling(self, backend: str | None, call: cst.CSTNode | None) -> Iterator[None]:
+        """Run code compiled for `backend` (None: as it is), entered by `call`; inside a compiled
+        region, its callees are part of it (the region stays)."""
+        outer = self.compiled
+        self.compiled = outer or (CompiledRegion(backend, call) if backend is not None else None)
+        try:
+            yield
+        finally:
+            self.compiled = outer
 
 
 def _no_source(node: cst.CSTNode) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Sequence
 
 import libcst as cst
 
@@ -11,7 +12,9 @@ from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
+    Compiler,
     ConstValue,
+    FunctionRef,
     DictValue,
     DistributionValue,
     GradScalerValue,
@@ -116,8 +119,27 @@ class TorchCalls(InterpreterState):
             return Tri.of(bool(flag.value))
         return Tri.MAYBE
 
+    def compiled_by(self, decorators: Sequence[cst.Decorator], state: State) -> str | None:
+        """The backend a `@torch.compile`, `@torch.compile(...)` or `@torch._dynamo.optimize(...)`
+        decorator (or one bound to a compiler) compiles the function for, if one of them does."""
+        for decorator in decorators:
+            call = decorator.decorator if isinstance(decorator.decorator, cst.Call) else None
+            applied = self.eval(call.func if call is not None else decorator.decorator, state)
+            name = qualname_of(applied)
+            if name is not None and normalise_torch_name(name) in surface.COMPILERS:
+                args = [self.eval(a.value, state) for a in call.args if a.keyword is None] if call else []
+                kwargs = {a.keyword.value: self.eval(a.value, state) for a in call.args if a.keyword} if call else {}
+                return compile_backend(normalise_torch_name(name), args, kwargs)
+            if isinstance(applied, Compiler) and call is None:
+                return applied.backend
+        return None
+
     def call_qualified(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                        state: State) -> Value:
+        if name in surface.COMPILERS:
+            backend = compile_backend(name, args, kwargs)
+            code = args[0] if args and name == "torch.compile" else kwargs.get("model")
+            return compiled(code, backend) if code is not None else Compiler(backend)
         if name in surface.GRAD_MODES:
             if name.endswith("set_grad_enabled") and args:
                 flag = args[0]
@@ -323,3 +345,22 @@ def optimized_tensors(params: Value) -> tuple[TensorValue, ...]:
         elif isinstance(item, DictValue) and "params" in item.entries:
             found.extend(optimized_tensors(item.entries["params"]))
     return tuple(found)
+
+
+def compile_backend(name: str, args: list[Value], kwargs: dict[str, Value]) -> str:
+    """The backend `torch.compile(..., backend=...)` or `torch._dynamo.optimize(backend)` names
+    (a constant string), else torch's default."""
+    given = kwargs.get("backend", args[0] if args and name != "torch.compile" else None)
+    if isinstance(given, ConstValue) and isinstance(given.value, str):
+        return given.value
+    return surface.DEFAULT_COMPILE_BACKEND
+
+
+def compiled(code: Value, backend: str) -> Value:
+    """`code` (a function or a module of the project, a `torch.nn` module) compiled for `backend`:
+    its calls run as a compiled region. Other values are followed as they are."""
+    if isinstance(code, FunctionRef) and isinstance(code.node, cst.FunctionDef):
+        return evolved(code, compiled=backend)
+    if isinstance(code, ModuleValue):
+        return evolved(code, compiled=backend)
+    return code

@@ -371,7 +371,8 @@ class UserCalls(InterpreterState):
         self.entered.add(function)
         self.returns.append(Returns(tail=tail))
         try:
-            with self.budget.scope(budget.CALL_STEPS) as depth:
+            with self.budget.scope(budget.CALL_STEPS) as depth, \
+                    self.compiling(self.compiled_by(function.decorators, callee_state), node):
                 self.exec_block(function.body.body, callee_state)
         except OverBudget as error:
             if error.depth != depth:

@@ -236,6 +236,7 @@ class ModuleValue:
     mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
     children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)
     built_in: str | None = None  # the file whose code constructed it (a `torch.nn` module, a user class's instance)
+    compiled: str | None = None  # `torch.compile(module)`, `module.compile()`: the backend its calls run under
 
     def wrapped(self) -> ModuleValue | None:
         """The module a `DataParallel`/`DistributedDataParallel` wrapper runs (its `.module`), if this is one."""
@@ -324,6 +325,15 @@ class FunctionRef:
     definitions: Definitions = field(repr=False)
     bound_self: ModuleValue | None = field(default=None, repr=False)
     closure: dict[str, Value] | None = field(default=None, repr=False)  # the enclosing function's names
+    compiled: str | None = None  # `torch.compile(fn)`, `@torch.compile`: the backend its calls run under
+
+
+@dataclass(frozen=True, eq=False)
+class Compiler:
+    """`torch.compile(backend=...)` without the code, `torch._dynamo.optimize(...)`: a call of it
+    (or a decorator) compiles its argument for `backend`."""
+
+    backend: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -500,7 +510,16 @@ MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more 
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
          | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
-         | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
+         | Compiler | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
+
+
+@dataclass(frozen=True)
+class CompiledRegion:
+    """Code `torch.compile` compiled, running: the backend it was compiled for, and the call that
+    entered it (None: a compiled function analysed without a known caller)."""
+
+    backend: str
+    call: cst.CSTNode | None = None
 
 
 @dataclass(frozen=True)
@@ -517,6 +536,7 @@ class SavedRecord:
     run_by: cst.CSTNode | None = None
     file: str | None = None  # the file whose code made the save (None: unknown)
     scope: cst.CSTNode | None = None  # the function whose code made the save (None: module-level code)
+    compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) that made the save
 
 
 def contents(value: Value, *, dicts: bool = False) -> Iterator[Value]:

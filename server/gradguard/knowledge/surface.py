@@ -186,6 +186,21 @@ AUTOCAST_LOWER_PRECISION = frozenset({
 CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint"})
 CHECKPOINT_OPTIONS = frozenset({"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug"})
 
+# `torch.compile`: its code runs as one compiled program, which saves what its backward needs.
+# `torch.compile(fn, backend=...)` compiles `fn`; without it (and `torch._dynamo.optimize(backend)`)
+# it gives a compiler, which a call or a decorator applies. Inductor's backward reads what the region
+# saved through a view it made of it without checking its version (pytorch#197887): a matrix
+# product's operand, which its backward reads transposed (`x @ w` saves `x.t()` for `w`'s gradient);
+# a tensor it saved as it is, it checks, raising from inside its generated code. The backends
+# below run autograd's own saves, which raise as eager does.
+COMPILERS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+DEFAULT_COMPILE_BACKEND = "inductor"
+VERSION_CHECKED_BACKENDS = frozenset({"eager", "aot_eager"})
+COMPILED_SAVES_UNCHECKED = frozenset({"mm", "bmm", "matmul"})
+# Backends that trace the region through AOT autograd: an in-place change of a tensor the region
+# itself saved fails the compilation at the first call (`BackendCompilerFailed`).
+TRACING_BACKENDS = frozenset({"aot_eager", "inductor"})
+
 # Composites whose saves depend on the kernel the backend picks (`scaled_dot_product_attention`'s
 # flash and memory-efficient kernels save their output, its math path does not).
 BACKEND_DEPENDENT = frozenset({"scaled_dot_product_attention"})

@@ -83,6 +83,7 @@ from gradguard.fixes.edits import (
     recompute_after,
     statement_holding,
 )
+from gradguard.knowledge import surface
 from gradguard.rules.base import NotReported, RuleContext, assumption
 from gradguard.rules.gg002_leaf_modified import raises_for_leaf
 from gradguard.rules.gg003_multi_output_view_modified import raises_for_view
@@ -109,6 +110,27 @@ def check(context: RuleContext) -> Iterator[Finding]:
 
 def dropped(change: InplaceChange) -> NotReported | None:
     """Why this rule does not report `change` (None: it does)."""
+    reason = unreported(change)
+    if reason is None and compiled_silently(change):
+        return NotReported.SILENT_WHEN_COMPILED
+    return reason
+
+
+def compiled_silently(change: InplaceChange) -> bool:
+    """Whether every save the change meets was made inside a region compiled by inductor, as an
+    input its backward reads through a view, unchecked, the change itself being outside the region:
+    no error, a wrong gradient (GG005)."""
+    return change.compiled is None and bool(change.saved) and all(map(_unchecked, change.saved))
+
+
+def _unchecked(record: SavedRecord) -> bool:
+    """Whether a compiled backward reads the save without checking its version (`surface.COMPILED_SAVES_UNCHECKED`)."""
+    return record.compiled is not None and record.compiled.backend not in surface.VERSION_CHECKED_BACKENDS \
+        and record.what == "input" and record.aten_op.split(".", 1)[0] in surface.COMPILED_SAVES_UNCHECKED
+
+
+def unreported(change: InplaceChange) -> NotReported | None:
+    """Why a change of a saved tensor breaks no backward pass (None: it breaks one, raising or not)."""
     if change.detaches:
         return NotReported.DETACHES
     if not change.bumps_version:
@@ -156,6 +178,7 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, r
     why = f"which `{record.saved_by}` saves for backward" if isinstance(record.run_by, cst.Call) else \
         "which it saves for backward"
     outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
+    outcome += _when_compiled(change, record)
     if change.target_node is not None:
         message = f"`{context.code(change.target_node)}` is {saved}, {why}; {change.verb} changes it in place, {outcome}."
     else:
@@ -172,6 +195,22 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, r
     )
 
 
+def _when_compiled(change: InplaceChange, record: SavedRecord) -> str:
+    """What a compiled region the change or the save ran in does instead (nothing to add: eager)."""
+    if change.compiled is not None and change.compiled.backend in surface.TRACING_BACKENDS \
+            and record.compiled is not None:
+        return (f"; compiled (`torch.compile`, backend \"{change.compiled.backend}\"), the program raises at the "
+                "region's first call instead, wrapped in `BackendCompilerFailed`")
+    if change.compiled is not None or record.compiled is None:
+        return ""
+    backend = record.compiled.backend
+    if backend in surface.VERSION_CHECKED_BACKENDS:
+        return (f" (the save was made inside code compiled by `torch.compile` with backend \"{backend}\", "
+                "which checks saved tensors as eager does)")
+    return (f" (the save was made inside code compiled by `torch.compile` with backend \"{backend}\": its "
+            "compiled backward checks this save, and raises from inside its generated code)")
+
+
 def _raises_at(context: RuleContext, change: InplaceChange) -> tuple[Related, ...]:
     """Related information: the backward pass that runs into the changed save (when it is known)."""
     statement = change.backward_statement
@@ -183,6 +222,17 @@ def _raises_at(context: RuleContext, change: InplaceChange) -> tuple[Related, ..
 
 def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> tuple[Fix, ...]:
     """Out of place at the change (safe when nothing else shares the tensor), or clone at the save."""
+    offered = at_change(context, change)
+    cloned = clone_at_saves(context, change.saved)
+    if cloned is not None:
+        offered.append(cloned)
+    if change.verb.endswith(".step()`") and change.statement is not None and change.backward_statement is not None:
+        offered += _step_fixes(context, change, record)
+    return tuple(sorted(offered, key=lambda fix: fix.applicability is not Applicability.SAFE))
+
+
+def at_change(context: RuleContext, change: InplaceChange) -> list[Fix]:
+    """The change made out of place (`inplace=True` dropped, `y = y.mul(2)`), or on a clone."""
     document = context.document
     applicability = Applicability.UNSAFE if change.aliases else Applicability.SAFE
     offered: list[Fix] = []
@@ -200,12 +250,7 @@ def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> t
             name = change.target_node.value
             offered.append(Fix(f"Clone `{name}` before changing it", applicability,
                                clone_before(document, change.statement, name)))
-    cloned = clone_at_saves(context, change.saved)
-    if cloned is not None:
-        offered.append(cloned)
-    if change.verb.endswith(".step()`") and change.statement is not None and change.backward_statement is not None:
-        offered += _step_fixes(context, change, record)
-    return tuple(sorted(offered, key=lambda fix: fix.applicability is not Applicability.SAFE))
+    return offered
 
 
 def _holds_a_save(statement: cst.CSTNode, records: tuple[SavedRecord, ...]) -> bool:
