@@ -12,13 +12,19 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import GRADGUARD, ROOT, markers
+from gradguard.config import Settings
+from gradguard.engine import analyse_document, project_index
+from gradguard.fixes.edits import apply_edits
+from gradguard.source.document import Document
+
+from helpers import GRADGUARD, ROOT, import_file, markers
 
 FOLDERS = ("cases", "programs")
 
@@ -30,15 +36,71 @@ KNOWN_GAPS: dict[str, str] = {}
 CASE_FILES = {folder: sorted(p.name for p in (ROOT / "tests" / folder).glob("*.py")) for folder in FOLDERS}
 
 
+def compiles(path: Path) -> bool:
+    """Whether the program compiles code with `torch.compile` (run apart: `test_compiled_labels_agree_with_torch`)."""
+    return COMPILING.search(path.read_text(encoding="utf-8")) is not None
+
+
+COMPILING = re.compile(r"torch\.compile\b|\.compile\(|torch\._dynamo\.optimize")
+COMPILED_FILES = sorted(ROOT / "tests" / folder / name for folder in FOLDERS for name in CASE_FILES[folder]
+                        if compiles(ROOT / "tests" / folder / name))
+
+
 @pytest.mark.parametrize("folder", FOLDERS)
-def test_labels_agree_with_torch(folder, corpus):
-    """label.py runs every case with torch: raising cases raise the marked family's error, `_ok` run clean."""
-    proc = subprocess.run([sys.executable, str(corpus / "label.py"), str(ROOT / "tests" / folder),
+def test_labels_agree_with_torch(folder, corpus, tmp_path):
+    """label.py runs every case with torch (one process each): raising cases raise the marked family's error,
+    `_ok` run clean. The programs that compile code run apart, in one process (`test_compiled_labels_...`)."""
+    names = [name for name in CASE_FILES[folder] if ROOT / "tests" / folder / name not in COMPILED_FILES]
+    for name in names:
+        (tmp_path / name).symlink_to(ROOT / "tests" / folder / name)
+    proc = subprocess.run([sys.executable, str(corpus / "label.py"), str(tmp_path),
                            "--python", sys.executable], capture_output=True, text=True, timeout=1200, cwd=ROOT)
     lines = proc.stdout.strip().splitlines()
     failures = [line for line in lines if line.startswith("FAIL")]
     assert proc.returncode == 0, "label.py disagrees with torch:\n" + "\n".join(failures) + proc.stderr[-2000:]
-    assert lines[-1] == f"{len(CASE_FILES[folder])} passed, 0 failed", proc.stdout[-2000:]
+    assert lines[-1] == f"{len(names)} passed, 0 failed", proc.stdout[-2000:]
+
+
+def _run_compiled(*options: str, files: list[Path] = COMPILED_FILES) -> dict[str, str | None]:
+    """tests/run_compiled_programs.py over `files`, in one process: file name -> its error."""
+    if shutil.which("c++") is None and shutil.which("g++") is None:
+        pytest.skip("no C++ compiler: inductor cannot compile")
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "run_compiled_programs.py"), *options,
+                           *map(str, files)], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {Path(line["path"]).name: line["error"] for line in map(json.loads, proc.stdout.splitlines())}
+
+
+def _agrees(error: str | None, code: str | None, families: dict[str, tuple[str, ...]]) -> bool:
+    """As label.py judges: a raising family's marker raises its RuntimeError, any other program runs to its end
+    (a silent one asserting its wrong gradient itself)."""
+    if code not in families:
+        return error is None
+    return error is not None and error.startswith("RuntimeError") and any(m in error for m in families[code])
+
+
+def test_compiled_labels_agree_with_torch(corpus):
+    """The programs that compile code, run as written (inductor, one process), agree with their markers as
+    label.py would judge them: a GG005 program runs to its end and asserts that its gradient is not eager's."""
+    families = import_file(corpus / "label.py", "corpus_label").MESSAGES
+    assert COMPILED_FILES, "no program compiles code"
+    fates = _run_compiled()
+    for path in COMPILED_FILES:
+        code = next((c for _, c in sorted(markers(path))), None)
+        assert _agrees(fates[path.name], code, families), f"{path.name} ({code or 'clean'}): {fates[path.name]}"
+
+
+def test_compiled_silent_programs_raise_in_eager_mode():
+    """The same programs with `torch.compile` disabled: every GG005 change raises at backward as eager code
+    does (so only compilation makes it silent); the others fare as compiled."""
+    fates, compiled = _run_compiled("--eager"), 0
+    for path in COMPILED_FILES:
+        code = next((c for _, c in sorted(markers(path))), None)
+        eager = "GG001" if code == "GG005" else code
+        compiled += code == "GG005"
+        assert _agrees(fates[path.name], eager, {"GG001": ("modified by an inplace operation",)}), \
+            f"{path.name} ({code or 'clean'}), eager: {fates[path.name]}"
+    assert compiled >= 3
 
 
 @pytest.mark.parametrize("folder, minimum", [("cases", 12), ("programs", 40)])
@@ -96,3 +158,23 @@ def test_score_is_perfect(folder, corpus):
     assert re.search(r"^recall 1\.000 \(\d+/\d+\)  precision 1\.000 \(\d+/\d+\)  false alarms 0$", report,
                      re.MULTILINE), report
     assert report.strip().splitlines()[-1] == f"{len(CASE_FILES[folder])} passed, 0 failed", report
+
+
+def test_compiled_fixes_give_eager_gradients(tmp_path):
+    """Each fix of each GG005 finding, applied and run compiled: the program's own check that its gradient is
+    not eager's now fails (`gradient unexpectedly right`), and gradguard reports nothing there."""
+    project = project_index(use_jedi=False)
+    fixed: list[Path] = []
+    for path in COMPILED_FILES:
+        text = path.read_text(encoding="utf-8")
+        for finding in analyse_document(Document.parse(str(path), text), Settings(), project):
+            for number, fix in enumerate(finding.fixes if finding.code == "GG005" else ()):
+                target = tmp_path / f"{path.stem}_fix{number}.py"
+                target.write_text(apply_edits(text, list(fix.edits)), encoding="utf-8")
+                fixed.append(target)
+    assert len(fixed) >= 3
+    fates = _run_compiled(files=fixed)
+    for target in fixed:
+        assert fates[target.name] == "AssertionError: gradient unexpectedly right", f"{target.name}: {fates[target.name]}"
+        findings = analyse_document(Document.parse(str(target), target.read_text()), Settings(), project)
+        assert not [f for f in findings if f.code in ("GG001", "GG005")], target.name

@@ -1,0 +1,32 @@
+"""A retrieval head scores frozen features with a compiled projection (`@torch.compile`, inductor) and then normalises the same features in place for its memory bank before the backward pass; `features @ weight` saved the features, and inductor's backward computes the weight's gradient from the normalised values without any error (eager raises)."""
+import torch
+import torch.nn.functional as F
+
+
+def project_eager(features, weight):
+    return (features @ weight).relu()
+
+
+@torch.compile
+def project(features, weight):
+    return (features @ weight).relu()
+
+
+torch.manual_seed(0)
+features = torch.randn(32, 16) * 3.0
+weight = torch.randn(16, 8, requires_grad=True)
+target = torch.randn(32, 8)
+memory_bank = []
+
+reference_features = features.clone()
+scores = project(features, weight)
+features.div_(features.norm(dim=1, keepdim=True))  # expect: GG005
+memory_bank.append(features)
+loss = F.mse_loss(scores, target)
+loss.backward()
+
+reference_weight = weight.detach().clone().requires_grad_()
+reference_loss = F.mse_loss(project_eager(reference_features, reference_weight), target)
+reference_loss.backward()
+assert torch.allclose(loss, reference_loss), "forward values differ"
+assert not torch.allclose(weight.grad, reference_weight.grad), "gradient unexpectedly right"
