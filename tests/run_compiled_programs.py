@@ -2,7 +2,7 @@
 compile costs tens of seconds per process; in one, torch and the compiler load once).
 
 `python run_compiled_programs.py [--eager] PROGRAM...` prints one JSON line per program:
-{"path", "error"} (the last line of the exception it raised, or null when it ran to its end).
+{"path", "error"} (`Type: first line` of the exception it raised, or null when it ran to its end).
 `--eager` runs them with `torch.compile` disabled (`torch._dynamo.config.disable`): what the same
 code does in eager mode.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import runpy
 import sys
-import traceback
 
 import torch
 
@@ -21,8 +20,8 @@ def run(path: str) -> str | None:
     torch._dynamo.reset()
     try:
         runpy.run_path(path, run_name="__main__")
-    except Exception:  # noqa: BLE001 - the program's fate is the result
-        return traceback.format_exc().strip().splitlines()[-1]
+    except Exception as error:  # noqa: BLE001 - the program's fate is the result
+        return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"
     return None
 
 
