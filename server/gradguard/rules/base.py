@@ -45,8 +45,8 @@ class NotReported(Enum):
     NOT_SUCH_VIEW = ("the tensor is no view torch restricts: an output of `chunk`/`split`/`unbind`, a view made under "
                      "`no_grad`, one a custom Function or a backward-hooked module returned")
     MAYBE_A_COPY = "`detach_()` of what may be a copy rather than a view (`.contiguous()`, `.reshape()`)"
-    SILENT_WHEN_COMPILED = ("a region compiled for inductor saved what it changes: backward raises nothing and "
-                            "computes the gradient from the changed value (GG005)")
+    SILENT_WHEN_COMPILED = ("a region compiled by inductor saved it as a matrix product's operand, which its backward "
+                            "reads unchecked: it raises nothing and computes the gradient from the changed value (GG005)")
     NOT_COMPILED_SAVE = ("what it changes was not saved by a region compiled for inductor, or the change runs inside "
                          "that region")
     LEAF_ERROR_FIRST = "PyTorch raises its leaf error at the change first (GG002)"

@@ -223,7 +223,7 @@ def _raises_at(context: RuleContext, change: InplaceChange) -> tuple[Related, ..
 def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> tuple[Fix, ...]:
     """Out of place at the change (safe when nothing else shares the tensor), or clone at the save."""
     offered = at_change(context, change)
-    cloned = clone_at_saves(context, change.saved)
+    cloned = clone_at_saves(context, change.saved) or clone_at_compiled_call(context, change)
     if cloned is not None:
         offered.append(cloned)
     if change.verb.endswith(".step()`") and change.statement is not None and change.backward_statement is not None:
@@ -251,6 +251,24 @@ def at_change(context: RuleContext, change: InplaceChange) -> list[Fix]:
             offered.append(Fix(f"Clone `{name}` before changing it", applicability,
                                clone_before(document, change.statement, name)))
     return offered
+
+
+def clone_at_compiled_call(context: RuleContext, change: InplaceChange) -> Fix | None:
+    """A clone of the changed tensor passed, by its name, to the call (in this file) that ran the compiled
+    region saving it: the region saves the clone, which nothing changes."""
+    region = change.saved[0].compiled if change.saved else None
+    call = region.call if region is not None else None
+    if not isinstance(call, cst.Call) or not context.in_this_file(call) or change.target_node is None:
+        return None
+    changed = change.target_node
+    while isinstance(changed, (cst.Subscript, cst.Attribute)):  # `x[0].zero_()`: a view of the argument `x`
+        changed = changed.value
+    passed = next((arg.value for arg in call.args if not arg.star and isinstance(arg.value, cst.Name)
+                   and isinstance(changed, cst.Name) and arg.value.value == changed.value), None)
+    if passed is None:
+        return None
+    return Fix(f"Pass `{context.code(passed)}.clone()` to the compiled call", Applicability.SAFE,
+               clone_result(context.document, passed))
 
 
 def _holds_a_save(statement: cst.CSTNode, records: tuple[SavedRecord, ...]) -> bool:

@@ -55,9 +55,13 @@ import libcst as cst
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import SavedRecord
 from gradguard.findings import Applicability, Finding, Fix, Related, Severity
-from gradguard.fixes.edits import clone_result
 from gradguard.rules.base import NotReported, RuleContext
-from gradguard.rules.gg001_saved_tensor_modified import at_change, compiled_silently, unreported
+from gradguard.rules.gg001_saved_tensor_modified import (
+    at_change,
+    clone_at_compiled_call,
+    compiled_silently,
+    unreported,
+)
 
 CODE = "GG005"
 NAME = "compiled-input-modified-inplace"
@@ -118,22 +122,7 @@ def _entered_here(context: RuleContext, call: cst.CSTNode | None) -> tuple[Relat
 def _fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
     """A clone passed at the compiled call, or the change made out of place."""
     offered = at_change(context, change)
-    passed = _passed_at_call(context, change)
-    if passed is not None:
-        offered.insert(0, Fix(f"Pass `{context.code(passed)}.clone()` to the compiled call", Applicability.SAFE,
-                              clone_result(context.document, passed)))
+    cloned = clone_at_compiled_call(context, change)
+    if cloned is not None:
+        offered.insert(0, cloned)
     return tuple(sorted(offered, key=lambda fix: fix.applicability is not Applicability.SAFE))
-
-
-def _passed_at_call(context: RuleContext, change: InplaceChange) -> cst.BaseExpression | None:
-    """The argument of the compiled call (in this file) that is the changed tensor, by its name."""
-    call = change.saved[0].compiled.call
-    if not isinstance(call, cst.Call) or not context.in_this_file(call) or change.target_node is None:
-        return None
-    changed = change.target_node
-    while isinstance(changed, (cst.Subscript, cst.Attribute)):  # `x[0].zero_()`: a view of the argument `x`
-        changed = changed.value
-    if not isinstance(changed, cst.Name):
-        return None
-    return next((arg.value for arg in call.args if not arg.star and isinstance(arg.value, cst.Name)
-                 and arg.value.value == changed.value), None)
