@@ -325,7 +325,7 @@ class FunctionRef:
     definitions: Definitions = field(repr=False)
     bound_self: ModuleValue | None = field(default=None, repr=False)
     closure: dict[str, Value] | None = field(default=None, repr=False)  # the enclosing function's names
-    compiled: str | None = None  # `torch.compile(fn)`, `@torch.compile`: the backend its calls run under
+    compiled: str | None = None  # `torch.compile(fn)`: the backend its calls run under (a decorator: `compiled_by`)
 
 
 @dataclass(frozen=True, eq=False)
