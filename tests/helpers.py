@@ -7,8 +7,10 @@ Imported as `from helpers import ...`: pytest's default import mode puts tests/ 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +72,14 @@ def write(path: Path, text: str) -> Path:
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
     """The installed console script, as a user runs it."""
     return subprocess.run([str(GRADGUARD), *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def run_compiled(files: list[Path], *options: str) -> dict[str, str | None]:
+    """tests/run_compiled_programs.py over `files` (programs using `torch.compile`), in one process: file name ->
+    the exception it raised (`Type: first line`), None when it ran to its end. Skips without a C++ compiler."""
+    if shutil.which("c++") is None and shutil.which("g++") is None:
+        pytest.skip("no C++ compiler: inductor cannot compile")
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "run_compiled_programs.py"), *options,
+                           *map(str, files)], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {Path(line["path"]).name: line["error"] for line in map(json.loads, proc.stdout.splitlines())}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ from gradguard.engine import analyse_document, project_index
 from gradguard.fixes.edits import apply_edits
 from gradguard.source.document import Document
 
-from helpers import GRADGUARD, ROOT, import_file, markers
+from helpers import GRADGUARD, ROOT, import_file, markers, run_compiled
 
 FOLDERS = ("cases", "programs")
 
@@ -61,16 +60,6 @@ def test_labels_agree_with_torch(folder, corpus, tmp_path):
     assert lines[-1] == f"{len(names)} passed, 0 failed", proc.stdout[-2000:]
 
 
-def _run_compiled(*options: str, files: list[Path] = COMPILED_FILES) -> dict[str, str | None]:
-    """tests/run_compiled_programs.py over `files`, in one process: file name -> its error."""
-    if shutil.which("c++") is None and shutil.which("g++") is None:
-        pytest.skip("no C++ compiler: inductor cannot compile")
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "run_compiled_programs.py"), *options,
-                           *map(str, files)], capture_output=True, text=True, timeout=900, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return {Path(line["path"]).name: line["error"] for line in map(json.loads, proc.stdout.splitlines())}
-
-
 def _agrees(error: str | None, code: str | None, families: dict[str, tuple[str, ...]]) -> bool:
     """As label.py judges: a raising family's marker raises its RuntimeError, any other program runs to its end
     (a silent one asserting its wrong gradient itself)."""
@@ -84,7 +73,7 @@ def test_compiled_labels_agree_with_torch(corpus):
     label.py would judge them: a GG005 program runs to its end and asserts that its gradient is not eager's."""
     families = import_file(corpus / "label.py", "corpus_label").MESSAGES
     assert COMPILED_FILES, "no program compiles code"
-    fates = _run_compiled()
+    fates = run_compiled(COMPILED_FILES)
     for path in COMPILED_FILES:
         code = next((c for _, c in sorted(markers(path))), None)
         assert _agrees(fates[path.name], code, families), f"{path.name} ({code or 'clean'}): {fates[path.name]}"
@@ -93,7 +82,7 @@ def test_compiled_labels_agree_with_torch(corpus):
 def test_compiled_silent_programs_raise_in_eager_mode():
     """The same programs with `torch.compile` disabled: every GG005 change raises at backward as eager code
     does (so only compilation makes it silent); the others fare as compiled."""
-    fates, compiled = _run_compiled("--eager"), 0
+    fates, compiled = run_compiled(COMPILED_FILES, "--eager"), 0
     for path in COMPILED_FILES:
         code = next((c for _, c in sorted(markers(path))), None)
         eager = "GG001" if code == "GG005" else code
@@ -174,7 +163,7 @@ def test_compiled_fixes_give_eager_gradients(tmp_path):
                 target.write_text(apply_edits(text, list(fix.edits)), encoding="utf-8")
                 fixed[target] = "AssertionError: gradient unexpectedly right" if finding.code == "GG005" else None
     assert sum(fate is not None for fate in fixed.values()) >= 3 and None in fixed.values()
-    fates = _run_compiled(files=list(fixed))
+    fates = run_compiled(list(fixed))
     for target, fate in fixed.items():
         assert fates[target.name] == fate, f"{target.name}: {fates[target.name]}"
         findings = analyse_document(Document.parse(str(target), target.read_text()), Settings(), project)

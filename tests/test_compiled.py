@@ -12,7 +12,7 @@ from gradguard.config import Settings
 from gradguard.engine import analyse_document
 from gradguard.source.document import Document
 
-from test_cases import _run_compiled
+from helpers import run_compiled
 
 PROJECT = '''
     import torch
@@ -80,7 +80,7 @@ def test_rule_and_message(name, written):
 
 
 def test_torch_fares_as_the_messages_say(written):
-    fates = _run_compiled(files=list(written.values()))
+    fates = run_compiled(list(written.values()))
     for name, (_, _, _, fate) in PROGRAMS.items():
         got = fates[f"{name}.py"]
         assert got == fate if fate is None else got is not None and got.startswith(fate), f"{name}: {got}"
