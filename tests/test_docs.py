@@ -25,8 +25,8 @@ SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix safe
 #: Names the docstring examples use without defining them: an input that requires grad and a layer.
 PRELUDE = "import torch\nfrom torch import nn\n\nx = torch.randn(4, 8, requires_grad=True)\nproj = nn.Linear(8, 8)\n"
 #: Rules whose example runs to the end without an error: the gradients are silently wrong.
-SILENT = {"GG004"}
-CHECKED = ("GG001", "GG002", "GG003", "GG004")
+SILENT = {"GG004", "GG005"}
+CHECKED = ("GG001", "GG002", "GG003", "GG004", "GG005")
 
 
 def _generator():

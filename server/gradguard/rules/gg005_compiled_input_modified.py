@@ -25,24 +25,32 @@ saved is GG001's too (the compiled program raises at the region's first call, wr
 ## Example
 ```python
 @torch.compile
-def project(x, w):
-    return (x @ w).relu()
+def project(feats, w):
+    return (feats @ w).relu()
 
-y = project(x, w)
-x.mul_(2)            # GG005: `x @ w` saved x; w.grad is computed from 2 * x
+feats = torch.randn(4, 3)
+w = torch.randn(3, 2, requires_grad=True)
+y = project(feats, w)
+feats.mul_(2)        # GG005: `feats @ w` saved feats; w.grad is computed from 2 * feats
 y.sum().backward()
 ```
 
 Use instead:
 ```python
-y = project(x.clone(), w)
-x.mul_(2)
+@torch.compile
+def project(feats, w):
+    return (feats @ w).relu()
+
+feats = torch.randn(4, 3)
+w = torch.randn(3, 2, requires_grad=True)
+y = project(feats.clone(), w)
+feats.mul_(2)
 y.sum().backward()
 ```
 
 ## Fix safety
-Passing a clone at the compiled call (`project(x.clone(), w)`) is safe: the region saves the
-clone, which nothing changes. Rewriting the change out of place (`x = x.mul(2)`) is safe when
+Passing a clone at the compiled call (`project(feats.clone(), w)`) is safe: the region saves the
+clone, which nothing changes. Rewriting the change out of place (`feats = feats.mul(2)`) is safe when
 nothing else refers to the changed tensor, unsafe otherwise (what the other names see changes).
 """
 
