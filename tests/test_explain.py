@@ -87,6 +87,8 @@ NOT_A_LEAF = "    GG002 not reported: the tensor is not a leaf (an op computed i
 NOT_A_VIEW = ("    GG003 not reported: the tensor is no view torch restricts: an output of `chunk`/`split`/`unbind`, "
               "a view made under `no_grad`, one a custom Function or a backward-hooked module returned\n")
 NOT_THROUGH_DATA = "    GG004 not reported: it does not write through `.data` or an `unsafe_*` view\n"
+NOT_COMPILED = ("    GG005 not reported: it changes no save that a region compiled by inductor reads unchecked (a matrix "
+                "product's operand), from outside that region\n")
 GRAD_OFF = "grad is off here (`torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)`)"
 A_NUMBER = ("  `lr` (column {column}): a Python number: 0.001\n"
             "    - not a tensor: autograd never sees it, and an in-place operator on it rebinds the name\n")
@@ -110,7 +112,7 @@ def test_a_saved_tensor_changed_before_backward_is_reported_with_the_save_and_th
     - a backward pass runs through what it changes: line 9
     GG001 reported [error]: `h` is the output of `torch.sigmoid` (line 6), which it saves for backward; `+=` \
 changes it in place, so `backward()` will raise.
-{NOT_A_LEAF}{NOT_A_VIEW}{NOT_THROUGH_DATA}"""
+{NOT_A_LEAF}{NOT_A_VIEW}{NOT_THROUGH_DATA}{NOT_COMPILED}"""
 
 
 def test_the_same_change_after_backward_is_not_reported_because_the_backward_came_first(tmp_path, capsys):
@@ -125,7 +127,7 @@ def test_the_same_change_after_backward_is_not_reported_because_the_backward_cam
     - meets no live save (a backward pass freed them: line 8)
     - no backward pass is known to run through what it changes
     GG001 not reported: the backward pass came before it: `loss.backward()` (line 8) freed what was saved
-{NOT_A_LEAF}{NOT_A_VIEW}{NOT_THROUGH_DATA}"""
+{NOT_A_LEAF}{NOT_A_VIEW}{NOT_THROUGH_DATA}{NOT_COMPILED}"""
 
 
 def test_a_parameter_changed_under_no_grad_is_not_reported_because_grad_is_off(tmp_path, capsys):
@@ -144,7 +146,7 @@ def test_a_parameter_changed_under_no_grad_is_not_reported_because_grad_is_off(t
 here: none was made, or an earlier change met it and is reported there
     GG002 not reported: {GRAD_OFF}
     GG003 not reported: {GRAD_OFF}
-{NOT_THROUGH_DATA}"""
+{NOT_THROUGH_DATA}{NOT_COMPILED}"""
 
 
 def test_a_change_whose_graph_dies_when_the_entry_point_returns_is_not_reported(tmp_path, capsys):
@@ -160,7 +162,7 @@ def test_a_change_whose_graph_dies_when_the_entry_point_returns_is_not_reported(
     - no backward pass can run through what it changes: its graph dies when `train_step` returns
     GG001 not reported: the graph holding the save is not used after the function returns: nothing that can \
 reach it escapes (returned, yielded, kept by `self`, an argument, a global or a call not followed)
-{NOT_A_LEAF}{NOT_A_VIEW}{NOT_THROUGH_DATA}"""
+{NOT_A_LEAF}{NOT_A_VIEW}{NOT_THROUGH_DATA}{NOT_COMPILED}"""
 
 
 def test_the_same_change_is_reported_when_the_tensor_it_reaches_is_returned(tmp_path, capsys):
@@ -207,7 +209,7 @@ def test_json_holds_the_same_facts(tmp_path, capsys):
         "backward_at": None, "freed_by": "line 8", "dies_in": None, "called_from": [], "assumes": None}
     assert [(v["code"], v["reported"], v["reason"]) for v in change["verdicts"]] == [
         ("GG001", False, "FREED_BY_BACKWARD"), ("GG002", False, "NOT_A_LEAF"), ("GG003", False, "NOT_SUCH_VIEW"),
-        ("GG004", False, "NOT_THROUGH_DATA")]
+        ("GG004", False, "NOT_THROUGH_DATA"), ("GG005", False, "NOT_COMPILED_SAVE")]
 
 
 def test_a_change_the_rule_keeps_but_noqa_silences_says_so(tmp_path, capsys):

@@ -77,10 +77,7 @@ NAME = "compiled-input-modified-inplace"
 
 def dropped(change: InplaceChange) -> NotReported | None:
     """Why this rule does not report `change` (None: it does)."""
-    reason = unreported(change)
-    if reason is None and not compiled_silently(change):
-        return NotReported.NOT_COMPILED_SAVE
-    return reason
+    return NotReported.NOT_COMPILED_SAVE if not compiled_silently(change) else unreported(change)
 
 
 def check(context: RuleContext) -> Iterator[Finding]:
