@@ -333,14 +333,14 @@ def test_rule_prints_the_documentation_page_offline(tmp_path, capsys):
     body = page.split("\n", 1)[1].removesuffix("\n[All rules](index.md)\n")  # without the generated-file comment
     assert out == f"{body}\nhttps://github.com/gradguard/gradguard/blob/main/docs/rules/GG001.md\n"
     assert main(["rule", "--all"]) == 0
-    assert capsys.readouterr().out.count("\n# GG00") == 4
+    assert capsys.readouterr().out.count("\n# GG00") == 5
     assert main(["rule", "--all", "--output-format", "json"]) == 0
     rules = json.loads(capsys.readouterr().out)
-    assert [r["code"] for r in rules] == ["GG000", "GG001", "GG002", "GG003", "GG004"]
+    assert [r["code"] for r in rules] == ["GG000", "GG001", "GG002", "GG003", "GG004", "GG005"]
     assert set(rules[1]) == {"code", "name", "summary", "documentation", "url"}
     assert main(["rule", "GG009"]) == 2
     assert capsys.readouterr().err == ("gradguard: unknown rule code 'GG009' (known codes: GG000, GG001, GG002, "
-                                       "GG003, GG004)\n")
+                                       "GG003, GG004, GG005)\n")
 
 
 def test_add_noqa_never_writes_into_a_string_and_refuses_fix_or_diff(tmp_path, capsys):
