@@ -28,7 +28,7 @@ y.mul_(2){tail}
 y.sum().backward()
 """
 SIGMOID_MUL_MESSAGE = ("`y` is the output of `torch.sigmoid` (line 3), which it saves for backward; "
-                       "`mul_` changes it in place, so `backward()` will raise.")
+                       "`mul_` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".")
 SIGMOID_RELATED_MESSAGE = "`torch.sigmoid` saved its output for backward here"
 # SIGMOID_MUL in the default (full) text format: the header (`[*]`: a safe fix), the source lines, the fix.
 SIGMOID_RAISES_MESSAGE = "`y.sum().backward()` raises here: its graph still needs what was changed"

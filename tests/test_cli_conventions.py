@@ -34,7 +34,7 @@ w.add_(1)
 (y.sum() + w.sum()).backward()
 """
 FULL_TWO = """\
-{path}:4:1: GG001 [error] [*] `y` is the output of `x.sigmoid` (line 3), which it saves for backward; `+=` changes it in place, so `backward()` will raise.
+{path}:4:1: GG001 [error] [*] `y` is the output of `x.sigmoid` (line 3), which it saves for backward; `+=` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".
   |
 3 | y = x.sigmoid()
   |     ----------- `x.sigmoid` saved its output for backward here
@@ -117,7 +117,7 @@ def test_colours_on_a_terminal_or_forced_and_never_with_no_color(tmp_path):
                      env={"FORCE_COLOR": "1", "PATH": "/usr/bin:/bin"})
     assert forced.stdout.splitlines()[0] == (
         f"\x1b[1m{path}:4:1:\x1b[0m \x1b[1;31mGG001\x1b[0m [error] \x1b[36m[*]\x1b[0m `y` is the output of "
-        "`x.sigmoid` (line 3), which it saves for backward; `+=` changes it in place, so `backward()` will raise.")
+        "`x.sigmoid` (line 3), which it saves for backward; `+=` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".")
     both = console("check", "--no-cache", path, cwd=tmp_path, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     piped = console("check", "--no-cache", path, cwd=tmp_path)
     assert "\x1b[" not in both.stdout and both.stdout == piped.stdout == FULL_TWO.format(path=path)
@@ -184,7 +184,7 @@ def test_standard_input_fixed_goes_to_stdout_and_its_findings_to_stderr(tmp_path
         "w.add_(1)", "with torch.no_grad():\n    w.add_(1)")
     assert result.stderr.splitlines() == [
         "-:11:5: GG001 [error] `F.relu(..., inplace=True)` changes the output of `F.relu` (line 10) in place, which "
-        "it saves for backward, so `backward()` will raise.",
+        "it saves for backward, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".",
         "Found 3 problems (2 fixed, 1 remaining).",
         "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)."]
     assert result.returncode == 1

@@ -68,7 +68,7 @@ def test_text_names_the_cell_as_ruff_does_and_the_earlier_cell_that_saved(tmp_pa
     proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
     assert proc.stdout == (
         "nb.ipynb:cell 3:2:1: GG001 [error] [*] `y` is the output of `x.exp` (cell 2, line 5), which it saves"
-        " for backward; `+=` changes it in place, so `backward()` will raise.\n")
+        " for backward; `+=` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".\n")
     full = run("check", "--no-cache", "nb.ipynb", cwd=tmp_path)
     assert full.stdout.splitlines()[1:7] == [
         "  |",
@@ -355,7 +355,7 @@ def test_each_cell_is_a_parse_unit_of_its_own(tmp_path):
         "nb.ipynb:cell 4:1:2: GG000 [error] unmatched ']'" + skipped,
         "nb.ipynb:cell 6:1:4: GG000 [error] unexpected indent" + skipped,
         "nb.ipynb:cell 7:1:1: GG001 [error] [*] `y` is the output of `x.exp` (cell 2, line 4), which it saves for "
-        "backward; `+=` changes it in place, so `backward()` will raise.",
+        "backward; `+=` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".",
         "nb.ipynb:cell 8:1:7: GG000 [error] unterminated triple-quoted string literal (detected at line 1)" + skipped,
         "nb.ipynb:cell 9:1:11: GG000 [error] unterminated triple-quoted string literal (detected at line 1)" + skipped]
     verified = run("verify", "--format", "json", "nb.ipynb", cwd=tmp_path)
