@@ -55,6 +55,7 @@ FULL_TWO = """\
   |
   = help: Wrap in `with torch.no_grad():`
 """
+FOUND_TWO = "Found 2 problems.\n[*] 2 fixable with the `--fix` option.\n"
 # `relu_` on what `relu_` saved (GG001 at line 5, column 5): its one fix, dropping `inplace=True`, is unsafe.
 RELU_TWICE = """\
 import torch
@@ -84,15 +85,15 @@ def test_the_formats_the_parser_offers_are_the_reports(capsys):
 
 def test_full_is_the_default_with_source_caret_related_line_and_fix(tmp_path, capsys):
     path = write(tmp_path / "two.py", TWO)
-    assert check(capsys, path) == (1, FULL_TWO.format(path=path),
-                                   "Found 2 problems.\n[*] 2 fixable with the `--fix` option.\n")
+    assert check(capsys, path) == (1, FULL_TWO.format(path=path) + "\n" + FOUND_TWO, "")
 
 
 def test_concise_and_the_format_alias(tmp_path, capsys):
     path = write(tmp_path / "two.py", TWO)
     code, out, err = check(capsys, "--format", "concise", path)
     assert code == 1
-    assert out == "".join(line + "\n" for line in FULL_TWO.format(path=path).splitlines() if line.startswith(str(path)))
+    assert out == "".join(line + "\n" for line in FULL_TWO.format(path=path).splitlines()
+                          if line.startswith(str(path))) + FOUND_TWO  # no blank line before it, as Ruff's
     assert check(capsys, "--output-format", "concise", path)[1] == out
 
 
@@ -108,7 +109,7 @@ def test_json_lines_is_one_object_a_line(tmp_path, capsys):
 
 
 def test_clean_says_all_checks_passed(tmp_path, capsys):
-    assert check(capsys, write(tmp_path / "clean.py", CLEAN)) == (0, "", "All checks passed!\n")
+    assert check(capsys, write(tmp_path / "clean.py", CLEAN)) == (0, "All checks passed!\n", "")
 
 
 def test_colours_on_a_terminal_or_forced_and_never_with_no_color(tmp_path):
@@ -120,19 +121,21 @@ def test_colours_on_a_terminal_or_forced_and_never_with_no_color(tmp_path):
         "`x.sigmoid` (line 3), which it saves for backward; `+=` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".")
     both = console("check", "--no-cache", path, cwd=tmp_path, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     piped = console("check", "--no-cache", path, cwd=tmp_path)
-    assert "\x1b[" not in both.stdout and both.stdout == piped.stdout == FULL_TWO.format(path=path)
+    assert "\x1b[" not in both.stdout and both.stdout == piped.stdout == FULL_TWO.format(path=path) + "\n" + FOUND_TWO
 
 
 def test_an_unsafe_only_fix_is_a_hidden_fix_in_the_summary_and_the_diff(tmp_path, capsys):
     path = write(tmp_path / "relu.py", RELU_TWICE)
     code, out, err = check(capsys, path)
     assert out.splitlines()[0].startswith(f"{path}:5:5: GG001 [error] `F.relu(..., inplace=True)` changes")
-    assert out.splitlines()[-1] == "  = help: Remove `inplace=True` (unsafe: it may change what the code computes; " \
-                                   "--unsafe-fixes applies it)"
-    assert err == "Found 1 problem.\nNo fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n"
+    block, summary = out.rsplit("\n\n", 1)
+    assert block.splitlines()[-1] == "  = help: Remove `inplace=True` (unsafe: it may change what the code computes; " \
+                                     "--unsafe-fixes applies it)"
+    assert (summary, err) == (
+        "Found 1 problem.\nNo fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n", "")
     assert check(capsys, "--diff", path) == (
-        0, "", "Would fix 0 problems (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n")
-    assert check(capsys, "--unsafe-fixes", path)[2] == "Found 1 problem.\n[*] 1 fixable with the `--fix` option.\n"
+        0, "Would fix 0 problems (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n", "")
+    assert check(capsys, "--unsafe-fixes", path)[1].endswith("\n\nFound 1 problem.\n[*] 1 fixable with the `--fix` option.\n")
     assert path.read_text() == RELU_TWICE
 
 
@@ -140,15 +143,15 @@ def test_statistics_counts_by_rule(tmp_path, capsys):
     write(tmp_path / "a.py", TWO)
     write(tmp_path / "b.py", TWO.replace("w.add_(1)\n", "w.add_(1)\n"))
     assert check(capsys, "--statistics", tmp_path) == (
-        1, "2\tGG001\t[*] saved-tensor-modified-inplace\n2\tGG002\t[*] leaf-modified-inplace\n",
-        "Found 4 problems.\n[*] 4 fixable with the `--fix` option.\n")
+        1, "2\tGG001\t[*] saved-tensor-modified-inplace\n2\tGG002\t[*] leaf-modified-inplace\n"
+        "Found 4 problems.\n[*] 4 fixable with the `--fix` option.\n", "")
 
 
 def test_fix_with_show_fixes_lists_what_was_fixed(tmp_path, capsys):
     path = write(tmp_path / "two.py", TWO)
-    assert check(capsys, "--fix", "--show-fixes", path) == (0, "", (
+    assert check(capsys, "--fix", "--show-fixes", path) == (0, (
         f"Fixed 2 problems:\n- {path}:\n    1 × GG001 (saved-tensor-modified-inplace)\n"
-        "    1 × GG002 (leaf-modified-inplace)\nFound 2 problems (2 fixed, 0 remaining).\n"))
+        "    1 × GG002 (leaf-modified-inplace)\nFound 2 problems (2 fixed, 0 remaining).\n"), "")
 
 
 def test_quiet_keeps_the_findings_and_silent_prints_nothing(tmp_path, capsys):
@@ -172,9 +175,9 @@ def test_standard_input_with_a_file_name_uses_its_settings_and_name(tmp_path):
     write(tmp_path / "pyproject.toml", '[tool.gradguard]\nignore = ["GG002"]\n')
     result = console("check", "--output-format", "concise", "--stdin-filename", "src/two.py", cwd=tmp_path, stdin=TWO)
     assert result.returncode == 1
-    assert [line.split(" ")[:2] for line in result.stdout.splitlines()] == [["src/two.py:4:1:", "GG001"]]
+    assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-2]] == [["src/two.py:4:1:", "GG001"]]
     dash = console("check", "--output-format", "concise", "-", cwd=tmp_path, stdin=TWO)
-    assert [line.split(" ")[:2] for line in dash.stdout.splitlines()] == [["-:4:1:", "GG001"]]
+    assert [line.split(" ")[:2] for line in dash.stdout.splitlines()[:-2]] == [["-:4:1:", "GG001"]]
 
 
 def test_standard_input_fixed_goes_to_stdout_and_its_findings_to_stderr(tmp_path):
@@ -222,7 +225,7 @@ def test_add_noqa_writes_each_code_once_and_keeps_the_codes_there(tmp_path, caps
     assert path.read_text() == TWO.replace("y += 1", "y += 1  # noqa: GG001").replace(
         "w.add_(1)", "w.add_(1)  # noqa: GG004, GG002  (explained)")
     assert check(capsys, "--add-noqa", path) == (0, "", "Added 0 noqa directives.\n")
-    assert check(capsys, path) == (0, "", "All checks passed!\n")
+    assert check(capsys, path) == (0, "All checks passed!\n", "")
 
 
 def test_add_noqa_leaves_a_line_continued_by_a_backslash(tmp_path, capsys):
@@ -357,4 +360,4 @@ def test_add_noqa_never_writes_into_a_string_and_refuses_fix_or_diff(tmp_path, c
 def test_a_file_named_twice_or_reached_through_a_link_is_fixed_once(tmp_path, capsys):
     path = write(tmp_path / "d" / "two.py", TWO)
     (tmp_path / "d" / "link.py").symlink_to(path)
-    assert check(capsys, "--fix", path, path, tmp_path / "d") == (0, "", "Found 2 problems (2 fixed, 0 remaining).\n")
+    assert check(capsys, "--fix", path, path, tmp_path / "d") == (0, "Found 2 problems (2 fixed, 0 remaining).\n", "")
