@@ -361,3 +361,75 @@ def test_a_file_named_twice_or_reached_through_a_link_is_fixed_once(tmp_path, ca
     path = write(tmp_path / "d" / "two.py", TWO)
     (tmp_path / "d" / "link.py").symlink_to(path)
     assert check(capsys, "--fix", path, path, tmp_path / "d") == (0, "Found 2 problems (2 fixed, 0 remaining).\n", "")
+
+
+# --- statistics as JSON, the output file, failing on errors only, watch mode -----------------------
+
+# GG004 at line 4 (a warning: no error, wrong gradients) and nothing else.
+WARNING_ONLY = """\
+import torch
+x = torch.randn(3, requires_grad=True)
+y = torch.exp(x)
+y.data.mul_(2)
+y.sum().backward()
+"""
+
+
+def test_statistics_as_json_are_ruffs_and_other_machine_formats_are_refused(tmp_path, capsys):
+    write(tmp_path / "a.py", TWO)
+    write(tmp_path / "b.py", RELU_TWICE)
+    code, out, err = check(capsys, "--statistics", "--output-format", "json", tmp_path)
+    assert (code, err) == (1, "")
+    assert json.loads(out) == [
+        {"code": "GG001", "name": "saved-tensor-modified-inplace", "count": 2, "fixable": False, "fixable_count": 1},
+        {"code": "GG002", "name": "leaf-modified-inplace", "count": 1, "fixable": True, "fixable_count": 1}]
+    assert check(capsys, "--statistics", "--output-format", "sarif", tmp_path) == (
+        2, "", "gradguard: --statistics prints text (full, concise) or json, not sarif\n")
+
+
+def test_output_file_takes_what_stdout_would_show(tmp_path, capsys):
+    path = write(tmp_path / "two.py", TWO)
+    report = tmp_path / "reports" / "gradguard.txt"
+    assert check(capsys, "--output-file", report, path) == (1, "", "")
+    assert report.read_text() == FULL_TWO.format(path=path) + "\n" + FOUND_TWO
+    assert check(capsys, "-o", report, "--output-format", "json", path) == (1, "", "")
+    assert [d["code"] for d in json.loads(report.read_text())] == ["GG001", "GG002"]
+
+
+def test_fail_on_error_passes_warnings_but_prints_them(tmp_path, capsys):
+    path = write(tmp_path / "data.py", WARNING_ONLY)
+    code, out, _ = check(capsys, "--output-format", "concise", path)
+    assert code == 1 and out.startswith(f"{path}:4:1: GG004 [warning] ")
+    assert check(capsys, "--output-format", "concise", "--fail-on", "error", path) == (0, out, "")
+    assert check(capsys, "--fail-on", "error", write(tmp_path / "two.py", TWO))[0] == 1
+
+
+def test_watch_checks_again_when_a_file_changes(tmp_path):
+    """As `ruff check --watch`: a timestamped line per run, the findings after it, Ctrl-C stops it."""
+    import queue
+    import re
+    import signal
+    import threading
+
+    path = write(tmp_path / "model.py", CLEAN)
+    proc = subprocess.Popen([str(GRADGUARD), "check", "--watch", "--no-cache", "--output-format", "concise", "."],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()
+
+    def until(last: str) -> list[str]:
+        seen = [lines.get(timeout=60)]
+        while not seen[-1].startswith(last):
+            seen.append(lines.get(timeout=60))
+        return [re.sub(r"^\[\d\d:\d\d:\d\d\] ", "[time] ", line) for line in seen]
+
+    try:
+        assert until("[") == ["[time] Starting gradguard in watch mode..."]
+        assert until("[") == ["[time] Found 0 problems. Watching for file changes."]
+        path.write_text(TWO)
+        assert until("model.py:6:1") == [
+            "[time] File change detected...", "[time] Found 2 problems. Watching for file changes.", "",
+            *[line for line in FULL_TWO.format(path="model.py").splitlines() if line.startswith("model.py")]]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130, proc.stderr.read()
