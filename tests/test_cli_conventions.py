@@ -336,14 +336,26 @@ def test_rule_prints_the_documentation_page_offline(tmp_path, capsys):
     body = page.split("\n", 1)[1].removesuffix("\n[All rules](index.md)\n")  # without the generated-file comment
     assert out == f"{body}\nhttps://github.com/gradguard/gradguard/blob/main/docs/rules/GG001.md\n"
     assert main(["rule", "--all"]) == 0
-    assert capsys.readouterr().out.count("\n# GG00") == 4
+    assert capsys.readouterr().out.count("\n# G") == 6
     assert main(["rule", "--all", "--output-format", "json"]) == 0
     rules = json.loads(capsys.readouterr().out)
-    assert [r["code"] for r in rules] == ["GG000", "GG001", "GG002", "GG003", "GG004"]
+    assert [r["code"] for r in rules] == ["GG000", "GG001", "GG002", "GG003", "GG004", "GV001", "GV002"]
     assert set(rules[1]) == {"code", "name", "summary", "documentation", "url"}
     assert main(["rule", "GG009"]) == 2
     assert capsys.readouterr().err == ("gradguard: unknown rule code 'GG009' (known codes: GG000, GG001, GG002, "
-                                       "GG003, GG004)\n")
+                                       "GG003, GG004, GV001, GV002)\n")
+
+
+@pytest.mark.parametrize("code", ["GV001", "GV002"])
+def test_rule_knows_the_codes_of_verify(capsys, code):
+    """`gradguard verify` reports GV001/GV002: `gradguard rule` documents them as the rules."""
+    from helpers import ROOT
+
+    assert main(["rule", code.lower()]) == 0
+    page = (ROOT / "docs" / "rules" / f"{code}.md").read_text()
+    body = page.split("\n", 1)[1].removesuffix("\n[All rules](index.md)\n")
+    assert capsys.readouterr().out == f"{body}\nhttps://github.com/gradguard/gradguard/blob/main/docs/rules/{code}.md\n"
+    assert body.startswith(f"# {code} — ") and "## What to do" in body
 
 
 def test_add_noqa_never_writes_into_a_string_and_refuses_fix_or_diff(tmp_path, capsys):
