@@ -445,3 +445,19 @@ def test_watch_checks_again_when_a_file_changes(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 130, proc.stderr.read()
+
+
+# --- noqa comments --------------------------------------------------------------------------------
+
+def test_a_file_level_gradguard_noqa_exempts_the_whole_file(tmp_path, capsys):
+    """As Ruff's `# ruff: noqa` / `# ruff: noqa: F401`: a comment anywhere, not a string's text."""
+    def concise(text: str) -> tuple[int, list[str]]:
+        code, out, _ = check(capsys, "--output-format", "concise", "--quiet", write(tmp_path / "m.py", text))
+        return code, [line.split(" ")[1] for line in out.splitlines()]
+
+    assert concise(TWO) == (1, ["GG001", "GG002"])
+    assert concise("# gradguard: noqa: GG002\n" + TWO) == (1, ["GG001"])
+    assert concise(TWO.replace("import torch", "import torch  # Gradguard: NoQA: gg001, GG002")) == (0, [])
+    assert concise(TWO + "# gradguard: noqa\n") == (0, [])
+    assert concise('s = "# gradguard: noqa"\n' + TWO) == (1, ["GG001", "GG002"])
+    assert concise("# noqa\n" + TWO) == (1, ["GG001", "GG002"])  # a line's `# noqa` is the line's only

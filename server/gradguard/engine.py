@@ -19,7 +19,7 @@ from gradguard.config import Settings
 from gradguard.findings import Edit, Finding, Position, Severity
 from gradguard.fixes.apply import FixedText, fix_text
 from gradguard.fixes.edits import apply_edits
-from gradguard.fixes.noqa import suppressed
+from gradguard.fixes.noqa import file_exempt, suppressed
 from gradguard.rules import RULES, RuleContext
 from gradguard.rules.base import NotReported
 from gradguard.source.blocks import BlockTree
@@ -69,6 +69,8 @@ def silenced(document: Document, settings: Settings, code: str, line: int) -> No
         return NotReported.NOT_SELECTED
     if suppressed(document.line_text(line), code):
         return NotReported.NOQA
+    if file_exempt(document.text, code):
+        return NotReported.FILE_NOQA
     return None
 
 

@@ -49,6 +49,7 @@ class NotReported(Enum):
     VIEW_ERROR_FIRST = "PyTorch raises its view error at the change first (GG003)"
     NOT_SELECTED = "the rule is not selected for this file (settings)"
     NOQA = "`# noqa` on the line silences it"
+    FILE_NOQA = "`# gradguard: noqa` exempts the file from it"
 
 
 @dataclass
