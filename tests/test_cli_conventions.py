@@ -336,14 +336,14 @@ def test_rule_prints_the_documentation_page_offline(tmp_path, capsys):
     body = page.split("\n", 1)[1].removesuffix("\n[All rules](index.md)\n")  # without the generated-file comment
     assert out == f"{body}\nhttps://github.com/gradguard/gradguard/blob/main/docs/rules/GG001.md\n"
     assert main(["rule", "--all"]) == 0
-    assert capsys.readouterr().out.count("\n# G") == 6
+    assert capsys.readouterr().out.count("\n# G") == 7
     assert main(["rule", "--all", "--output-format", "json"]) == 0
     rules = json.loads(capsys.readouterr().out)
-    assert [r["code"] for r in rules] == ["GG000", "GG001", "GG002", "GG003", "GG004", "GV001", "GV002"]
+    assert [r["code"] for r in rules] == ["GG000", "GG001", "GG002", "GG003", "GG004", "GG100", "GV001", "GV002"]
     assert set(rules[1]) == {"code", "name", "summary", "documentation", "url"}
     assert main(["rule", "GG009"]) == 2
     assert capsys.readouterr().err == ("gradguard: unknown rule code 'GG009' (known codes: GG000, GG001, GG002, "
-                                       "GG003, GG004, GV001, GV002)\n")
+                                       "GG003, GG004, GG100, GV001, GV002)\n")
 
 
 @pytest.mark.parametrize("code", ["GV001", "GV002"])
@@ -461,3 +461,27 @@ def test_a_file_level_gradguard_noqa_exempts_the_whole_file(tmp_path, capsys):
     assert concise(TWO + "# gradguard: noqa\n") == (0, [])
     assert concise('s = "# gradguard: noqa"\n' + TWO) == (1, ["GG001", "GG002"])
     assert concise("# noqa\n" + TWO) == (1, ["GG001", "GG002"])  # a line's `# noqa` is the line's only
+
+
+NOQAS = TWO.replace("y += 1", "y += 1  # noqa: GG001, GG002").replace(
+    "(y.sum() + w.sum()).backward()", "z = y * 2  # noqa: E501, GG004  (why)\nq = z  # noqa: GG999\n"
+    "(y.sum() + w.sum()).backward()  # noqa")
+
+
+def test_unused_noqa_is_off_unless_selected_and_its_fix_removes_what_silences_nothing(tmp_path, capsys):
+    """As Ruff's RUF100: gradguard's codes on a line without their finding; other linters' codes
+    and a bare `# noqa` are theirs."""
+    path = write(tmp_path / "m.py", NOQAS)
+    assert check(capsys, "--output-format", "concise", "--quiet", path)[1] == (
+        f"{path}:6:1: GG002 [error] [*] " + FULL_TWO.format(path=path).split("GG002 [error] [*] ")[1].split("\n")[0]
+        + "\n")
+    code, out, err = check(capsys, "--output-format", "concise", "--extend-select", "GG100", "--ignore", "GG002", path)
+    assert (code, err) == (1, "")
+    assert out == (f"{path}:4:9: GG100 [warning] [*] Unused `noqa` directive (non-enabled: `GG002`)\n"
+                   f"{path}:7:12: GG100 [warning] [*] Unused `noqa` directive (unused: `GG004`)\n"
+                   f"{path}:8:8: GG100 [warning] [*] Unused `noqa` directive (unknown: `GG999`)\n"
+                   "Found 3 problems.\n[*] 3 fixable with the `--fix` option.\n")
+    assert check(capsys, "--select", "ALL", "--fix", path)[0] == 0
+    assert path.read_text() == TWO.replace("y += 1", "y += 1  # noqa: GG001").replace(
+        "w.add_(1)", "with torch.no_grad():\n    w.add_(1)").replace(
+        "(y.sum() + w.sum()).backward()", "z = y * 2  # noqa: E501  (why)\nq = z\n(y.sum() + w.sum()).backward()  # noqa")

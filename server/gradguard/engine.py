@@ -205,11 +205,13 @@ def _interpret(document: Document, project: ProjectIndex | None, previous: Scope
 def _findings(document: Document, settings: Settings, project: ProjectIndex | None,
               result: ScopeResult | None) -> list[Finding]:
     changes, cuts = (result.changes, result.cuts) if result is not None else ([], [])
-    context = RuleContext(document, changes, project, cuts)
+    context = RuleContext(document, changes, project, cuts,
+                          selected=lambda code: settings.enabled(code, document.filename))
     best: dict[tuple[str, int, int], Finding] = {}
     for rule in RULES:
         if not settings.enabled(rule.code, document.filename):
             continue
+        context.reported = tuple(best.values())
         for finding in rule.check(context):
             finding = _with_severity(finding, settings.severity(rule.code, finding.severity))
             key = (finding.code, finding.span.start.line, finding.span.start.column)

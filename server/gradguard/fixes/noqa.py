@@ -42,16 +42,25 @@ def suppressed(line: str, code: str) -> bool:
     return codes is None or code.upper() in {c.upper() for c in re.split(r"[\s,]+", codes)}
 
 
-def comments(text: str) -> list[tuple[int, str]]:
-    """(line, comment) for each comment of `text`; those before a tokenizing error when it has one."""
+def comments(text: str) -> list[tuple[int, int, str]]:
+    """(line, column, comment) for each comment of `text` (those before a tokenizing error, if any)."""
     found = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.COMMENT:
-                found.append((token.start[0], token.string))
+                found.append((*token.start, token.string))
     except (tokenize.TokenError, SyntaxError):
         pass
     return found
+
+
+def noqa_codes(comment: str) -> tuple[re.Match[str], list[str]] | None:
+    """The `# noqa: CODES` directive of `comment` and its codes as written; None when it has
+    none, or a bare `# noqa`."""
+    match = _NOQA.search(comment)
+    if match is None or match.group("codes") is None:
+        return None
+    return match, re.split(r"[\s,]+", match.group("codes"))
 
 
 @lru_cache(maxsize=16)
@@ -60,7 +69,7 @@ def _file_exemptions(text: str) -> tuple[bool, frozenset[str]]:
     `# gradguard: noqa: CODES` comments exempt it from."""
     everything, codes = False, set()
     if "gradguard" in text.lower():
-        for _, comment in comments(text):
+        for _, _, comment in comments(text):
             if (match := _FILE_NOQA.match(comment)) is not None:
                 if match.group("codes") is None:
                     everything = True

@@ -8,6 +8,7 @@ from gradguard.rules import (
     gg002_leaf_modified,
     gg003_multi_output_view_modified,
     gg004_data_bypasses_version,
+    gg100_unused_noqa,
 )
 from gradguard.rules.base import Rule, RuleContext
 
@@ -17,6 +18,7 @@ RULES: tuple[Rule, ...] = tuple(Rule.from_module(m) for m in (
     gg002_leaf_modified,
     gg003_multi_output_view_modified,
     gg004_data_bypasses_version,
+    gg100_unused_noqa,  # last: it reads what the others found
 ))
 
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

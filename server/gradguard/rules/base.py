@@ -60,6 +60,8 @@ class RuleContext:
     changes: list[InplaceChange]
     project: ProjectIndex | None = None
     cuts: list[Cut] = field(default_factory=list)  # where the analysis stopped short
+    reported: tuple[Finding, ...] = ()  # what the rules that ran before found here, `# noqa` not yet applied
+    selected: Callable[[str], bool] = lambda code: True  # whether a code's rule runs on this file
 
     def code(self, node: cst.CSTNode) -> str:
         return self.document.code(node)
