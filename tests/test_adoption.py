@@ -66,3 +66,18 @@ def test_make_demo_shows_the_findings_and_succeeds(tmp_path):
     assert demo.returncode == 0 and demo.stderr == "", demo.stderr
     assert "examples/residual_block.py:26:9: GG001 [error]" in demo.stdout
     assert demo.stdout.splitlines()[-2].startswith("Found ")
+
+
+def test_the_readme_starts_with_what_a_user_does():
+    """Install, run, pre-commit, CI, the editor, in that order; the contributors' `make` after."""
+    readme = (ROOT / "README.md").read_text()
+    headings = [line for line in readme.splitlines() if line.startswith("## ")]
+    assert headings[:5] == ["## Install", "## Run it on your code", "## Add it to pre-commit", "## Add it to CI",
+                            "## Install the editor extension"]
+    assert readme.index("make demo") > readme.index("## Contributing")
+    for command in ("pipx install gradguard", "uv tool install gradguard", "pip install gradguard"):
+        assert command in readme.split("## Run it on your code")[0], command
+    config = yaml.safe_load(readme.split("## Add it to pre-commit")[1].split("```yaml\n")[1].split("```")[0])
+    hooks = {hook["id"] for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert {hook["id"] for hook in config["repos"][0]["hooks"]} <= hooks
+    assert "docs/ci/gradguard.yml" in readme.split("## Add it to CI")[1].split("\n## ")[0]
