@@ -451,8 +451,7 @@ def _watch(args: argparse.Namespace) -> int:
     from gradguard.cli.watch import watch
 
     paths = args.paths or [Path(".")]
-    if missing := [p for p in paths if not p.exists()]:
-        print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+    if not _all_exist(paths):
         return 2
 
     def check_once() -> None:
@@ -461,6 +460,15 @@ def _watch(args: argparse.Namespace) -> int:
             report.print_watched(run, args)
 
     return watch(paths, check_once)
+
+
+def _all_exist(paths: list[Path]) -> bool:
+    """Whether every path named exists (a looping link does: it is reported as unreadable); if
+    not, says which do not."""
+    missing = [p for p in paths if not os.path.lexists(p)]
+    if missing:
+        print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+    return not missing
 
 
 def _fix_mode(args: argparse.Namespace) -> str | None:
@@ -521,9 +529,7 @@ def _check(args: argparse.Namespace, stdin: bool) -> CheckRun | int:
             filename = args.stdin_filename or "-"
             return check_text(filename, sys.stdin.read(), projects.for_path(Path(args.stdin_filename or ".")),
                               fix, args.unsafe_fixes)
-        missing = [p for p in paths if not os.path.lexists(p)]  # a looping link is reported as unreadable
-        if missing:
-            print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+        if not _all_exist(paths):
             return 2
         cache = None if args.no_cache or fix is not None else Cache(args.cache_dir or default_cache_dir())
         return check_files(paths, projects, fix, args.unsafe_fixes, cache, max(args.jobs, 1), args.respect_gitignore)
