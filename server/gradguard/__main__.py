@@ -96,7 +96,7 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("-o", "--output-file", type=Path, metavar="PATH",
                        help="write the output to PATH instead of stdout (folders above it are created)")
     check.add_argument("-w", "--watch", action="store_true",
-                       help="check again whenever a Python file, notebook or pyproject.toml under the paths changes")
+                       help="check again whenever a .py, .pyi, .ipynb or .toml file under the paths changes")
     check.add_argument("--fail-on", choices=["error", "warning", "info"], default="warning",
                        help="the lowest severity whose findings make the exit code 1 (default: warning; "
                        "error: warnings and notes are printed but pass)")
