@@ -69,6 +69,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from gradguard import SAVED_TENSOR_ERROR
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import UNKNOWN_INDEX_VIEW, SavedRecord, Tri
 from gradguard.findings import Applicability, Edit, Finding, Fix, Related, Severity
@@ -90,7 +91,6 @@ from gradguard.rules.gg003_multi_output_view_modified import raises_for_view
 
 CODE = "GG001"
 NAME = "saved-tensor-modified-inplace"
-PYTORCH_ERROR = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
 def check(context: RuleContext) -> Iterator[Finding]:
@@ -157,8 +157,8 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, r
         saved += f" that `{context.code(record.run_by.func)}(...)` ran ({ran})"
     why = f"which `{record.saved_by}` saves for backward" if isinstance(record.run_by, cst.Call) else \
         "which it saves for backward"
-    outcome = f'so `backward()` will raise "{PYTORCH_ERROR}"' if not reasons else \
-        f'so `backward()` may raise "{PYTORCH_ERROR}" (' + "; ".join(reasons) + ")"
+    outcome = f'so `backward()` will raise "{SAVED_TENSOR_ERROR}"' if not reasons else \
+        f'so `backward()` may raise "{SAVED_TENSOR_ERROR}" (' + "; ".join(reasons) + ")"
     if change.target_node is not None:
         message = f"`{context.code(change.target_node)}` is {saved}, {why}; {change.verb} changes it in place, {outcome}."
     else:
