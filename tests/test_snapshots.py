@@ -1,12 +1,13 @@
 """What the user sees of each rule, reviewed as text, in the manner of Ruff's snapshot tests.
 
-For every rule, `tests/snapshots/<CODE>.txt` holds each of its findings on the repository's
-labelled cases and programs (`tests/cases/`, `tests/programs/`, each proven by running torch
-in `tests/test_cases.py`), on the files gradguard cannot analyse whole (`tests/fixtures/gg000/`) and
-on `# noqa` comments that silence nothing (`tests/fixtures/gg100/`): the code, severity, range and message, each related location, and
-each fix with its applicability as the diff it makes. A change of wording, range or edit shows
-up in review as a diff of these files. After a deliberate change, rewrite them with
-`GRADGUARD_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_snapshots.py` and review the diff.
+For every rule, `tests/snapshots/<CODE>.txt` holds each of its findings on the repository's labelled
+cases and programs (`tests/cases/`, `tests/programs/`, each proven by running torch in
+`tests/test_cases.py`), on the files gradguard cannot analyse whole (`tests/fixtures/gg000/`) and on
+`# noqa` comments that silence nothing (`tests/fixtures/gg100/`): the code, severity, range and
+message, each related location, and each fix with its applicability as the diff it makes. A change
+of wording, range or edit shows up in review as a diff of these files. After a deliberate change,
+rewrite them with `GRADGUARD_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_snapshots.py` and review
+the diff.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The rules' documentation (and that of `gradguard verify`'s own codes, `verify/codes/`) read from
 their modules' source (docstring, `CODE`, `NAME`) without importing them: `gradguard rule` answers
-in the time an interpreter starts, not the 0.3 s the analysis takes to import. `tests/test_rules_registry.py` checks it says what `gradguard.rules` says.
+in the time an interpreter starts, not the 0.3 s the analysis takes to import.
+`tests/test_rules_registry.py` checks it says what `gradguard.rules` says.
 """
 
 from __future__ import annotations

@@ -97,7 +97,8 @@ def statistics(findings: list[Finding]) -> list[str]:
     """`count<TAB>code<TAB>[*] name`, the most frequent first (`[*]`: some have a safe fix)."""
     counts = _counts(findings)
     width = len(str(max((n for _, n, _ in counts), default=0)))
-    return [f"{str(n).rjust(width)}\t{code}\t{'[*]' if fixable else '[ ]'} {_name(code)}" for code, n, fixable in counts]
+    return [f"{str(n).rjust(width)}\t{code}\t{'[*]' if fixable else '[ ]'} {_name(code)}"
+            for code, n, fixable in counts]
 
 
 def statistics_json(findings: list[Finding]) -> str:

@@ -1,8 +1,8 @@
 """`# noqa` comments: which codes a line's comment silences, which codes a file-level
 `# gradguard: noqa` exempts the whole file from (as Ruff's `# ruff: noqa`), and the comments
-written for the user: the editor's "disable for this line" and `gradguard check --add-noqa`. An existing `# noqa: A, B` gains the code (codes kept, no
-duplicate); a bare `# noqa` already silences everything; a line continued by a backslash cannot
-take a comment.
+written for the user: the editor's "disable for this line" and `gradguard check --add-noqa`. An
+existing `# noqa: A, B` gains the code (codes kept, no duplicate); a bare `# noqa` already silences
+everything; a line continued by a backslash cannot take a comment.
 """
 
 from __future__ import annotations
