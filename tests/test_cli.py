@@ -553,7 +553,7 @@ def test_config_option_takes_settings_of_the_table_as_ruffs_does(tmp_path, capsy
 @pytest.mark.parametrize("values, message", [
     (["colour = 1"], "gradguard: --config: unknown [tool.gradguard] keys: colour\n"),
     (["ignore = 'GG99'"], "gradguard: --config: unknown rule code 'GG99' in [tool.gradguard] ignore (known codes: "
-                          "GG000, GG001, GG002, GG003, GG004)\n"),
+                          "GG000, GG001, GG002, GG003, GG004, GG100)\n"),
     (["nothing"], "gradguard: --config nothing: no such file, and no KEY=VALUE setting\n"),
     (["pyproject.toml", "ci.toml"], "gradguard: --config names 2 files: give one\n"),
 ])
