@@ -485,3 +485,11 @@ def test_unused_noqa_is_off_unless_selected_and_its_fix_removes_what_silences_no
     assert path.read_text() == TWO.replace("y += 1", "y += 1  # noqa: GG001").replace(
         "w.add_(1)", "with torch.no_grad():\n    w.add_(1)").replace(
         "(y.sum() + w.sum()).backward()", "z = y * 2  # noqa: E501  (why)\nq = z\n(y.sum() + w.sum()).backward()  # noqa")
+
+
+def test_watch_refuses_what_it_cannot_do_again(tmp_path, capsys):
+    path = write(tmp_path / "m.py", TWO)
+    for flag in ("--statistics", "--add-noqa", "--show-settings"):
+        assert check(capsys, "--watch", flag, path) == (2, "", (
+            "gradguard: --watch checks files again as they change: it takes neither standard input, --add-noqa, "
+            "--statistics nor --show-settings\n"))

@@ -415,8 +415,9 @@ def _usage_error(args: argparse.Namespace, stdin: bool) -> str | None:
         return "--stdin-filename reads standard input: name no other path"
     if args.add_noqa and (stdin or args.fix or args.diff):
         return "--add-noqa writes the files it checks: it takes neither standard input nor --fix/--diff"
-    if args.watch and (stdin or args.add_noqa or args.statistics):
-        return "--watch checks files again as they change: it takes neither standard input, --add-noqa nor --statistics"
+    if args.watch and (stdin or args.add_noqa or args.statistics or args.show_settings):
+        return ("--watch checks files again as they change: it takes neither standard input, --add-noqa, "
+                "--statistics nor --show-settings")
     if args.statistics and args.format not in report.STATISTICS_FORMATS:
         return f"--statistics prints text (full, concise) or json, not {args.format}"
     return None
