@@ -95,6 +95,7 @@ class GradguardServer(LanguageServer):
         self.revisions: dict[str, int] = {}
         self.cells_shown: dict[str, tuple] = {}  # per notebook cell: its version and findings as last published
         self.scheduler = Scheduler()
+        self.settings_changes = 0  # counted by `refresh_all`: an analysis that started before one is run again
         self.token: str | None = None  # what a client must present to run code (set for TCP by `start`)
 
     def new_project(self, python: str | None) -> ProjectIndex:
@@ -284,6 +285,7 @@ class GradguardServer(LanguageServer):
         if snapshot is None:
             return True
         version, text, path = snapshot
+        settings_changes = self.settings_changes
         outcome = await self.scheduler.analyse(uri, self.analyse, uri, path, text, version)
         if outcome is None:
             return False
@@ -295,6 +297,8 @@ class GradguardServer(LanguageServer):
         if first:  # the user is about to read them, and likely to type: background work waits
             self.scheduler.active()
             self.settle_tasks[uri] = asyncio.ensure_future(self.settle_in(uri))
+        if self.settings_changes != settings_changes:
+            return False  # it read the settings before they changed (pushed while it ran): again, with the new ones
         if self.version_of(uri) != version:
             return True  # outdated (or closed): the newer change's analysis publishes
         self.publish(uri, Analysed(version, text, findings))
@@ -473,7 +477,9 @@ async def pull_diagnostics(ls: GradguardServer, params: lsp.DocumentDiagnosticPa
 
 
 def refresh_all(ls: GradguardServer) -> None:
-    """Settings changed without an edit: analyse again, and tell pulling clients to ask again."""
+    """Settings changed without an edit: analyse again (a running analysis too, once it ends), and
+    tell pulling clients to ask again."""
+    ls.settings_changes += 1
     for uri in list(ls.analysed):
         ls.analysed.pop(uri, None)
         ls.schedule(uri)
@@ -508,16 +514,18 @@ def apply_settings(ls: GradguardServer, options: object) -> None:
 
 async def pull_settings(ls: GradguardServer) -> None:
     """`workspace/configuration` for the section "gradguard" (what Neovim's `settings`, Eglot's
-    `workspace-configuration` and Helix's `config` hold), for clients that send none themselves."""
+    `workspace-configuration` and Helix's `config` hold), for clients that send none themselves.
+    Settings pushed while the answer is on its way are newer than it: the answer is then dropped."""
     if not ls.client_supports("workspace", "configuration"):
         return
+    asked_with = ls.editor
     try:
         answer = await ls.workspace_configuration_async(
             lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="gradguard")]))
     except Exception as error:  # a client that cannot answer keeps the pyproject.toml settings
         ls.window_log_message(lsp.LogMessageParams(lsp.MessageType.Log, f"gradguard: no configuration: {error!r}"))
         return
-    if answer and isinstance(answer[0], dict):
+    if answer and isinstance(answer[0], dict) and ls.editor is asked_with:
         apply_settings(ls, answer[0])
         refresh_all(ls)
 

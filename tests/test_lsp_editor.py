@@ -1,0 +1,91 @@
+"""What an editor extension asks of `gradguard lsp` beyond diagnostics: settings that arrive while
+a document is analysed, config files changed outside the editor, the source actions a client asks
+for without `only`, `$/progress` of `gradguard.verify`, and the debug information command."""
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+BROKEN = "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()\n"
+# a long first analysis, ending in GG001 on its last lines: settings can arrive while it runs
+HELPERS = "".join(f"def step_{n}(t):\n    u = t.exp()\n    return u * {n}\n\n\n" for n in range(300))
+SLOW = f"import torch\n\n\n{HELPERS}x = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()\n"
+
+
+@pytest_lsp.fixture(
+    params=["visual-studio-code", "neovim"],
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]),
+)
+async def client(request, lsp_client: LanguageClient):
+    capabilities = client_capabilities(request.param)
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=capabilities))
+    lsp_client.pulls = capabilities.text_document.diagnostic is not None
+    yield
+    await lsp_client.shutdown_session()
+
+
+def open_document(client: LanguageClient, path: Path, text: str) -> None:
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
+        uri=path.as_uri(), language_id="python", version=1, text=text)))
+
+
+async def codes_shown(client: LanguageClient, path: Path) -> list[str]:
+    """The codes the editor shows for `path` now: pulled, or the latest pushed."""
+    if client.pulls:
+        report = await client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(path.as_uri())))
+        return [d.code for d in report.items]
+    if path.as_uri() not in client.diagnostics:
+        await asyncio.wait_for(client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 10)
+    return [d.code for d in client.diagnostics.get(path.as_uri(), [])]
+
+
+async def eventually_shown(client: LanguageClient, path: Path, codes: list[str], seconds: float = 10) -> None:
+    shown: list[str] = []
+    for _ in range(int(seconds * 10)):
+        if (shown := await codes_shown(client, path)) == codes:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the editor shows {shown}, not {codes}")
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_settings_pushed_while_the_first_analysis_runs_apply_to_it(client: LanguageClient, tmp_path):
+    """The editor pushes its settings right after start-up, while the first document's first
+    analysis runs: its diagnostics follow those settings, not the ones that analysis started with."""
+    path = tmp_path / "train.py"
+    path.write_text(SLOW)
+    open_document(client, path, SLOW)
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"gradguard": {"ignore": ["GG001"]}}))
+    await eventually_shown(client, path, [])
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]))
+async def uninitialised(lsp_client: LanguageClient):
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_settings_pushed_while_the_server_pulls_its_own_are_kept(uninitialised: LanguageClient, tmp_path):
+    """A client without initializationOptions is asked for its settings once initialized; a push
+    that arrives before its answer is the newer word, and the answer does not undo it."""
+    client = uninitialised
+    client.set_configuration({"ignore": []}, section="gradguard")
+    capabilities = client_capabilities("neovim")
+    await client.initialize_session(lsp.InitializeParams(capabilities=capabilities))
+    client.pulls = capabilities.text_document.diagnostic is not None
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"gradguard": {"ignore": ["GG001"]}}))
+    path = tmp_path / "train.py"
+    path.write_text(BROKEN)
+    open_document(client, path, BROKEN)
+    await eventually_shown(client, path, [])
+    await asyncio.sleep(1)  # what a late answer would publish
+    assert await codes_shown(client, path) == []
