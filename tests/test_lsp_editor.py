@@ -89,3 +89,39 @@ async def test_settings_pushed_while_the_server_pulls_its_own_are_kept(uninitial
     await eventually_shown(client, path, [])
     await asyncio.sleep(1)  # what a late answer would publish
     assert await codes_shown(client, path) == []
+
+
+def apply_whole(text: str, edit: lsp.WorkspaceEdit, uri: str) -> str:
+    """`text` after fix-all's edit (one edit replacing the whole text)."""
+    (change,) = (edit.changes or {}).get(uri, []) or [e for c in edit.document_changes or [] for e in c.edits]
+    assert change.range.start == lsp.Position(0, 0)
+    return change.new_text
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_request_without_only_offers_fix_all(client: LanguageClient, tmp_path):
+    """VS Code's light bulb and the editors' "code actions" menus send no `only`: fix-all is among
+    the actions (with its edit, or resolved when applied), as Ruff's server offers it."""
+    path = tmp_path / "train.py"
+    path.write_text(BROKEN)
+    open_document(client, path, BROKEN)
+    await eventually_shown(client, path, ["GG001"])
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+        context=lsp.CodeActionContext(diagnostics=[])))
+    (fix_all,) = [a for a in actions if a.kind == "source.fixAll.gradguard"]
+    if fix_all.edit is None:
+        fix_all = await client.code_action_resolve_async(fix_all)
+    assert apply_whole(BROKEN, fix_all.edit, path.as_uri()) == BROKEN.replace("y.mul_(2)", "y = y.mul(2)")
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_no_fix_all_is_offered_when_nothing_is_safely_fixable(client: LanguageClient, tmp_path):
+    text = BROKEN.replace("y.mul_(2)\n", "")
+    path = tmp_path / "clean.py"
+    open_document(client, path, text)
+    await eventually_shown(client, path, [])
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+        context=lsp.CodeActionContext(diagnostics=[])))
+    assert list(actions) == []

@@ -620,10 +620,13 @@ def did_close_notebook(ls: GradguardServer, params: lsp.DidCloseNotebookDocument
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-    code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL, NOTEBOOK_FIX_ALL]))
+    code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL, NOTEBOOK_FIX_ALL], resolve_provider=True))
 async def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-    """Quick fixes of the analysis in hand; fix-all, asked for by kind (on save), waits for the
-    analysis of the text as it is now, so that a save right after typing is fixed all the same."""
+    """Quick fixes of the analysis in hand, and fix-all. As Ruff's server does, a request without
+    `only` (VS Code's light bulb) gets every kind; there fix-all is offered when a finding has a safe
+    fix, its edit made when the client resolves it (`codeAction/resolve`), where it can. Fix-all
+    asked for by kind (on save) waits for the analysis of the text as it is now, so that a save
+    right after typing is fixed all the same."""
     uri = params.text_document.uri
     kinds = [getattr(k, "value", k) for k in params.context.only or ()]
     notebook_uri = notebooks.notebook_of_cell(ls.workspace, uri)
@@ -650,19 +653,67 @@ async def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list
             if (silence := noqa_action(document, finding, own)) is not None:
                 actions.append(silence)
     if any(FIX_ALL.startswith(k) for k in kinds):  # asked for explicitly: it re-analyses the whole file
-        fixed = fix_document(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
-        if fixed.text != analysed.text:
-            lines = lines_of(analysed.text) or [""]
-            end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith(("\n", "\r")) \
-                else Span(Position(1, 0), Position(len(lines) + 1, 0))
-            edit = lsp.TextEdit(range=to_range(document, end), new_text=fixed.text)
-            actions.append(lsp.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL,
-                                          edit=lsp.WorkspaceEdit(changes={uri: [edit]})))
+        actions += file_fix_all(ls, document, analysed)
+    elif not kinds and safely_fixable(analysed.findings):
+        actions += [deferred_fix_all(uri, analysed.version, FIX_ALL)] if resolves_edits(ls) \
+            else file_fix_all(ls, document, analysed)
     return actions
 
 
+def safely_fixable(findings: list[Finding]) -> bool:
+    """Whether fix-all would change something: a finding has a safe fix."""
+    return any(fix.applicability is Applicability.SAFE for finding in findings for fix in finding.fixes)
+
+
+def resolves_edits(ls: GradguardServer) -> bool:
+    """Whether the client asks for a code action's edit when it applies it (`codeAction/resolve`)."""
+    support = ls.client_capabilities.text_document.code_action.resolve_support \
+        if ls.client_supports("text_document", "code_action", "resolve_support") else None
+    return support is not None and "edit" in support.properties
+
+
+def deferred_fix_all(uri: str, version: int | None, kind: str) -> lsp.CodeAction:
+    """Fix-all without its edit, which `codeAction/resolve` makes for the document (or cell) at `uri`
+    while its analysis is at `version`."""
+    return lsp.CodeAction(title=FIX_ALL_TITLE, kind=kind, data={"uri": uri, "version": version})
+
+
+def file_fix_all(ls: GradguardServer, document: TextDocument, analysed: Analysed) -> list[lsp.CodeAction]:
+    """Every safe fix of the file, as `gradguard check --fix` makes them, as one edit of its whole text."""
+    fixed = fix_document(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
+    if fixed.text == analysed.text:
+        return []
+    lines = lines_of(analysed.text) or [""]
+    end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith(("\n", "\r")) \
+        else Span(Position(1, 0), Position(len(lines) + 1, 0))
+    edit = lsp.TextEdit(range=to_range(document, end), new_text=fixed.text)
+    return [lsp.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL, edit=lsp.WorkspaceEdit(changes={document.uri: [edit]}))]
+
+
+@server.feature(lsp.CODE_ACTION_RESOLVE)
+def resolve_code_action(ls: GradguardServer, action: lsp.CodeAction) -> lsp.CodeAction:
+    """The edit of a fix-all offered without it (`deferred_fix_all`), if the document is still at that version."""
+    data = action.data if isinstance(action.data, dict) else {}
+    uri, version = data.get("uri"), data.get("version")
+    if action.edit is not None or not isinstance(uri, str):
+        return action
+    notebook_uri = notebooks.notebook_of_cell(ls.workspace, uri)
+    analysed = ls.analysed.get(notebook_uri or uri)
+    if analysed is None or analysed.version != version or ls.version_of(notebook_uri or uri) != version:
+        return action  # edited since: the next request offers it again
+    if notebook_uri is not None:
+        notebook = ls.notebook(notebook_uri)
+        number = notebook.number_of(uri) if notebook is not None else None
+        made = cell_fix_all(ls, notebook, number, FIX_ALL) if number is not None else []
+    else:
+        document = ls.open_document(uri)
+        made = file_fix_all(ls, document, analysed) if document is not None else []
+    return made[0] if made else action
+
+
 def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-    """The code actions of a notebook's cell: its quick fixes, and "fix all" when asked for by kind."""
+    """The code actions of a notebook's cell: its quick fixes, and fix-all when asked for by kind
+    (or, without `only`, when the notebook has a safely fixable finding)."""
     analysed, notebook = ls.analysed.get(notebook_uri), ls.notebook(notebook_uri)
     if analysed is None or notebook is None or analysed.version != notebook.version:
         return []
@@ -677,6 +728,9 @@ def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeAc
         actions += cell_fix_all(ls, notebook, number, NOTEBOOK_FIX_ALL)
     elif any(FIX_ALL.startswith(k) for k in kinds):
         actions += cell_fix_all(ls, notebook, number, FIX_ALL)
+    elif not kinds and safely_fixable(analysed.findings):
+        actions += [deferred_fix_all(params.text_document.uri, analysed.version, FIX_ALL)] if resolves_edits(ls) \
+            else cell_fix_all(ls, notebook, number, FIX_ALL)
     return actions
 
 
