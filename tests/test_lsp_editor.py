@@ -14,7 +14,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 BROKEN = "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()\n"
 # a long first analysis, ending in GG001 on its last lines: settings can arrive while it runs
 HELPERS = "".join(f"def step_{n}(t):\n    u = t.exp()\n    return u * {n}\n\n\n" for n in range(300))
-SLOW = f"import torch\n\n\n{HELPERS}x = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()\n"
+SLOW = f"import torch\n\n\n{HELPERS}{BROKEN.removeprefix('import torch')}"
+START = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))
 
 
 @pytest_lsp.fixture(
@@ -107,8 +108,7 @@ async def test_a_request_without_only_offers_fix_all(client: LanguageClient, tmp
     open_document(client, path, BROKEN)
     await eventually_shown(client, path, ["GG001"])
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
-        context=lsp.CodeActionContext(diagnostics=[])))
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=START, context=lsp.CodeActionContext([])))
     (fix_all,) = [a for a in actions if a.kind == "source.fixAll.gradguard"]
     if fix_all.edit is None:
         fix_all = await client.code_action_resolve_async(fix_all)
@@ -122,6 +122,31 @@ async def test_no_fix_all_is_offered_when_nothing_is_safely_fixable(client: Lang
     open_document(client, path, text)
     await eventually_shown(client, path, [])
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
-        context=lsp.CodeActionContext(diagnostics=[])))
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=START, context=lsp.CodeActionContext([])))
     assert list(actions) == []
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "gradguard", "lsp"]))
+async def trusted_client(lsp_client: LanguageClient):
+    """VS Code in a trusted workspace, whose Python is this one (it has torch)."""
+    await lsp_client.initialize_session(lsp.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"trusted": True, "interpreter": sys.executable, "verify": {"device": "cpu"}}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_verify_shows_its_progress_from_begin_to_end(trusted_client: LanguageClient, tmp_path):
+    """`gradguard.verify` runs for seconds: the editor shows what it does meanwhile (`$/progress`)."""
+    path = tmp_path / "train.py"
+    path.write_text(BROKEN)
+    open_document(trusted_client, path, BROKEN)
+    result = await trusted_client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="gradguard.verify", arguments=[path.as_uri()]))
+    assert [(f["code"], f["origin"]) for f in result["findings"]] == [("GG001", "both")]
+    (reports,) = [reports for token, reports in trusted_client.progress_reports.items()
+                  if str(token).startswith("gradguard-verify")]
+    assert [r.kind for r in reports] == ["begin", "report", "report", "end"]
+    assert reports[0].title == "gradguard: verifying train.py"
+    assert [r.message.split(" with ")[0] for r in reports[1:3]] == ["analysing it", "running it"]
