@@ -150,3 +150,34 @@ async def test_verify_shows_its_progress_from_begin_to_end(trusted_client: Langu
     assert [r.kind for r in reports] == ["begin", "report", "report", "end"]
     assert reports[0].title == "gradguard: verifying train.py"
     assert [r.message.split(" with ")[0] for r in reports[1:3]] == ["analysing it", "running it"]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_pyproject_changed_outside_the_editor_applies_at_once(uninitialised: LanguageClient, tmp_path):
+    """The server asks the editor to watch pyproject.toml (dynamic registration); when the editor
+    reports a change made outside it, the open documents' diagnostics follow the new settings."""
+    client = uninitialised
+    registered: list[lsp.Registration] = []
+
+    @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def register(params: lsp.RegistrationParams) -> None:
+        registered.extend(params.registrations)
+
+    capabilities = client_capabilities("visual-studio-code")
+    await client.initialize_session(lsp.InitializeParams(capabilities=capabilities))
+    client.pulls = capabilities.text_document.diagnostic is not None
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "train"\n')
+    path = tmp_path / "train.py"
+    path.write_text(BROKEN)
+    open_document(client, path, BROKEN)
+    await eventually_shown(client, path, ["GG001"])
+    watched = [watcher["globPattern"] for registration in registered
+               if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+               for watcher in registration.register_options["watchers"]]
+    assert "**/pyproject.toml" in watched
+
+    pyproject.write_text('[project]\nname = "train"\n\n[tool.gradguard]\nignore = ["GG001"]\n')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+        [lsp.FileEvent(uri=pyproject.as_uri(), type=lsp.FileChangeType.Changed)]))
+    await eventually_shown(client, path, [])

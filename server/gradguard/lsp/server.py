@@ -58,6 +58,7 @@ from gradguard.source.parser import collector_paused
 FIX_ALL = "source.fixAll.gradguard"
 NOTEBOOK_FIX_ALL = "notebook.source.fixAll.gradguard"  # VS Code's notebook-level kind: asked once, for the notebook
 FIX_ALL_TITLE = "gradguard: fix all safely fixable problems"
+CONFIG_FILES = ("pyproject.toml",)  # what the settings are read from (`config.py`): watched for changes
 
 
 @dataclass
@@ -530,12 +531,25 @@ async def pull_settings(ls: GradguardServer) -> None:
         refresh_all(ls)
 
 
+async def watch_config_files(ls: GradguardServer) -> None:
+    """Ask the client to tell of changes to the config files made outside the editor (a `git pull`,
+    another editor): `workspace/didChangeWatchedFiles`, registered dynamically where it can be."""
+    if not ls.client_supports("workspace", "did_change_watched_files", "dynamic_registration"):
+        return
+    watchers = [lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES]
+    try:
+        await ls.client_register_capability_async(lsp.RegistrationParams([lsp.Registration(
+            id="gradguard-config-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
+    except Exception as error:  # the client keeps what it watches itself; a save in the editor still counts
+        ls.window_log_message(lsp.LogMessageParams(lsp.MessageType.Log, f"gradguard: no file watching: {error!r}"))
+
+
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: GradguardServer, params: lsp.InitializedParams) -> None:
     ls.event_loop = asyncio.get_running_loop()
     warm_up(ls.protocol._converter)  # pygls keeps its converter to itself
-    if ls.pulls_settings:
-        await pull_settings(ls)
+    await asyncio.gather(watch_config_files(ls), pull_settings(ls) if ls.pulls_settings else asyncio.sleep(0))
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -564,18 +578,27 @@ def did_change(ls: GradguardServer, params: lsp.DidChangeTextDocumentParams) -> 
     ls.schedule(params.text_document.uri)
 
 
+def is_config_file(uri: str) -> bool:
+    """Whether `uri` names a file the settings are read from."""
+    return uri.rsplit("/", 1)[-1] in CONFIG_FILES
+
+
+def reload_config_files(ls: GradguardServer) -> None:
+    """[tool.gradguard] may have changed: read the config files again, analyse the open documents again."""
+    ls.projects = ProjectSettings()
+    refresh_all(ls)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: GradguardServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    if params.text_document.uri.endswith("/pyproject.toml"):  # [tool.gradguard] may have changed
-        ls.projects = ProjectSettings()
-        refresh_all(ls)
+    if is_config_file(params.text_document.uri):
+        reload_config_files(ls)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-    if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
-        ls.projects = ProjectSettings()
-        refresh_all(ls)
+    if any(is_config_file(change.uri) for change in params.changes):
+        reload_config_files(ls)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
