@@ -157,12 +157,6 @@ async def test_a_pyproject_changed_outside_the_editor_applies_at_once(uninitiali
     """The server asks the editor to watch pyproject.toml (dynamic registration); when the editor
     reports a change made outside it, the open documents' diagnostics follow the new settings."""
     client = uninitialised
-    registered: list[lsp.Registration] = []
-
-    @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
-    def register(params: lsp.RegistrationParams) -> None:
-        registered.extend(params.registrations)
-
     capabilities = client_capabilities("visual-studio-code")
     await client.initialize_session(lsp.InitializeParams(capabilities=capabilities))
     client.pulls = capabilities.text_document.diagnostic is not None
@@ -172,7 +166,7 @@ async def test_a_pyproject_changed_outside_the_editor_applies_at_once(uninitiali
     path.write_text(BROKEN)
     open_document(client, path, BROKEN)
     await eventually_shown(client, path, ["GG001"])
-    watched = [watcher["globPattern"] for registration in registered
+    watched = [watcher["globPattern"] for registration in client.registrations
                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
                for watcher in registration.register_options["watchers"]]
     assert "**/pyproject.toml" in watched

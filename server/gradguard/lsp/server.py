@@ -549,7 +549,9 @@ async def watch_config_files(ls: GradguardServer) -> None:
 async def initialized(ls: GradguardServer, params: lsp.InitializedParams) -> None:
     ls.event_loop = asyncio.get_running_loop()
     warm_up(ls.protocol._converter)  # pygls keeps its converter to itself
-    await asyncio.gather(watch_config_files(ls), pull_settings(ls) if ls.pulls_settings else asyncio.sleep(0))
+    if ls.pulls_settings:  # asked at once: a push that comes before the answer is the newer word
+        await pull_settings(ls)
+    await watch_config_files(ls)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
