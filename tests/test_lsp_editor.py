@@ -175,3 +175,29 @@ async def test_a_pyproject_changed_outside_the_editor_applies_at_once(uninitiali
     client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
         [lsp.FileEvent(uri=pyproject.as_uri(), type=lsp.FileChangeType.Changed)]))
     await eventually_shown(client, path, [])
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_debug_information_says_what_the_server_runs_with(uninitialised: LanguageClient, tmp_path):
+    """`gradguard.printDebugInformation` (Ruff's `ruff.printDebugInformation`): the interpreter, the
+    versions, each workspace folder's resolved settings and the open documents, for a bug report."""
+    client = uninitialised
+    (tmp_path / "pyproject.toml").write_text('[tool.gradguard]\nignore = ["GG004"]\n')
+    await client.initialize_session(lsp.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        client_info=lsp.ClientInfo("Visual Studio Code", "1.99"),
+        workspace_folders=[lsp.WorkspaceFolder(uri=tmp_path.as_uri(), name="train")]))
+    path = tmp_path / "train.py"
+    open_document(client, path, BROKEN)
+    text = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="gradguard.printDebugInformation"))
+    lines = text.splitlines()
+    assert lines[0].startswith("gradguard ") and lines[0].endswith(" language server")
+    assert f"Server's Python: {sys.executable} " in text
+    versions = next(line for line in lines if line.startswith("Versions: "))
+    assert "pygls 2." in versions and "libcst 1." in versions and "lsprotocol " in versions
+    assert "torch 2." in versions  # this venv's: the server's environment has torch here
+    assert any(line.startswith("Client: Visual Studio Code 1.99; position encoding utf-16;") for line in lines)
+    folder = lines.index(f"Workspace folder {tmp_path}:")
+    assert "    ignore = ('GG004',)" in lines[folder + 1:]
+    assert f"    {path.as_uri()} (version 1)" in lines[lines.index("Open documents (1):") + 1:]

@@ -23,6 +23,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from gradguard import __version__
@@ -41,7 +42,7 @@ from gradguard.engine import (
 from gradguard.findings import Applicability, Finding, Fix, Position, Span
 from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 from gradguard.knowledge import ops
-from gradguard.lsp import verify_command
+from gradguard.lsp import debug_info, verify_command
 from gradguard.lsp import notebooks
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range, to_workspace_edit
 from gradguard.lsp.notebooks import OpenNotebook
@@ -98,6 +99,7 @@ class GradguardServer(LanguageServer):
         self.scheduler = Scheduler()
         self.settings_changes = 0  # counted by `refresh_all`: an analysis that started before one is run again
         self.token: str | None = None  # what a client must present to run code (set for TCP by `start`)
+        self.client_name = "unknown"  # its clientInfo, for the debug information
 
     def new_project(self, python: str | None) -> ProjectIndex:
         """A project index for the interpreter `python`. jedi's first query takes seconds: it is
@@ -175,6 +177,19 @@ class GradguardServer(LanguageServer):
             return self.revisions.get(uri, 0)
         document = self.open_document(uri)
         return False if document is None else document.version
+
+    def debug_snapshot(self) -> debug_info.Snapshot:
+        """What `gradguard.printDebugInformation` reports, as it is now."""
+        uris = [folder.uri for folder in self.workspace.folders.values()] or \
+            ([self.workspace.root_uri] if self.workspace.root_uri else [])
+        folders = {path: self.settings_for(path) for uri in uris if (path := to_fs_path(uri)) is not None}
+        environment = self.project.environment
+        return debug_info.Snapshot(
+            client=self.client_name, position_encoding=str(getattr(encoding := self.workspace.position_encoding, "value", encoding)),
+            pulls_diagnostics=self.pull, project_python=environment.python,
+            project_search_path=environment.search_path, editor=self.editor, folders=folders,
+            documents={uri: document.version for uri, document in self.workspace.text_documents.items()},
+            notebooks=dict(self.revisions))
 
     def report_server_error(self, error: Exception, source: object) -> None:
         """Malformed notifications and the like go to the log, not to a pop-up in the user's editor."""
@@ -446,6 +461,8 @@ def initialize(ls: GradguardServer, params: lsp.InitializeParams) -> None:
     ls.pulls_settings = params.initialization_options is None
     text_document = params.capabilities.text_document
     ls.pull = text_document is not None and text_document.diagnostic is not None
+    if params.client_info is not None:
+        ls.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
@@ -865,6 +882,12 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
     if text is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
+
+
+@server.command(debug_info.COMMAND)
+def print_debug_information(ls: GradguardServer, *arguments: object) -> str:
+    """The server's debug information, as text (the editor shows it: VS Code in the output channel)."""
+    return debug_info.debug_information(ls.debug_snapshot())
 
 
 verify_command.register(server, server)  # the gradguard.verify command and its code lenses
