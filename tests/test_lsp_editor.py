@@ -11,6 +11,8 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+import gradguard
+
 BROKEN = "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()\n"
 # a long first analysis, ending in GG001 on its last lines: settings can arrive while it runs
 HELPERS = "".join(f"def step_{n}(t):\n    u = t.exp()\n    return u * {n}\n\n\n" for n in range(300))
@@ -192,7 +194,8 @@ async def test_the_debug_information_says_what_the_server_runs_with(uninitialise
     text = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
         command="gradguard.printDebugInformation"))
     lines = text.splitlines()
-    assert lines[0].startswith("gradguard ") and lines[0].endswith(" language server")
+    assert lines[0].startswith("gradguard ")
+    assert lines[0].endswith(f" language server, from {Path(gradguard.__file__).parent}")
     assert f"Server's Python: {sys.executable} " in text
     versions = next(line for line in lines if line.startswith("Versions: "))
     assert "pygls 2." in versions and "libcst 1." in versions and "lsprotocol " in versions

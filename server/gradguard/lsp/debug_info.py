@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from importlib import metadata
 from pathlib import Path
 
+import gradguard
 from gradguard.config import Settings
 from gradguard.lsp.settings import EditorSettings
 
@@ -49,7 +50,7 @@ def debug_information(snapshot: Snapshot) -> str:
     """The report, one section after another."""
     editor = snapshot.editor
     lines = [
-        f"gradguard {version_in('gradguard')} language server",
+        f"gradguard {version_in('gradguard')} language server, from {Path(gradguard.__file__).parent}",
         f"Server's Python: {sys.executable} ({platform.python_implementation()} {platform.python_version()}, "
         f"{platform.platform()})",
         "Versions: " + ", ".join(f"{name} {version_in(name)}" for name in PACKAGES),
