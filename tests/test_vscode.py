@@ -69,8 +69,8 @@ USER_SETTINGS = {
 @pytest.fixture(autouse=True)
 def tools() -> None:
     """What `make vscode` builds and installs: the test fails, naming the command, without it."""
-    made_by("make vscode", NODE, CODE_SERVER, VSIX, VSIX_LINUX, VSCE, DRIVER.parent / "node_modules" / "playwright-core",
-            CHROMIUM)
+    made_by("make vscode", NODE, CODE_SERVER, VSIX, VSIX_LINUX, VSCE,
+            DRIVER.parent / "node_modules" / "playwright-core", CHROMIUM)
 
 
 @dataclass
