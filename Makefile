@@ -187,7 +187,7 @@ $(VSIX): vscode-client/node_modules/.stamp vscode-client/package.json vscode-cli
 .PHONY: vscode-platform
 vscode-platform: $(VSIX_PLATFORM)
 
-$(VSIX_PLATFORM): $(VSIX) $(DIST)/.stamp vscode-client/scripts/bundle.sh vscode-client/.vscodeignore-bundled
+$(VSIX_PLATFORM): $(VSIX) $(DIST)/.stamp vscode-client/scripts/bundle.sh
 	cd vscode-client && $(WITH_NODE24) PIP="$(CURDIR)/$(BIN)/python -m pip" \
 		scripts/bundle.sh $(VSCODE_TARGET) "$$(ls $(CURDIR)/$(DIST)/gradguard-*.whl)" $(notdir $@)
 

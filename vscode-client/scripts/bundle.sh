@@ -29,6 +29,8 @@ for version in $pythons; do
   cp -R -n "$staging"/. bundled/libs/
 done
 rm -rf .bundle-staging bundled/libs/bin
+# the universal package's .vscodeignore, and bundled/ too
+{ cat .vscodeignore; echo '!bundled/**'; } > .bundle-vscodeignore
 npx vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links \
-  --ignoreFile .vscodeignore-bundled --target "$target" --out "$out"
-rm -rf bundled
+  --ignoreFile .bundle-vscodeignore --target "$target" --out "$out"
+rm -rf bundled .bundle-vscodeignore
