@@ -184,7 +184,7 @@ async def test_the_debug_information_says_what_the_server_runs_with(uninitialise
     """`gradguard.printDebugInformation` (Ruff's `ruff.printDebugInformation`): the interpreter, the
     versions, each workspace folder's resolved settings and the open documents, for a bug report."""
     client = uninitialised
-    (tmp_path / "pyproject.toml").write_text('[tool.gradguard]\nignore = ["GG004"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.gradguard]\nselect = ["GG001"]\n')
     await client.initialize_session(lsp.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"),
         client_info=lsp.ClientInfo("Visual Studio Code", "1.99"),
@@ -202,5 +202,5 @@ async def test_the_debug_information_says_what_the_server_runs_with(uninitialise
     assert "torch 2." in versions  # this venv's: the server's environment has torch here
     assert any(line.startswith("Client: Visual Studio Code 1.99; position encoding utf-16;") for line in lines)
     folder = lines.index(f"Workspace folder {tmp_path}:")
-    assert "    ignore = ('GG004',)" in lines[folder + 1:]
+    assert "    select = ('GG001',)" in lines[folder + 1:]
     assert f"    {path.as_uri()} (version 1)" in lines[lines.index("Open documents (1):") + 1:]
