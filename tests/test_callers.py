@@ -54,7 +54,7 @@ def compute_loss(pred):
         _normalise_(pred.clone())
     return _normalise_(pred).sum()
 """) == ["m.py:6:5: GG001 [warning] [*] `x` is the input of `x.norm` (line 5), which it saves for backward; `div_` "
-         "changes it in place, so `backward()` may raise (whether it was saved depends on which tensors require grad "
+         "changes it in place, so `backward()` may raise \"one of the variables needed for gradient computation has been modified by an inplace operation\" (whether it was saved depends on which tensors require grad "
          "here; this holds if a backward pass later runs through it; found analysing `compute_loss` on its own: no "
          "caller of it is known)."]
 
@@ -64,7 +64,7 @@ def test_standalone_function_needs_evidence_that_its_tensors_require_grad(tmp_pa
     assert _check(tmp_path, _NORMALISE) == []
     assert _check(tmp_path, _NORMALISE.replace("_normalise_", "normalised_loss")) == [
         "m.py:6:5: GG001 [warning] [*] `x` is the input of `x.norm` (line 5), which it saves for backward; `div_` "
-        "changes it in place, so `backward()` may raise (whether it was saved depends on which tensors require grad "
+        "changes it in place, so `backward()` may raise \"one of the variables needed for gradient computation has been modified by an inplace operation\" (whether it was saved depends on which tensors require grad "
         "here; this holds if a backward pass later runs through it; found analysing `normalised_loss` on its own: no "
         "caller of it is known)."]
 
@@ -170,7 +170,7 @@ def test_a_call_through_a_dispatch_runs_each_function_it_may_pick(tmp_path):
     """`scale = _scale_ if flag else _scale; scale(h)` with `flag` unknown: both run, with the caller's tensors."""
     assert _check(tmp_path, _DISPATCH) == [
         "m.py:6:5: GG001 [error] [*] `x` is the output of `torch.tanh` (line 21), which it saves for backward; "
-        "`div_` changes it in place, so `backward()` will raise."]
+        "`div_` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\"."]
     assert _check(tmp_path, _DISPATCH.replace("    x.div_(x.norm())\n    return x", "    return x / x.norm()")) == []
 
 
@@ -202,6 +202,6 @@ class Lamb:
     assert _check(tmp_path, optimizer) == []
     assert _check(tmp_path, optimizer.replace("    @torch.no_grad()\n", "")) == [
         "m.py:9:5: GG001 [warning] [*] `param` is the input of `param.norm` (line 8), which it saves for backward; "
-        "`add_` changes it in place, so `backward()` may raise (whether it was saved depends on which tensors "
+        "`add_` changes it in place, so `backward()` may raise \"one of the variables needed for gradient computation has been modified by an inplace operation\" (whether it was saved depends on which tensors "
         "require grad here; this holds if a backward pass later runs through it; found analysing `step` on its own: "
         "no caller of it is known)."]

@@ -34,7 +34,7 @@ w.add_(1)
 (y.sum() + w.sum()).backward()
 """
 FULL_TWO = """\
-{path}:4:1: GG001 [error] [*] `y` is the output of `x.sigmoid` (line 3), which it saves for backward; `+=` changes it in place, so `backward()` will raise.
+{path}:4:1: GG001 [error] [*] `y` is the output of `x.sigmoid` (line 3), which it saves for backward; `+=` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".
   |
 3 | y = x.sigmoid()
   |     ----------- `x.sigmoid` saved its output for backward here
@@ -55,6 +55,7 @@ FULL_TWO = """\
   |
   = help: Wrap in `with torch.no_grad():`
 """
+FOUND_TWO = "Found 2 problems.\n[*] 2 fixable with the `--fix` option.\n"
 # `relu_` on what `relu_` saved (GG001 at line 5, column 5): its one fix, dropping `inplace=True`, is unsafe.
 RELU_TWICE = """\
 import torch
@@ -84,15 +85,15 @@ def test_the_formats_the_parser_offers_are_the_reports(capsys):
 
 def test_full_is_the_default_with_source_caret_related_line_and_fix(tmp_path, capsys):
     path = write(tmp_path / "two.py", TWO)
-    assert check(capsys, path) == (1, FULL_TWO.format(path=path),
-                                   "Found 2 problems.\n[*] 2 fixable with the `--fix` option.\n")
+    assert check(capsys, path) == (1, FULL_TWO.format(path=path) + "\n" + FOUND_TWO, "")
 
 
 def test_concise_and_the_format_alias(tmp_path, capsys):
     path = write(tmp_path / "two.py", TWO)
     code, out, err = check(capsys, "--format", "concise", path)
     assert code == 1
-    assert out == "".join(line + "\n" for line in FULL_TWO.format(path=path).splitlines() if line.startswith(str(path)))
+    assert out == "".join(line + "\n" for line in FULL_TWO.format(path=path).splitlines()
+                          if line.startswith(str(path))) + FOUND_TWO  # no blank line before it, as Ruff's
     assert check(capsys, "--output-format", "concise", path)[1] == out
 
 
@@ -108,7 +109,7 @@ def test_json_lines_is_one_object_a_line(tmp_path, capsys):
 
 
 def test_clean_says_all_checks_passed(tmp_path, capsys):
-    assert check(capsys, write(tmp_path / "clean.py", CLEAN)) == (0, "", "All checks passed!\n")
+    assert check(capsys, write(tmp_path / "clean.py", CLEAN)) == (0, "All checks passed!\n", "")
 
 
 def test_colours_on_a_terminal_or_forced_and_never_with_no_color(tmp_path):
@@ -117,22 +118,24 @@ def test_colours_on_a_terminal_or_forced_and_never_with_no_color(tmp_path):
                      env={"FORCE_COLOR": "1", "PATH": "/usr/bin:/bin"})
     assert forced.stdout.splitlines()[0] == (
         f"\x1b[1m{path}:4:1:\x1b[0m \x1b[1;31mGG001\x1b[0m [error] \x1b[36m[*]\x1b[0m `y` is the output of "
-        "`x.sigmoid` (line 3), which it saves for backward; `+=` changes it in place, so `backward()` will raise.")
+        "`x.sigmoid` (line 3), which it saves for backward; `+=` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".")
     both = console("check", "--no-cache", path, cwd=tmp_path, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     piped = console("check", "--no-cache", path, cwd=tmp_path)
-    assert "\x1b[" not in both.stdout and both.stdout == piped.stdout == FULL_TWO.format(path=path)
+    assert "\x1b[" not in both.stdout and both.stdout == piped.stdout == FULL_TWO.format(path=path) + "\n" + FOUND_TWO
 
 
 def test_an_unsafe_only_fix_is_a_hidden_fix_in_the_summary_and_the_diff(tmp_path, capsys):
     path = write(tmp_path / "relu.py", RELU_TWICE)
     code, out, err = check(capsys, path)
     assert out.splitlines()[0].startswith(f"{path}:5:5: GG001 [error] `F.relu(..., inplace=True)` changes")
-    assert out.splitlines()[-1] == "  = help: Remove `inplace=True` (unsafe: it may change what the code computes; " \
-                                   "--unsafe-fixes applies it)"
-    assert err == "Found 1 problem.\nNo fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n"
+    block, summary = out.rsplit("\n\n", 1)
+    assert block.splitlines()[-1] == "  = help: Remove `inplace=True` (unsafe: it may change what the code computes; " \
+                                     "--unsafe-fixes applies it)"
+    assert (summary, err) == (
+        "Found 1 problem.\nNo fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n", "")
     assert check(capsys, "--diff", path) == (
-        0, "", "Would fix 0 problems (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n")
-    assert check(capsys, "--unsafe-fixes", path)[2] == "Found 1 problem.\n[*] 1 fixable with the `--fix` option.\n"
+        0, "Would fix 0 problems (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n", "")
+    assert check(capsys, "--unsafe-fixes", path)[1].endswith("\n\nFound 1 problem.\n[*] 1 fixable with the `--fix` option.\n")
     assert path.read_text() == RELU_TWICE
 
 
@@ -140,15 +143,15 @@ def test_statistics_counts_by_rule(tmp_path, capsys):
     write(tmp_path / "a.py", TWO)
     write(tmp_path / "b.py", TWO.replace("w.add_(1)\n", "w.add_(1)\n"))
     assert check(capsys, "--statistics", tmp_path) == (
-        1, "2\tGG001\t[*] saved-tensor-modified-inplace\n2\tGG002\t[*] leaf-modified-inplace\n",
-        "Found 4 problems.\n[*] 4 fixable with the `--fix` option.\n")
+        1, "2\tGG001\t[*] saved-tensor-modified-inplace\n2\tGG002\t[*] leaf-modified-inplace\n"
+        "Found 4 problems.\n[*] 4 fixable with the `--fix` option.\n", "")
 
 
 def test_fix_with_show_fixes_lists_what_was_fixed(tmp_path, capsys):
     path = write(tmp_path / "two.py", TWO)
-    assert check(capsys, "--fix", "--show-fixes", path) == (0, "", (
+    assert check(capsys, "--fix", "--show-fixes", path) == (0, (
         f"Fixed 2 problems:\n- {path}:\n    1 × GG001 (saved-tensor-modified-inplace)\n"
-        "    1 × GG002 (leaf-modified-inplace)\nFound 2 problems (2 fixed, 0 remaining).\n"))
+        "    1 × GG002 (leaf-modified-inplace)\nFound 2 problems (2 fixed, 0 remaining).\n"), "")
 
 
 def test_quiet_keeps_the_findings_and_silent_prints_nothing(tmp_path, capsys):
@@ -172,9 +175,9 @@ def test_standard_input_with_a_file_name_uses_its_settings_and_name(tmp_path):
     write(tmp_path / "pyproject.toml", '[tool.gradguard]\nignore = ["GG002"]\n')
     result = console("check", "--output-format", "concise", "--stdin-filename", "src/two.py", cwd=tmp_path, stdin=TWO)
     assert result.returncode == 1
-    assert [line.split(" ")[:2] for line in result.stdout.splitlines()] == [["src/two.py:4:1:", "GG001"]]
+    assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-2]] == [["src/two.py:4:1:", "GG001"]]
     dash = console("check", "--output-format", "concise", "-", cwd=tmp_path, stdin=TWO)
-    assert [line.split(" ")[:2] for line in dash.stdout.splitlines()] == [["-:4:1:", "GG001"]]
+    assert [line.split(" ")[:2] for line in dash.stdout.splitlines()[:-2]] == [["-:4:1:", "GG001"]]
 
 
 def test_standard_input_fixed_goes_to_stdout_and_its_findings_to_stderr(tmp_path):
@@ -184,7 +187,7 @@ def test_standard_input_fixed_goes_to_stdout_and_its_findings_to_stderr(tmp_path
         "w.add_(1)", "with torch.no_grad():\n    w.add_(1)")
     assert result.stderr.splitlines() == [
         "-:11:5: GG001 [error] `F.relu(..., inplace=True)` changes the output of `F.relu` (line 10) in place, which "
-        "it saves for backward, so `backward()` will raise.",
+        "it saves for backward, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".",
         "Found 3 problems (2 fixed, 1 remaining).",
         "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)."]
     assert result.returncode == 1
@@ -222,7 +225,7 @@ def test_add_noqa_writes_each_code_once_and_keeps_the_codes_there(tmp_path, caps
     assert path.read_text() == TWO.replace("y += 1", "y += 1  # noqa: GG001").replace(
         "w.add_(1)", "w.add_(1)  # noqa: GG004, GG002  (explained)")
     assert check(capsys, "--add-noqa", path) == (0, "", "Added 0 noqa directives.\n")
-    assert check(capsys, path) == (0, "", "All checks passed!\n")
+    assert check(capsys, path) == (0, "All checks passed!\n", "")
 
 
 def test_add_noqa_leaves_a_line_continued_by_a_backslash(tmp_path, capsys):
@@ -333,14 +336,26 @@ def test_rule_prints_the_documentation_page_offline(tmp_path, capsys):
     body = page.split("\n", 1)[1].removesuffix("\n[All rules](index.md)\n")  # without the generated-file comment
     assert out == f"{body}\nhttps://github.com/gradguard/gradguard/blob/main/docs/rules/GG001.md\n"
     assert main(["rule", "--all"]) == 0
-    assert capsys.readouterr().out.count("\n# GG00") == 5
+    assert capsys.readouterr().out.count("\n# G") == 8
     assert main(["rule", "--all", "--output-format", "json"]) == 0
     rules = json.loads(capsys.readouterr().out)
-    assert [r["code"] for r in rules] == ["GG000", "GG001", "GG002", "GG003", "GG004", "GG005"]
+    assert [r["code"] for r in rules] == ["GG000", "GG001", "GG002", "GG003", "GG004", "GG005", "GG100", "GV001", "GV002"]
     assert set(rules[1]) == {"code", "name", "summary", "documentation", "url"}
     assert main(["rule", "GG009"]) == 2
     assert capsys.readouterr().err == ("gradguard: unknown rule code 'GG009' (known codes: GG000, GG001, GG002, "
-                                       "GG003, GG004, GG005)\n")
+                                       "GG003, GG004, GG005, GG100, GV001, GV002)\n")
+
+
+@pytest.mark.parametrize("code", ["GV001", "GV002"])
+def test_rule_knows_the_codes_of_verify(capsys, code):
+    """`gradguard verify` reports GV001/GV002: `gradguard rule` documents them as the rules."""
+    from helpers import ROOT
+
+    assert main(["rule", code.lower()]) == 0
+    page = (ROOT / "docs" / "rules" / f"{code}.md").read_text()
+    body = page.split("\n", 1)[1].removesuffix("\n[All rules](index.md)\n")
+    assert capsys.readouterr().out == f"{body}\nhttps://github.com/gradguard/gradguard/blob/main/docs/rules/{code}.md\n"
+    assert body.startswith(f"# {code} — ") and "## What to do" in body
 
 
 def test_add_noqa_never_writes_into_a_string_and_refuses_fix_or_diff(tmp_path, capsys):
@@ -357,4 +372,124 @@ def test_add_noqa_never_writes_into_a_string_and_refuses_fix_or_diff(tmp_path, c
 def test_a_file_named_twice_or_reached_through_a_link_is_fixed_once(tmp_path, capsys):
     path = write(tmp_path / "d" / "two.py", TWO)
     (tmp_path / "d" / "link.py").symlink_to(path)
-    assert check(capsys, "--fix", path, path, tmp_path / "d") == (0, "", "Found 2 problems (2 fixed, 0 remaining).\n")
+    assert check(capsys, "--fix", path, path, tmp_path / "d") == (0, "Found 2 problems (2 fixed, 0 remaining).\n", "")
+
+
+# --- statistics as JSON, the output file, failing on errors only, watch mode -----------------------
+
+# GG004 at line 4 (a warning: no error, wrong gradients) and nothing else.
+WARNING_ONLY = """\
+import torch
+x = torch.randn(3, requires_grad=True)
+y = torch.exp(x)
+y.data.mul_(2)
+y.sum().backward()
+"""
+
+
+def test_statistics_as_json_are_ruffs_and_other_machine_formats_are_refused(tmp_path, capsys):
+    write(tmp_path / "a.py", TWO)
+    write(tmp_path / "b.py", RELU_TWICE)
+    code, out, err = check(capsys, "--statistics", "--output-format", "json", tmp_path)
+    assert (code, err) == (1, "")
+    assert json.loads(out) == [
+        {"code": "GG001", "name": "saved-tensor-modified-inplace", "count": 2, "fixable": False, "fixable_count": 1},
+        {"code": "GG002", "name": "leaf-modified-inplace", "count": 1, "fixable": True, "fixable_count": 1}]
+    assert check(capsys, "--statistics", "--output-format", "sarif", tmp_path) == (
+        2, "", "gradguard: --statistics prints text (full, concise) or json, not sarif\n")
+
+
+def test_output_file_takes_what_stdout_would_show(tmp_path, capsys):
+    path = write(tmp_path / "two.py", TWO)
+    report = tmp_path / "reports" / "gradguard.txt"
+    assert check(capsys, "--output-file", report, path) == (1, "", "")
+    assert report.read_text() == FULL_TWO.format(path=path) + "\n" + FOUND_TWO
+    assert check(capsys, "-o", report, "--output-format", "json", path) == (1, "", "")
+    assert [d["code"] for d in json.loads(report.read_text())] == ["GG001", "GG002"]
+
+
+def test_fail_on_error_passes_warnings_but_prints_them(tmp_path, capsys):
+    path = write(tmp_path / "data.py", WARNING_ONLY)
+    code, out, _ = check(capsys, "--output-format", "concise", path)
+    assert code == 1 and out.startswith(f"{path}:4:1: GG004 [warning] ")
+    assert check(capsys, "--output-format", "concise", "--fail-on", "error", path) == (0, out, "")
+    assert check(capsys, "--fail-on", "error", write(tmp_path / "two.py", TWO))[0] == 1
+
+
+def test_watch_checks_again_when_a_file_changes(tmp_path):
+    """As `ruff check --watch`: a timestamped line per run, the findings after it, Ctrl-C stops it."""
+    import queue
+    import re
+    import signal
+    import threading
+
+    path = write(tmp_path / "model.py", CLEAN)
+    proc = subprocess.Popen([str(GRADGUARD), "check", "--watch", "--no-cache", "--output-format", "concise", "."],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()
+
+    def until(last: str) -> list[str]:
+        seen = [lines.get(timeout=60)]
+        while not seen[-1].startswith(last):
+            seen.append(lines.get(timeout=60))
+        return [re.sub(r"^\[\d\d:\d\d:\d\d\] ", "[time] ", line) for line in seen]
+
+    try:
+        assert until("[") == ["[time] Starting gradguard in watch mode..."]
+        assert until("[") == ["[time] Found 0 problems. Watching for file changes."]
+        path.write_text(TWO)
+        assert until("model.py:6:1") == [
+            "[time] File change detected...", "[time] Found 2 problems. Watching for file changes.", "",
+            *[line for line in FULL_TWO.format(path="model.py").splitlines() if line.startswith("model.py")]]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130, proc.stderr.read()
+
+
+# --- noqa comments --------------------------------------------------------------------------------
+
+def test_a_file_level_gradguard_noqa_exempts_the_whole_file(tmp_path, capsys):
+    """As Ruff's `# ruff: noqa` / `# ruff: noqa: F401`: a comment anywhere, not a string's text."""
+    def concise(text: str) -> tuple[int, list[str]]:
+        code, out, _ = check(capsys, "--output-format", "concise", "--quiet", write(tmp_path / "m.py", text))
+        return code, [line.split(" ")[1] for line in out.splitlines()]
+
+    assert concise(TWO) == (1, ["GG001", "GG002"])
+    assert concise("# gradguard: noqa: GG002\n" + TWO) == (1, ["GG001"])
+    assert concise(TWO.replace("import torch", "import torch  # Gradguard: NoQA: gg001, GG002")) == (0, [])
+    assert concise(TWO + "# gradguard: noqa\n") == (0, [])
+    assert concise('s = "# gradguard: noqa"\n' + TWO) == (1, ["GG001", "GG002"])
+    assert concise("# noqa\n" + TWO) == (1, ["GG001", "GG002"])  # a line's `# noqa` is the line's only
+
+
+NOQAS = TWO.replace("y += 1", "y += 1  # noqa: GG001, GG002").replace(
+    "(y.sum() + w.sum()).backward()", "z = y * 2  # noqa: E501, GG004  (why)\nq = z  # noqa: GG999\n"
+    "(y.sum() + w.sum()).backward()  # noqa")
+
+
+def test_unused_noqa_is_off_unless_selected_and_its_fix_removes_what_silences_nothing(tmp_path, capsys):
+    """As Ruff's RUF100: gradguard's codes on a line without their finding; other linters' codes
+    and a bare `# noqa` are theirs."""
+    path = write(tmp_path / "m.py", NOQAS)
+    assert check(capsys, "--output-format", "concise", "--quiet", path)[1] == (
+        f"{path}:6:1: GG002 [error] [*] " + FULL_TWO.format(path=path).split("GG002 [error] [*] ")[1].split("\n")[0]
+        + "\n")
+    code, out, err = check(capsys, "--output-format", "concise", "--extend-select", "GG100", "--ignore", "GG002", path)
+    assert (code, err) == (1, "")
+    assert out == (f"{path}:4:9: GG100 [warning] [*] Unused `noqa` directive (non-enabled: `GG002`)\n"
+                   f"{path}:7:12: GG100 [warning] [*] Unused `noqa` directive (unused: `GG004`)\n"
+                   f"{path}:8:8: GG100 [warning] [*] Unused `noqa` directive (unknown: `GG999`)\n"
+                   "Found 3 problems.\n[*] 3 fixable with the `--fix` option.\n")
+    assert check(capsys, "--select", "ALL", "--fix", path)[0] == 0
+    assert path.read_text() == TWO.replace("y += 1", "y += 1  # noqa: GG001").replace(
+        "w.add_(1)", "with torch.no_grad():\n    w.add_(1)").replace(
+        "(y.sum() + w.sum()).backward()", "z = y * 2  # noqa: E501  (why)\nq = z\n(y.sum() + w.sum()).backward()  # noqa")
+
+
+def test_watch_refuses_what_it_cannot_do_again(tmp_path, capsys):
+    path = write(tmp_path / "m.py", TWO)
+    for flag in ("--statistics", "--add-noqa", "--show-settings"):
+        assert check(capsys, "--watch", flag, path) == (2, "", (
+            "gradguard: --watch checks files again as they change: it takes neither standard input, --add-noqa, "
+            "--statistics nor --show-settings\n"))

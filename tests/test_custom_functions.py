@@ -109,7 +109,7 @@ def test_an_input_saved_with_save_for_backward_and_changed_in_place_is_gg001(tmp
     line = 15 + call.count("\n")
     assert code == 1
     assert found == [f"prog.py:{line + 1}:1: GG001 [error] [*] `h` is the input of `Square.apply` (line {line}), which "
-                     "it saves for backward; `add_` changes it in place, so `backward()` will raise."]
+                     "it saves for backward; `add_` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\"."]
 
 
 def test_setup_context_saves_as_forward_does(tmp_path, capsys):

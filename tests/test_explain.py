@@ -111,7 +111,7 @@ def test_a_saved_tensor_changed_before_backward_is_reported_with_the_save_and_th
     - meets a save: its output by `torch.sigmoid` (line 6)
     - a backward pass runs through what it changes: line 9
     GG001 reported [error]: `h` is the output of `torch.sigmoid` (line 6), which it saves for backward; `+=` \
-changes it in place, so `backward()` will raise.
+changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".
 {NOT_A_LEAF}{NOT_A_VIEW}{NOT_THROUGH_DATA}{NOT_COMPILED}"""
 
 
@@ -169,7 +169,7 @@ def test_the_same_change_is_reported_when_the_tensor_it_reaches_is_returned(tmp_
     path = write(tmp_path / "trainer.py", TRAIN_STEP.replace("h.sum().item()", "h.sum()"))
     assert "    - a backward pass may run through what it changes (if one runs through what the function returns)\n" \
         "    GG001 reported [warning]: `h` is the output of `torch.sigmoid` (line 10), which it saves for backward; " \
-        "`mul_` changes it in place, so `backward()` may raise (this holds if a backward pass later runs through it; " \
+        "`mul_` changes it in place, so `backward()` may raise \"one of the variables needed for gradient computation has been modified by an inplace operation\" (this holds if a backward pass later runs through it; " \
         "found analysing `train_step` on its own: no caller of it is known).\n" in explain(path, 11, capsys)
 
 
@@ -275,7 +275,7 @@ def test_a_backward_from_what_a_call_not_followed_returned_may_reach_the_saves_o
     assert "    - a backward pass may run through what it changes (it reaches it through a call the analysis did " \
            "not follow): line 31\n" in change
     assert "    GG001 reported [warning]: `probs` is the output of `torch.sigmoid` (line 27), which it saves for " \
-           "backward; `clamp_` changes it in place, so `backward()` may raise (the backward pass reaches it only " \
+           "backward; `clamp_` changes it in place, so `backward()` may raise \"one of the variables needed for gradient computation has been modified by an inplace operation\" (the backward pass reaches it only " \
            "through a call the analysis did not follow).\n" in change
 
 

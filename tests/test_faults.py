@@ -45,7 +45,7 @@ def test_fix_keeps_line_endings_and_every_unicode_line_break(tmp_path, capsys, n
     path = tmp_path / "model.py"
     path.write_bytes(before.encode())
     code, out, err = check(capsys, "--fix", path)
-    assert (code, err) == (0, "Found 1 problem (1 fixed, 0 remaining).\n")
+    assert (code, out, err) == (0, "Found 1 problem (1 fixed, 0 remaining).\n", "")
     assert path.read_bytes() == before.replace(f"y += 1{newline}", f"y = y + 1{newline}").encode()
 
 
@@ -82,7 +82,7 @@ def test_encoding_and_bom_are_kept(tmp_path, capsys):
     (tmp_path / "latin.py").write_bytes(latin)
     (tmp_path / "bom.py").write_bytes(bom)
     code, out, err = check(capsys, "--fix", tmp_path)
-    assert (code, err) == (0, "Found 2 problems (2 fixed, 0 remaining).\n")
+    assert (code, out, err) == (0, "Found 2 problems (2 fixed, 0 remaining).\n", "")
     assert (tmp_path / "latin.py").read_bytes() == latin.replace(b"y += 1", b"y = y + 1")
     assert (tmp_path / "bom.py").read_bytes() == bom.replace(b"y += 1", b"y = y + 1")
 
@@ -133,7 +133,7 @@ def test_a_file_edited_while_it_is_fixed_keeps_the_edit_and_is_fixed_as_edited(t
 
     monkeypatch.setattr(engine, "fix_document", edit_meanwhile)
     code, out, err = check(capsys, "--fix", path)
-    assert (code, out, err) == (0, "", "Found 1 problem (1 fixed, 0 remaining).\n")
+    assert (code, out, err) == (0, "Found 1 problem (1 fixed, 0 remaining).\n", "")
     assert path.read_text() == edited.replace("y += 1", "y = y + 1")
 
 
@@ -153,8 +153,8 @@ def test_a_file_that_keeps_changing_while_it_is_fixed_is_reported_not_fixed(tmp_
     code, out, err = check(capsys, "--fix", "--output-format", "concise", path)
     assert len(edits) == 3 and path.read_text() == SAVED.format(n="\n") + "".join(edits)
     assert code == 2 and out.startswith(f"{path}:4:1: GG001 [error] [*] `y` is the output of `x.sigmoid` (line 3)")
-    assert err == (f"gradguard: {path}: not fixed: the file changed while gradguard was fixing it; not written\n"
-                   "Found 1 problem (0 fixed, 1 remaining).\n")
+    assert err == f"gradguard: {path}: not fixed: the file changed while gradguard was fixing it; not written\n"
+    assert out.endswith("\nFound 1 problem (0 fixed, 1 remaining).\n")
 
 
 def test_an_immutable_file_is_reported_and_the_others_are_fixed(tmp_path, capsys):
@@ -167,8 +167,8 @@ def test_an_immutable_file_is_reported_and_the_others_are_fixed(tmp_path, capsys
     finally:
         subprocess.run(["chattr", "-i", str(frozen)], check=True)
     assert code == 2
-    assert err == (f"gradguard: {frozen}: not fixed: Permission denied\n"
-                   "Found 2 problems (1 fixed, 1 remaining).\n")
+    assert err == f"gradguard: {frozen}: not fixed: Permission denied\n"
+    assert out.endswith("\n\nFound 2 problems (1 fixed, 1 remaining).\n")
     assert frozen.read_text() == SAVED.format(n="\n")
     assert other.read_text() == SAVED.format(n="\n").replace("y += 1", "y = y + 1")
 
@@ -190,19 +190,24 @@ def test_two_fix_runs_racing_on_one_tree_both_report_the_fixed_tree(tmp_path):
     runs = [subprocess.Popen(command, cwd=raced, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(2)]
     outputs = [(*r.communicate(timeout=300), r.returncode) for r in runs]
-    final = subprocess.run([str(GRADGUARD), "check", "--no-cache", "--output-format", "concise", "."], cwd=raced,
+    final = subprocess.run([str(GRADGUARD), "check", "--no-cache", "--output-format", "concise", "--quiet", "."], cwd=raced,
                            capture_output=True, text=True, timeout=300)
-    assert final.returncode == 1 and final.stdout == single.stdout and final.stdout.count("GG00") > 30
+    assert final.returncode == 1 and final.stdout == _findings(single.stdout) and final.stdout.count("GG00") > 30
     for out, err, code in outputs:
-        assert (code, out) == (1, final.stdout), err
-    assert sum(_fixed(err) for _, err, _ in outputs) == _fixed(single.stderr) > 100
+        assert (code, _findings(out)) == (1, final.stdout), err
+    assert sum(_fixed(out) for out, _, _ in outputs) == _fixed(single.stdout) > 100
     for path in alone.rglob("*.py"):
         assert (raced / path.relative_to(alone)).read_text() == path.read_text(), path
 
 
-def _fixed(err: str) -> int:
+def _findings(out: str) -> str:
+    """A concise run's output without its closing summary."""
+    return "".join(line for line in out.splitlines(keepends=True) if not line.startswith(("Found ", "No fixes ")))
+
+
+def _fixed(out: str) -> int:
     """How many problems a `--fix` run's summary says it fixed."""
-    summary = next(line for line in err.splitlines() if line.startswith("Found"))
+    summary = next(line for line in out.splitlines() if line.startswith("Found"))
     return int(summary.split("(")[1].split()[0])
 
 
@@ -256,8 +261,8 @@ def test_a_broken_cache_entry_is_a_miss(tmp_path, capsys, entry):
     capsys.readouterr()
     assert main(["check", "--output-format", "concise", "--cache-dir", str(cache), str(path)]) == 1
     out, err = capsys.readouterr()
-    assert out.startswith(f"{path}:4:1: GG001 [error] [*] ") and len(out.splitlines()) == 1
-    assert err == "Found 1 problem.\n[*] 1 fixable with the `--fix` option.\n"
+    assert out.startswith(f"{path}:4:1: GG001 [error] [*] ") and len(out.splitlines()) == 3
+    assert (out.split("\n", 1)[1], err) == ("Found 1 problem.\n[*] 1 fixable with the `--fix` option.\n", "")
 
 
 @pytest.mark.parametrize("toml, message", [

@@ -65,10 +65,10 @@ def test_check_reports_exactly_the_marked_cells_lines_and_codes():
 
 def test_text_names_the_cell_as_ruff_does_and_the_earlier_cell_that_saved(tmp_path):
     shutil.copy(NOTEBOOKS / "cell_pair_exp.ipynb", tmp_path / "nb.ipynb")
-    proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+    proc = run("check", "--no-cache", "--output-format", "concise", "--quiet", "nb.ipynb", cwd=tmp_path)
     assert proc.stdout == (
         "nb.ipynb:cell 3:2:1: GG001 [error] [*] `y` is the output of `x.exp` (cell 2, line 5), which it saves"
-        " for backward; `+=` changes it in place, so `backward()` will raise.\n")
+        " for backward; `+=` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".\n")
     full = run("check", "--no-cache", "nb.ipynb", cwd=tmp_path)
     assert full.stdout.splitlines()[1:7] == [
         "  |",
@@ -79,7 +79,7 @@ def test_text_names_the_cell_as_ruff_does_and_the_earlier_cell_that_saved(tmp_pa
         "  |",
     ]
     assert "  = note: nb.ipynb:cell 2:5:5: `x.exp` saved its output for backward here" in full.stdout
-    assert full.returncode == 1 and "Found 1 problem." in full.stderr
+    assert full.returncode == 1 and full.stdout.endswith("\n\nFound 1 problem.\n[*] 1 fixable with the `--fix` option.\n")
 
 
 def test_json_and_sarif_carry_the_cell_and_cell_local_positions(tmp_path):
@@ -127,7 +127,7 @@ def test_fix_edits_only_the_cell_sources_and_the_fixed_notebooks_run_cleanly(tmp
         shutil.copy(NOTEBOOKS / name, tmp_path / name)
     proc = run("check", "--fix", "--no-config", *FAILING, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"Found {len(FAILING)} problems ({len(FAILING)} fixed, 0 remaining)." in proc.stderr
+    assert f"Found {len(FAILING)} problems ({len(FAILING)} fixed, 0 remaining)." in proc.stdout
     for name in FAILING:
         before, after = EXPECTED_REPLACEMENTS[name]
         original = (NOTEBOOKS / name).read_bytes()
@@ -136,7 +136,7 @@ def test_fix_edits_only_the_cell_sources_and_the_fixed_notebooks_run_cleanly(tmp
     outcomes = run_in_order(*(tmp_path / name for name in FAILING))
     assert all(outcome["error"] is None for outcome in outcomes.values()), outcomes
     again = run("check", "--no-cache", "--no-config", *FAILING, cwd=tmp_path)
-    assert (again.returncode, again.stdout) == (0, "")
+    assert (again.returncode, again.stdout) == (0, "All checks passed!\n")
 
 
 def test_diff_shows_each_changed_cell_and_writes_nothing(tmp_path):
@@ -144,7 +144,8 @@ def test_diff_shows_each_changed_cell_and_writes_nothing(tmp_path):
     proc = run("check", "--diff", "nb.ipynb", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ("--- nb.ipynb:cell 3\n+++ nb.ipynb:cell 3\n@@ -1,3 +1,3 @@\n !echo training\n"
-                           "-y += 1  # expect: GG001\n+y = y + 1  # expect: GG001\n y.sum().backward()\n")
+                           "-y += 1  # expect: GG001\n+y = y + 1  # expect: GG001\n y.sum().backward()\n"
+                           "Would fix 1 problem.\n")
     assert (tmp_path / "nb.ipynb").read_bytes() == (NOTEBOOKS / "cell_pair_exp.ipynb").read_bytes()
 
 
@@ -164,7 +165,7 @@ def test_a_walk_includes_notebooks_and_exclude_applies_to_them(tmp_path):
     write(tmp_path / "pyproject.toml", '[tool.gradguard]\nexclude = ["scratch.ipynb"]\n')
     (tmp_path / ".ipynb_checkpoints").mkdir()  # Jupyter's autosaved copies are not the user's notebooks
     shutil.copy(NOTEBOOKS / "cell_pair_exp.ipynb", tmp_path / ".ipynb_checkpoints" / "train-checkpoint.ipynb")
-    proc = run("check", "--no-cache", "--output-format", "concise", cwd=tmp_path)
+    proc = run("check", "--no-cache", "--output-format", "concise", "--quiet", cwd=tmp_path)
     assert [line.split(":")[0:2] for line in proc.stdout.splitlines()] == [["train.ipynb", "cell 3"]]
 
 
@@ -182,7 +183,7 @@ def test_the_cache_places_findings_in_the_current_cells(tmp_path):
     data["cells"][2]["source"][3] = "x = torch.randn(4, requires_grad=False)\n"
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
     third = run("check", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
-    assert (third.returncode, third.stdout) == (0, "")
+    assert (third.returncode, third.stdout) == (0, "All checks passed!\n")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -208,7 +209,7 @@ def test_a_file_that_is_no_notebook_is_reported_unreadable_whether_it_mentions_t
     reported all the same (it passed silently, unless it held the word torch)."""
     write(tmp_path / "nb.ipynb", text)
     for cache in ("--no-cache", "--cache-dir=.cache", "--cache-dir=.cache"):
-        proc = run("check", cache, "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+        proc = run("check", cache, "--output-format", "concise", "--quiet", "nb.ipynb", cwd=tmp_path)
         assert (proc.returncode, proc.stdout) == (
             1, f"nb.ipynb:1:1: GG000 [error] gradguard could not read this file: {message}\n"), proc.stderr
 
@@ -290,7 +291,7 @@ def test_add_noqa_writes_in_the_cells_and_silences_them(tmp_path):
     assert (tmp_path / "nb.ipynb").read_bytes() == (NOTEBOOKS / "cell_pair_exp.ipynb").read_bytes().replace(
         before.encode(), _line("y += 1  # expect: GG001  # noqa: GG001\n").encode())
     again = run("check", "--no-cache", "nb.ipynb", cwd=tmp_path)
-    assert (again.returncode, again.stdout) == (0, "")
+    assert (again.returncode, again.stdout) == (0, "All checks passed!\n")
 
 
 def test_a_notebook_whose_outputs_are_larger_than_a_source_file_may_be_is_read(tmp_path):
@@ -308,12 +309,12 @@ def test_a_cell_that_does_not_parse_is_reported_and_the_others_are_analysed(tmp_
     data["cells"].insert(2, {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
                              "source": ["def half_written(x:\n", "    return x\n"]})
     (tmp_path / "nb.ipynb").write_text(json.dumps(data, indent=1), encoding="utf-8")
-    proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+    proc = run("check", "--no-cache", "--output-format", "concise", "--quiet", "nb.ipynb", cwd=tmp_path)
     assert [line.split(" [")[0] for line in proc.stdout.splitlines()] == [
         "nb.ipynb:cell 3:1:17: GG000", "nb.ipynb:cell 4:2:1: GG001"]
     assert "'(' was never closed: gradguard skips lines 1–2 until they parse" in proc.stdout
     fixed = run("check", "--fix", "nb.ipynb", cwd=tmp_path)
-    assert "Found 2 problems (1 fixed, 1 remaining)." in fixed.stderr
+    assert "Found 2 problems (1 fixed, 1 remaining)." in fixed.stdout
     assert json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))["cells"][3]["source"][1] == \
         "y = y + 1  # expect: GG001\n"
 
@@ -348,14 +349,14 @@ def test_each_cell_is_a_parse_unit_of_its_own(tmp_path):
                                                                                 "(<cell 3>, line 1)")
     parsing = outcomes["parsing.ipynb"]
     assert parsing["cell"] == 7 and "modified by an inplace operation" in parsing["error"]
-    proc = run("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+    proc = run("check", "--no-cache", "--output-format", "concise", "--quiet", "nb.ipynb", cwd=tmp_path)
     skipped = ": gradguard skips line 1 until it parses; the rest of the file is analysed"
     assert proc.stdout.splitlines() == [
         "nb.ipynb:cell 3:1:15: GG000 [error] '[' was never closed" + skipped,
         "nb.ipynb:cell 4:1:2: GG000 [error] unmatched ']'" + skipped,
         "nb.ipynb:cell 6:1:4: GG000 [error] unexpected indent" + skipped,
         "nb.ipynb:cell 7:1:1: GG001 [error] [*] `y` is the output of `x.exp` (cell 2, line 4), which it saves for "
-        "backward; `+=` changes it in place, so `backward()` will raise.",
+        "backward; `+=` changes it in place, so `backward()` will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\".",
         "nb.ipynb:cell 8:1:7: GG000 [error] unterminated triple-quoted string literal (detected at line 1)" + skipped,
         "nb.ipynb:cell 9:1:11: GG000 [error] unterminated triple-quoted string literal (detected at line 1)" + skipped]
     verified = run("verify", "--format", "json", "nb.ipynb", cwd=tmp_path)

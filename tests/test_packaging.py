@@ -171,3 +171,19 @@ def test_the_wheel_installs_beside_torch_2_13_without_changing_it(tmp_path):
                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=_bare_env())
     assert run.returncode == 1 and "Confirmed by running it on cpu." in run.stdout, run.stderr
     assert "gradguard: torch" not in run.stderr  # 2.13 is the op table's torch: no warning
+
+
+def test_the_classifiers_name_each_python_gradguard_runs_on():
+    """From `requires-python`'s 3.10 to 3.13 without a gap, the Python running these tests among them."""
+    import re
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    versions = [c.rsplit(" :: ", 1)[1] for c in project["classifiers"]
+                if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)]
+    assert (project["requires-python"], versions) == (">=3.10", ["3.10", "3.11", "3.12", "3.13"])
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" in versions

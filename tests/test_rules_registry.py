@@ -28,3 +28,13 @@ def test_the_documentation_read_without_importing_is_the_registrys() -> None:
     assert [(d.code, d.name, d.summary, d.documentation, d.url, d.page()) for d in rule_docs()] == [
         (r.code, r.name, r.summary, r.documentation, r.url, r.page()) for r in RULES]
     assert known_codes() == tuple(r.code for r in RULES)
+
+
+def test_the_codes_verify_reports_are_documented() -> None:
+    """GV001/GV002, which only `gradguard verify` reports, each have a page as the rules do."""
+    from gradguard.rule_docs import verify_docs
+    from gradguard.verify.protocol import INCOMPLETE, OTHER_ERROR
+
+    docs = {doc.code: doc for doc in verify_docs()}
+    assert sorted(docs) == sorted([OTHER_ERROR, INCOMPLETE]) == ["GV001", "GV002"]
+    assert (docs["GV001"].name, docs["GV002"].name) == ("user-code-raised", "run-incomplete")

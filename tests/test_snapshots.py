@@ -1,11 +1,13 @@
 """What the user sees of each rule, reviewed as text, in the manner of Ruff's snapshot tests.
 
-For every rule, `tests/snapshots/<CODE>.txt` holds each of its findings on the repository's
-labelled cases and programs (`tests/cases/`, `tests/programs/`, each proven by running torch
-in `tests/test_cases.py`) and on the files gradguard cannot analyse whole (`tests/fixtures/gg000/`): the code, severity, range and message, each related location, and
-each fix with its applicability as the diff it makes. A change of wording, range or edit shows
-up in review as a diff of these files. After a deliberate change, rewrite them with
-`GRADGUARD_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_snapshots.py` and review the diff.
+For every rule, `tests/snapshots/<CODE>.txt` holds each of its findings on the repository's labelled
+cases and programs (`tests/cases/`, `tests/programs/`, each proven by running torch in
+`tests/test_cases.py`), on the files gradguard cannot analyse whole (`tests/fixtures/gg000/`) and on
+`# noqa` comments that silence nothing (`tests/fixtures/gg100/`): the code, severity, range and
+message, each related location, and each fix with its applicability as the diff it makes. A change
+of wording, range or edit shows up in review as a diff of these files. After a deliberate change,
+rewrite them with `GRADGUARD_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_snapshots.py` and review
+the diff.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from helpers import ROOT
 
 SNAPSHOTS = ROOT / "tests" / "snapshots"
 FIXTURES = [*sorted((ROOT / "tests" / "cases").glob("*.py")), *sorted((ROOT / "tests" / "programs").glob("*.py")),
-            *sorted((ROOT / "tests" / "fixtures" / "gg000").glob("*.py"))]
+            *sorted((ROOT / "tests" / "fixtures" / "gg000").glob("*.py")),
+            *sorted((ROOT / "tests" / "fixtures" / "gg100").glob("*.py"))]
+EVERY_RULE = Settings(select=("GG",))  # GG100 included, which is off unless selected
 
 
 def _place(filename: str, span: Span) -> str:
@@ -55,7 +59,7 @@ def _findings() -> dict[str, list[str]]:
     project = project_index(use_jedi=False)
     for path in FIXTURES:
         text = path.read_text(encoding="utf-8")
-        for finding in analyse_document(Document.parse(str(path), text), Settings(), project):
+        for finding in analyse_document(Document.parse(str(path), text), EVERY_RULE, project):
             rendered[finding.code].append(_render(finding, text))
     return rendered
 

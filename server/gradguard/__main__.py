@@ -90,7 +90,16 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a diff, change no file")
     check.add_argument("--show-fixes", action="store_true", help="with --fix, list what was fixed, file by file")
-    check.add_argument("--statistics", action="store_true", help="count the findings by rule instead of listing them")
+    check.add_argument("--statistics", action="store_true",
+                       help="count the findings by rule instead of listing them (text, or json with "
+                       "--output-format json)")
+    check.add_argument("-o", "--output-file", type=Path, metavar="PATH",
+                       help="write the output to PATH instead of stdout (folders above it are created)")
+    check.add_argument("-w", "--watch", action="store_true",
+                       help="check again whenever a .py, .pyi, .ipynb or .toml file under the paths changes")
+    check.add_argument("--fail-on", choices=["error", "warning", "info"], default="warning",
+                       help="the lowest severity whose findings make the exit code 1 (default: warning; "
+                       "error: warnings and notes are printed but pass)")
     check.add_argument("--add-noqa", action="store_true",
                        help="write `# noqa: CODE` on each line with a finding (keeps the codes already there)")
     check.add_argument("--exit-non-zero-on-fix", action="store_true",

@@ -64,14 +64,15 @@ class RuleSelection:
         return frozenset(c for c in carried if chosen.get(c, True)) | {c for c, on in chosen.items() if on}
 
 
-DEFAULT_RULES = RuleSelection(select=("GG",))
+DEFAULT_SELECT = ("GG0",)  # every rule but GG100 (unused noqa), off unless selected as Ruff's RUF100
+DEFAULT_RULES = RuleSelection(select=DEFAULT_SELECT)
 
 
 @dataclass(frozen=True)
 class Settings:
     """Which rules run, where, and how loud they are."""
 
-    select: tuple[str, ...] = ("GG",)  # the enabled rules' codes (or prefixes), once every source is applied
+    select: tuple[str, ...] = DEFAULT_SELECT  # the enabled rules' codes (or prefixes), once every source is applied
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     severities: tuple[tuple[str, Severity], ...] = ()
     exclude: tuple[str, ...] = ()  # relative to `root`

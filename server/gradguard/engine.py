@@ -19,7 +19,7 @@ from gradguard.config import Settings
 from gradguard.findings import Edit, Finding, Position, Severity
 from gradguard.fixes.apply import FixedText, fix_text
 from gradguard.fixes.edits import apply_edits
-from gradguard.fixes.noqa import suppressed
+from gradguard.fixes.noqa import file_exempt, suppressed
 from gradguard.rules import RULES, RuleContext
 from gradguard.rules.base import NotReported
 from gradguard.source.blocks import BlockTree
@@ -69,6 +69,8 @@ def silenced(document: Document, settings: Settings, code: str, line: int) -> No
         return NotReported.NOT_SELECTED
     if suppressed(document.line_text(line), code):
         return NotReported.NOQA
+    if file_exempt(document.text, code):
+        return NotReported.FILE_NOQA
     return None
 
 
@@ -203,11 +205,13 @@ def _interpret(document: Document, project: ProjectIndex | None, previous: Scope
 def _findings(document: Document, settings: Settings, project: ProjectIndex | None,
               result: ScopeResult | None) -> list[Finding]:
     changes, cuts = (result.changes, result.cuts) if result is not None else ([], [])
-    context = RuleContext(document, changes, project, cuts)
+    context = RuleContext(document, changes, project, cuts,
+                          selected=lambda code: settings.enabled(code, document.filename))
     best: dict[tuple[str, int, int], Finding] = {}
     for rule in RULES:
         if not settings.enabled(rule.code, document.filename):
             continue
+        context.reported = tuple(best.values())
         for finding in rule.check(context):
             finding = _with_severity(finding, settings.severity(rule.code, finding.severity))
             key = (finding.code, finding.span.start.line, finding.span.start.column)

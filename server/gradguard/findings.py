@@ -17,6 +17,11 @@ class Severity(str, Enum):
     WARNING = "warning"
     INFO = "info"
 
+    def at_least(self, other: Severity) -> bool:
+        """Whether this severity is `other` or graver (an error is at least a warning)."""
+        order = list(Severity)
+        return order.index(self) <= order.index(other)
+
 
 @dataclass(frozen=True, order=True)
 class Position:

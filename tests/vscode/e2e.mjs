@@ -5,6 +5,8 @@
 //   CS_URL     code-server's URL          WS    the workspace folder     FILE  the .py file (in WS)
 //   OUT        folder for the screenshots
 //   SCENARIO   quickfix | settings | not-installed | untrusted | finding | verify | notebook | notebook-lens-save
+//              | debug-information | pyproject
+//   PYPROJECT  the workspace's pyproject.toml, rewritten on disk                     (pyproject)
 //   LINE, COL  where the finding is expected (1-based)   CODE  its rule code (GG001)
 //   FIX_TITLE  the quick fix's title      FIX_TEXT  the line's text after the fix   (quickfix)
 //   SETTINGS   the workspace's .vscode/settings.json                                 (settings)
@@ -247,6 +249,17 @@ async function settings() {
   log('the window was not reloaded');
 }
 
+/** pyproject.toml (PYPROJECT) changed on disk, not in VS Code: the server, which asked VS Code to
+ * watch it, applies its [tool.gradguard] table at once. */
+async function pyproject() {
+  await openWorkbenchAndFile();
+  await expectFinding();
+  step = `[tool.gradguard] ignore = ["${CODE}"] written to ${env.PYPROJECT} outside VS Code`;
+  fs.writeFileSync(env.PYPROJECT, `[project]\nname = "train"\n\n[tool.gradguard]\nignore = ["${CODE}"]\n`);
+  await expectNoFinding(`the finding went once ${path.basename(env.PYPROJECT)} changed on disk`);
+  await shot('pyproject-ignored');
+}
+
 /** The "gradguard is not installed" notification, once it shows, and its text. */
 async function notInstalledNotification() {
   const toast = page.locator('.notification-toast', { hasText: 'gradguard is not installed' }).first();
@@ -272,6 +285,11 @@ async function verifyCommand() {
   await expectFinding();
   step = 'run "gradguard: Verify Current Module" from the Command Palette (F1)';
   await runCommand('gradguard: Verify Current Module');
+  step = "the server's progress ($/progress) in the status bar";
+  const progress = page.locator('.part.statusbar .statusbar-item', { hasText: /running it with/ }).first();
+  await progress.waitFor();
+  log(`status bar: ${JSON.stringify((await progress.innerText()).replace(/\s+/g, ' ').trim())}`);
+  await shot('verify-progress');
   step = 'the verification result';
   // the extension's answer (not its progress notification "verifying NAME…"): "NAME: result" or "NAME failed: why"
   const escaped = NAME.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -387,12 +405,29 @@ async function finding() {
 
   step = '"gradguard: Show Logs"';
   await runCommand('gradguard: Show Logs');
-  // the Output panel, showing the channel "gradguard"
+  await outputChannelShown();
+  await shot('logs');
+}
+
+/** The Output panel showing the channel "gradguard" (after Show Logs or Print Debug Information). */
+async function outputChannelShown() {
   const channel = page.locator('.part.panel select.monaco-select-box').first();
   await until(async () => (await channel.evaluate((el) => el.options[el.selectedIndex]?.text).catch(() => '')) === 'gradguard',
     'the Output panel on the channel "gradguard"');
   log('the Output panel shows the channel "gradguard"');
-  await shot('logs');
+}
+
+/** The finding from the server the extension runs (the test checks which), then "gradguard: Print Debug Information". */
+async function debugInformation() {
+  await openWorkbenchAndFile();
+  await expectFinding();
+  step = '"gradguard: Print Debug Information"';
+  await runCommand('gradguard: Print Debug Information');
+  await outputChannelShown();
+  // Monaco renders spaces as U+00A0, which \s matches
+  await page.locator('.part.panel .view-lines', { hasText: /Workspace\sfolder\s/ }).first().waitFor();
+  log('the Output panel shows the debug information');
+  await shot('debug-information');
 }
 
 /** Opens FILE in VS Code's own notebook editor (no kernel) and waits for the squiggle under
@@ -496,7 +531,7 @@ async function notebookLensAndSave() {
 }
 
 const scenarios = { untrusted, finding, quickfix, settings, 'not-installed': notInstalled, verify: verifyCommand, notebook,
-  'notebook-lens-save': notebookLensAndSave };
+  'notebook-lens-save': notebookLensAndSave, 'debug-information': debugInformation, pyproject };
 let failed = false;
 try {
   await scenarios[SCENARIO]();

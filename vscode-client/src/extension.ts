@@ -19,6 +19,9 @@ import {
 const SECTION = 'gradguard';
 const PYTHON_EXTENSION = 'the Python extension';
 const VERIFY_COMMAND = 'gradguard.verify'; // the server's workspace/executeCommand
+// the server's command; vscode-languageclient registers each server command as a VS Code command of that
+// name, so the extension's own, which shows the answer, is `gradguard.showDebugInformation`
+const DEBUG_COMMAND = 'gradguard.printDebugInformation';
 // VS Code setting -> the server's key (the CLI's [tool.gradguard] keys)
 const RULE_SETTINGS: ReadonlyArray<[string, string]> = [
   ['select', 'select'],
@@ -33,12 +36,18 @@ const RULE_SETTINGS: ReadonlyArray<[string, string]> = [
 // also drop the user's site-packages (`pip install --user gradguard`), so only that entry is removed
 // (a PYTHONPATH the user set stays).
 const SAFE_PATH = 'import sys; sys.path[:] = [p for p in sys.path if p]'; // `-c` puts the folder first, as ''
-const SERVER = [SAFE_PATH, 'from gradguard.__main__ import main', 'sys.exit(main())'].join('\n');
+// `gradguard.importStrategy: useBundled`: the gradguard bundled in the extension (bundled/libs, made by
+// scripts/bundle.sh for one platform) comes first on sys.path
+const firstOnPath = (libs?: string): string[] => (libs ? [`sys.path.insert(0, ${JSON.stringify(libs)})`] : []);
+const serverCode = (libs?: string): string =>
+  [SAFE_PATH, ...firstOnPath(libs), 'from gradguard.__main__ import main', 'sys.exit(main())'].join('\n');
 
-// `import gradguard` decides; the version is only shown (a source checkout may have no metadata)
-const IMPORT_CHECK = [
+// `import gradguard` decides (with the bundle: its compiled libcst too, built for this Python or not);
+// the version is only shown (a source checkout may have no metadata)
+const importCheck = (libs?: string): string => [
   SAFE_PATH,
-  'import gradguard, importlib.metadata as m',
+  ...firstOnPath(libs),
+  `import gradguard, importlib.metadata as m${libs ? ', libcst.native' : ''}`,
   'try: print(m.version("gradguard"))',
   'except Exception: print("")',
 ].join('\n');
@@ -144,7 +153,7 @@ class Gradguard implements vscode.Disposable {
     };
     this.status.text = `${icons[kind]} gradguard${kind === 'running' ? '' : `: ${words[kind]}`}`;
     const tooltip = new vscode.MarkdownString(`**gradguard** ${this.version} — ${words[kind]}`);
-    if (this.server) tooltip.appendMarkdown(`\n\nServer: \`${[this.server.command, ...this.server.args.filter((a) => a !== '-c' && a !== SERVER)].join(' ')}\` (${this.server.source})`);
+    if (this.server) tooltip.appendMarkdown(`\n\nServer: \`${[this.server.command, ...this.server.args.filter((a) => a !== '-c' && !a.includes('\n'))].join(' ')}\` (${this.server.source})`);
     if (this.interpreter) tooltip.appendMarkdown(`\n\nProject's interpreter: \`${this.interpreter.command}\` (${this.interpreter.source})`);
     if (detail) tooltip.appendMarkdown(`\n\n${detail}`);
     tooltip.appendMarkdown('\n\nClick to show the logs.');
@@ -172,6 +181,7 @@ class Gradguard implements vscode.Disposable {
     this.disposables.push(
       vscode.commands.registerCommand('gradguard.restartServer', () => this.restart()),
       vscode.commands.registerCommand('gradguard.showLogs', () => this.output.show(true)),
+      vscode.commands.registerCommand('gradguard.showDebugInformation', () => this.printDebugInformation()),
       vscode.commands.registerCommand('gradguard.verifyCurrentModule', (uri?: vscode.Uri) => this.verify(uri)),
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -185,8 +195,8 @@ class Gradguard implements vscode.Disposable {
 
   private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
     if (!e.affectsConfiguration(SECTION)) return;
-    if (['enable', 'interpreter', 'path'].some((name) => e.affectsConfiguration(`${SECTION}.${name}`))) {
-      this.log('gradguard.enable, gradguard.interpreter or gradguard.path changed: restarting the server');
+    if (['enable', 'interpreter', 'path', 'importStrategy'].some((name) => e.affectsConfiguration(`${SECTION}.${name}`))) {
+      this.log('gradguard.enable, gradguard.interpreter, gradguard.path or gradguard.importStrategy changed: restarting the server');
       void this.restart();
       return;
     }
@@ -251,10 +261,12 @@ class Gradguard implements vscode.Disposable {
       });
       return undefined;
     }
-    const probe = await run(interpreter.command, ['-c', IMPORT_CHECK], 30000);
+    const bundled = await this.bundledServer(interpreter);
+    if (bundled) return bundled;
+    const probe = await run(interpreter.command, ['-c', importCheck()], 30000);
     if (probe.code === 0) {
       this.version = probe.stdout.trim();
-      return { command: interpreter.command, args: ['-c', SERVER, 'lsp'], source: interpreter.source };
+      return { command: interpreter.command, args: ['-c', serverCode(), 'lsp'], source: interpreter.source };
     }
     this.log(`gradguard is not importable by ${interpreter.command} (${String(probe.code)}):\n${probe.stderr.trim()}`);
     const onPath = await run('gradguard', ['--version'], 30000);
@@ -292,6 +304,28 @@ class Gradguard implements vscode.Disposable {
     return undefined;
   }
 
+  /**
+   * `gradguard.importStrategy: useBundled` (the default): the gradguard bundled in this platform's package
+   * of the extension, run by the project's interpreter. Undefined, saying why in the log, for
+   * `fromEnvironment`, for a package without the bundle, or an interpreter the bundle was not built for.
+   */
+  private async bundledServer(interpreter: Interpreter): Promise<Server | undefined> {
+    const strategy = vscode.workspace.getConfiguration(SECTION).get<string>('importStrategy', 'useBundled');
+    if (strategy !== 'useBundled') return undefined;
+    const libs = path.join(this.context.extensionPath, 'bundled', 'libs');
+    if (!fs.existsSync(libs)) {
+      this.log('this package of the extension bundles no server (see `make vscode-platform`): using the environment\'s gradguard');
+      return undefined;
+    }
+    const probe = await run(interpreter.command, ['-c', importCheck(libs)], 30000);
+    if (probe.code !== 0) {
+      this.log(`the bundled gradguard does not run with ${interpreter.command} (${String(probe.code)}), using the environment's:\n${probe.stderr.trim()}`);
+      return undefined;
+    }
+    this.version = probe.stdout.trim();
+    return { command: interpreter.command, args: ['-c', serverCode(libs), 'lsp'], source: `bundled, run by ${interpreter.source}` };
+  }
+
   private async startClient(): Promise<void> {
     if (!vscode.workspace.getConfiguration(SECTION).get<boolean>('enable', true)) {
       this.log('gradguard.enable is false: not starting the server');
@@ -317,7 +351,6 @@ class Gradguard implements vscode.Disposable {
       // (LSP notebook sync: its cells are one program) and publishes to each cell
       documentSelector: [{ scheme: 'file', language: 'python' }, { notebook: 'jupyter-notebook', language: 'python' }],
       initializationOptions: serverSettings(this.interpreter),
-      synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pyproject.toml') },
       outputChannel: this.output,
       traceOutputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
@@ -357,6 +390,26 @@ class Gradguard implements vscode.Disposable {
       this.stopping = false;
       this.setStatus('stopped');
     }
+  }
+
+  /** `gradguard.showDebugInformation`: the extension's view and the server's, in the output channel. */
+  private async printDebugInformation(): Promise<void> {
+    const client = this.client;
+    const extension = [
+      `gradguard extension ${String(this.context.extension.packageJSON.version)}; VS Code ${vscode.version}`,
+      `Import strategy: ${vscode.workspace.getConfiguration(SECTION).get<string>('importStrategy', 'useBundled')}`,
+      `Server: ${this.server ? `${this.server.command} (${this.server.source})` : 'none'}`,
+      `Project's interpreter: ${this.interpreter ? `${this.interpreter.command} (${this.interpreter.source})` : 'none'}`,
+    ].join('\n');
+    let server = 'The server is not running.';
+    if (client && client.state === State.Running) {
+      const commands = client.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+      server = commands.includes(DEBUG_COMMAND)
+        ? String(await client.sendRequest(ExecuteCommandRequest.type, { command: DEBUG_COMMAND, arguments: [] }))
+        : `This server (gradguard ${this.version}) has no ${DEBUG_COMMAND}; update gradguard.`;
+    }
+    this.output.info(`debug information:\n${extension}\n${server}`);
+    this.output.show(true);
   }
 
   /** `gradguard.verifyCurrentModule`: verifies the module in the active editor (or the one clicked on). */

@@ -8,8 +8,9 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from gradguard import PYTHON_VARIABLE
 from gradguard.cli import report
@@ -408,16 +409,98 @@ def libraries_interpreter(python: str | None, path: Path) -> Interpreter | None:
         return None
 
 
+def _usage_error(args: argparse.Namespace, stdin: bool) -> str | None:
+    """Why these options cannot go together (None: they can)."""
+    if args.stdin_filename is not None and args.paths not in ([], [STDIN]):
+        return "--stdin-filename reads standard input: name no other path"
+    if args.add_noqa and (stdin or args.fix or args.diff):
+        return "--add-noqa writes the files it checks: it takes neither standard input nor --fix/--diff"
+    if args.watch and (stdin or args.add_noqa or args.statistics or args.show_settings):
+        return ("--watch checks files again as they change: it takes neither standard input, --add-noqa, "
+                "--statistics nor --show-settings")
+    if args.statistics and args.format not in report.STATISTICS_FORMATS:
+        return f"--statistics prints text (full, concise) or json, not {args.format}"
+    return None
+
+
 def run_check(args: argparse.Namespace) -> int:
     """`gradguard check`: its exit code (0 clean, 1 found, 2 could not run)."""
     stdin = args.paths == [STDIN] or args.stdin_filename is not None and not args.paths
-    if args.stdin_filename is not None and args.paths not in ([], [STDIN]):
-        print("gradguard: --stdin-filename reads standard input: name no other path", file=sys.stderr)
+    if (problem := _usage_error(args, stdin)) is not None:
+        print(f"gradguard: {problem}", file=sys.stderr)
         return 2
-    if args.add_noqa and (stdin or args.fix or args.diff):
-        print("gradguard: --add-noqa writes the files it checks: it takes neither standard input nor --fix/--diff",
-              file=sys.stderr)
+    if args.watch:
+        return _watch(args)
+    run = _check(args, stdin)
+    if isinstance(run, int):
+        return run
+    if args.add_noqa:
+        return _report_noqa(run, add_noqa(run), args)
+    fix = _fix_mode(args)
+    try:
+        with _output(args.output_file) as out:
+            report.print_run(run, args, fix, stdin, out)
+    except OSError as error:
+        print(f"gradguard: cannot write {args.output_file}: {error.strerror or error}", file=sys.stderr)
         return 2
+    return _exit_code(run, args, fix)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    """`--watch`: a run now and after each change, printed as Ruff's watch mode prints them (on
+    stdout, `--output-file` aside)."""
+    from gradguard.cli.watch import watch
+
+    paths = args.paths or [Path(".")]
+    if not _all_exist(paths):
+        return 2
+
+    def check_once() -> None:
+        run = _check(args, stdin=False)
+        if not isinstance(run, int):
+            report.print_watched(run, args)
+
+    return watch(paths, check_once)
+
+
+def _all_exist(paths: list[Path]) -> bool:
+    """Whether every path named exists (a looping link does: it is reported as unreadable); if
+    not, says which do not."""
+    missing = [p for p in paths if not os.path.lexists(p)]
+    if missing:
+        print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+    return not missing
+
+
+def _fix_mode(args: argparse.Namespace) -> str | None:
+    return "diff" if args.diff else "write" if args.fix else None
+
+
+def _output(path: Path | None) -> AbstractContextManager[TextIO]:
+    """`--output-file` (its folders created), or stdout."""
+    if path is None:
+        return nullcontext(sys.stdout)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return open(path, "w", encoding="utf-8")
+
+
+def _exit_code(run: CheckRun, args: argparse.Namespace, fix: str | None) -> int:
+    """2 when something could not be done, else 1 when a finding of `--fail-on`'s severity or graver
+    is left (or, with `--diff`, something would be fixed), else 0."""
+    if run.failures or run.unwritten:
+        return 2
+    if args.exit_zero:
+        return 0
+    if fix == "diff":
+        return 1 if run.diffs else 0
+    fail_on = Severity(args.fail_on)
+    found = [f for f in run.findings if f.severity.at_least(fail_on)]
+    return 1 if found or (args.exit_non_zero_on_fix and run.fixed) else 0
+
+
+def _check(args: argparse.Namespace, stdin: bool) -> CheckRun | int:
+    """One run of `check` as `args` asks (its settings read afresh), or the exit code of one that
+    reports no findings: 2 when it could not run, 0 when `--show-settings` printed the settings."""
     paths = args.paths or [Path(".")]
     try:
         for flag in ("select", "extend_select", "ignore"):
@@ -438,37 +521,22 @@ def run_check(args: argparse.Namespace) -> int:
         os.environ[PYTHON_VARIABLE] = interpreter.executable  # this run, in worker processes too, and the cache
     else:
         os.environ.pop(PYTHON_VARIABLE, None)  # gradguard's own: its `sys.path`
-    fix = "diff" if args.diff else "write" if args.fix else None
+    fix = _fix_mode(args)
     try:
         if args.show_settings:
             show_settings(settings_paths, projects, interpreter, args.respect_gitignore)
             return 0
         if stdin:
             filename = args.stdin_filename or "-"
-            run = check_text(filename, sys.stdin.read(), projects.for_path(Path(args.stdin_filename or ".")),
-                             fix, args.unsafe_fixes)
-        else:
-            missing = [p for p in paths if not os.path.lexists(p)]  # a looping link is reported as unreadable
-            if missing:
-                print(f"gradguard: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
-                return 2
-            cache = None if args.no_cache or fix is not None else Cache(args.cache_dir or default_cache_dir())
-            run = check_files(paths, projects, fix, args.unsafe_fixes, cache, max(args.jobs, 1),
-                              args.respect_gitignore)
+            return check_text(filename, sys.stdin.read(), projects.for_path(Path(args.stdin_filename or ".")),
+                              fix, args.unsafe_fixes)
+        if not _all_exist(paths):
+            return 2
+        cache = None if args.no_cache or fix is not None else Cache(args.cache_dir or default_cache_dir())
+        return check_files(paths, projects, fix, args.unsafe_fixes, cache, max(args.jobs, 1), args.respect_gitignore)
     except ConfigError as error:  # a nested project's pyproject.toml, met while walking
         print(f"gradguard: {error}", file=sys.stderr)
         return 2
-    if args.add_noqa:
-        return _report_noqa(run, add_noqa(run), args)
-    report.print_run(run, args, fix, stdin)
-    if run.failures or run.unwritten:
-        return 2
-    if args.exit_zero:
-        return 0
-    if fix == "diff":
-        return 1 if run.diffs else 0
-    found = [f for f in run.findings if f.severity is not Severity.INFO]  # a note (a file skipped) fails nothing
-    return 1 if found or (args.exit_non_zero_on_fix and run.fixed) else 0
 
 
 def _report_noqa(run: CheckRun, changed: int, args: argparse.Namespace) -> int:

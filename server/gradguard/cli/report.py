@@ -1,12 +1,16 @@
-"""What `gradguard check` prints: the findings in the chosen format on stdout, then (text formats)
-a summary on stderr in Ruff's words: "Found 3 problems.", how many `--fix` would fix and how many
-hidden fixes `--unsafe-fixes` would add, or "All checks passed!"; `--statistics` counts by rule,
-`--show-fixes` lists what was fixed. `--quiet` keeps only the findings, `--silent` prints nothing.
+"""What `gradguard check` prints, as Ruff prints it: the findings in the chosen format on stdout
+(or `--output-file`), then, for the text formats, a summary there too in Ruff's words: "Found 3
+problems.", how many `--fix` would fix and how many hidden fixes `--unsafe-fixes` would add, or
+"All checks passed!" (the machine formats keep their stream pure). Standard input fixed or diffed
+puts its source on stdout, so its findings and summary go to stderr. `--statistics` counts by rule
+(text, or JSON with `--output-format json`), `--show-fixes` lists what was fixed. `--quiet` keeps
+only the findings, `--silent` prints nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -82,13 +86,29 @@ def summary(findings: list[Finding], fixed: int, fix: str | None, unsafe: bool) 
     return lines
 
 
+def _counts(findings: list[Finding]) -> list[tuple[str, int, int]]:
+    """(code, findings, findings with a safe fix) per rule, the most frequent first."""
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if has_safe_fix(f))
+    return [(code, n, fixable[code]) for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+
+
 def statistics(findings: list[Finding]) -> list[str]:
     """`count<TAB>code<TAB>[*] name`, the most frequent first (`[*]`: some have a safe fix)."""
-    counts = Counter(f.code for f in findings)
-    fixable = {f.code for f in findings if has_safe_fix(f)}
-    width = len(str(max(counts.values(), default=0)))
-    return [f"{str(n).rjust(width)}\t{code}\t{'[*]' if code in fixable else '[ ]'} {_name(code)}"
-            for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    counts = _counts(findings)
+    width = len(str(max((n for _, n, _ in counts), default=0)))
+    return [f"{str(n).rjust(width)}\t{code}\t{'[*]' if fixable else '[ ]'} {_name(code)}"
+            for code, n, fixable in counts]
+
+
+def statistics_json(findings: list[Finding]) -> str:
+    """`--statistics --output-format json`: Ruff's shape, `fixable` true when every finding of the
+    rule has a safe fix."""
+    return json.dumps([{"code": code, "name": _name(code), "count": n, "fixable": fixable == n,
+                        "fixable_count": fixable} for code, n, fixable in _counts(findings)], indent=2)
+
+
+STATISTICS_FORMATS = ("concise", "full", "json")
 
 
 def _name(code: str) -> str:
@@ -117,32 +137,40 @@ def print_problems(run: CheckRun) -> None:
         print(f"gradguard: {unwritten}", file=sys.stderr)
 
 
-def print_run(run: CheckRun, args: argparse.Namespace, fix: str | None, stdin: bool) -> None:
-    """Everything a run prints, by `args`' format and verbosity."""
+def print_run(run: CheckRun, args: argparse.Namespace, fix: str | None, stdin: bool, out: IO[str]) -> None:
+    """Everything a run prints, by `args`' format and verbosity, to `out` (stdout or
+    `--output-file`); standard input fixed or diffed prints its source on stdout and the rest on stderr."""
     if args.silent:
         if stdin and fix == "write" and run.fixed_text is not None:
             sys.stdout.write(run.fixed_text)
         return
-    err = sys.stderr
+    stream = sys.stderr if stdin and fix is not None else out
     if fix == "diff":
-        sys.stdout.write("".join(run.diffs))
+        (sys.stdout if stdin else out).write("".join(run.diffs))
     elif stdin and fix == "write" and run.fixed_text is not None:
-        sys.stdout.write(run.fixed_text)  # the fixed source goes to stdout: the findings left, to stderr
-        _print_findings(run, args, err)
+        sys.stdout.write(run.fixed_text)
+        _print_findings(run, args, stream)
     elif args.statistics:
-        lines = statistics(run.findings)
-        if lines:
-            print("\n".join(lines))
+        _print_statistics(run, args, out)
     else:
-        _print_findings(run, args, sys.stdout)
+        _print_findings(run, args, out)
     print_problems(run)
     if args.quiet or args.format not in TEXT_RENDERERS:
         return
+    if args.format == "full" and run.findings and fix != "diff" and not args.statistics:
+        print(file=stream)  # as Ruff's: a blank line closes the last finding's block
     if args.show_fixes:
         for line in fixes_applied(run.fixed):
-            print(line, file=err)
+            print(line, file=stream)
     for line in summary(run.findings, run.fixed_count, fix, args.unsafe_fixes):
-        print(line, file=err)
+        print(line, file=stream)
+
+
+def _print_statistics(run: CheckRun, args: argparse.Namespace, out: IO[str]) -> None:
+    if args.format == "json":
+        print(statistics_json(run.findings), file=out)
+    elif lines := statistics(run.findings):
+        print("\n".join(lines), file=out)
 
 
 def _print_findings(run: CheckRun, args: argparse.Namespace, stream: IO[str]) -> None:
@@ -152,3 +180,17 @@ def _print_findings(run: CheckRun, args: argparse.Namespace, stream: IO[str]) ->
         output = MACHINE_RENDERERS[args.format](run.findings)
     if output:
         print(output, file=stream)
+
+
+def print_watched(run: CheckRun, args: argparse.Namespace) -> None:
+    """One run of `--watch`, as Ruff's watch mode prints it: a timestamped count, then the findings."""
+    from gradguard.cli.watch import notify
+
+    if args.silent:
+        return
+    notify(f"Found {plural(len(run.findings), 'problem')}. Watching for file changes.")
+    if run.findings:
+        print()
+        _print_findings(run, args, sys.stdout)
+    print_problems(run)
+    sys.stdout.flush()

@@ -1,5 +1,6 @@
 """`gradguard rule CODE` / `gradguard rule --all`: a rule's documentation, offline, from its
-docstring (the same text as docs/rules/), as `ruff rule` prints it."""
+docstring (the same text as docs/rules/), as `ruff rule` prints it; `gradguard verify`'s own codes
+(GV001...) are documented the same way."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 import json
 import sys
 
-from gradguard.rule_docs import RuleDoc, rule_docs
+from gradguard.rule_docs import RuleDoc, rule_docs, verify_docs
 
 
 def rule_to_json(rule: RuleDoc) -> dict:
@@ -17,7 +18,7 @@ def rule_to_json(rule: RuleDoc) -> dict:
 
 def run_rule(args: argparse.Namespace) -> int:
     """Exit 0, or 2 for an unknown code or no code at all."""
-    docs = {doc.code: doc for doc in rule_docs()}
+    docs = {doc.code: doc for doc in [*rule_docs(), *verify_docs()]}
     if args.all:
         rules = list(docs.values())
     elif args.code is None:

@@ -1,7 +1,8 @@
-"""`# noqa` comments: which codes a line's comment silences, and the comments written for the user: the editor's "disable for this line" and
-`gradguard check --add-noqa`. An existing `# noqa: A, B` gains the code (codes kept, no
-duplicate); a bare `# noqa` already silences everything; a line continued by a backslash cannot
-take a comment.
+"""`# noqa` comments: which codes a line's comment silences, which codes a file-level
+`# gradguard: noqa` exempts the whole file from (as Ruff's `# ruff: noqa`), and the comments
+written for the user: the editor's "disable for this line" and `gradguard check --add-noqa`. An
+existing `# noqa: A, B` gains the code (codes kept, no duplicate); a bare `# noqa` already silences
+everything; a line continued by a backslash cannot take a comment.
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from functools import lru_cache
 
 from gradguard.findings import Edit, Position, Span
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(r"#\s*gradguard\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?",
+                        re.IGNORECASE)
 _CODES = re.compile(r"(#\s*noqa:\s*)([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
 
 
@@ -36,6 +40,49 @@ def suppressed(line: str, code: str) -> bool:
         return False
     codes = match.group("codes")
     return codes is None or code.upper() in {c.upper() for c in re.split(r"[\s,]+", codes)}
+
+
+def comments(text: str) -> list[tuple[int, int, str]]:
+    """(line, column, comment) for each comment of `text` (those before a tokenizing error, if any)."""
+    found = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                found.append((*token.start, token.string))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return found
+
+
+def noqa_codes(comment: str) -> tuple[re.Match[str], list[str]] | None:
+    """The `# noqa: CODES` directive of `comment` and its codes as written; None when it has
+    none, or a bare `# noqa`."""
+    match = _NOQA.search(comment)
+    if match is None or match.group("codes") is None:
+        return None
+    return match, re.split(r"[\s,]+", match.group("codes"))
+
+
+@lru_cache(maxsize=16)
+def _file_exemptions(text: str) -> tuple[bool, frozenset[str]]:
+    """Whether a `# gradguard: noqa` comment exempts `text` from every code, and the codes that
+    `# gradguard: noqa: CODES` comments exempt it from."""
+    everything, codes = False, set()
+    if "gradguard" in text.lower():
+        for _, _, comment in comments(text):
+            if (match := _FILE_NOQA.match(comment)) is not None:
+                if match.group("codes") is None:
+                    everything = True
+                else:
+                    codes.update(c.upper() for c in re.split(r"[\s,]+", match.group("codes")))
+    return everything, frozenset(codes)
+
+
+def file_exempt(text: str, code: str) -> bool:
+    """Whether a file-level `# gradguard: noqa` (every code) or `# gradguard: noqa: CODE` in
+    `text` exempts the whole file from `code`, as Ruff's `# ruff: noqa` does."""
+    everything, codes = _file_exemptions(text)
+    return everything or code.upper() in codes
 
 
 def lines_ending_in_strings(text: str) -> set[int]:

@@ -23,6 +23,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from gradguard import __version__
@@ -41,7 +42,7 @@ from gradguard.engine import (
 from gradguard.findings import Applicability, Finding, Fix, Position, Span
 from gradguard.fixes.noqa import lines_ending_in_strings, noqa_edit
 from gradguard.knowledge import ops
-from gradguard.lsp import verify_command
+from gradguard.lsp import debug_info, verify_command
 from gradguard.lsp import notebooks
 from gradguard.lsp.convert import to_code_action, to_diagnostic, to_range, to_workspace_edit
 from gradguard.lsp.notebooks import OpenNotebook
@@ -58,6 +59,7 @@ from gradguard.source.parser import collector_paused
 FIX_ALL = "source.fixAll.gradguard"
 NOTEBOOK_FIX_ALL = "notebook.source.fixAll.gradguard"  # VS Code's notebook-level kind: asked once, for the notebook
 FIX_ALL_TITLE = "gradguard: fix all safely fixable problems"
+CONFIG_FILES = ("pyproject.toml",)  # what the settings are read from (`config.py`): watched for changes
 
 
 @dataclass
@@ -95,7 +97,9 @@ class GradguardServer(LanguageServer):
         self.revisions: dict[str, int] = {}
         self.cells_shown: dict[str, tuple] = {}  # per notebook cell: its version and findings as last published
         self.scheduler = Scheduler()
+        self.settings_changes = 0  # counted by `refresh_all`: an analysis that started before one is run again
         self.token: str | None = None  # what a client must present to run code (set for TCP by `start`)
+        self.client_name = "unknown"  # its clientInfo, for the debug information
 
     def new_project(self, python: str | None) -> ProjectIndex:
         """A project index for the interpreter `python`. jedi's first query takes seconds: it is
@@ -173,6 +177,19 @@ class GradguardServer(LanguageServer):
             return self.revisions.get(uri, 0)
         document = self.open_document(uri)
         return False if document is None else document.version
+
+    def debug_snapshot(self) -> debug_info.Snapshot:
+        """What `gradguard.printDebugInformation` reports, as it is now."""
+        uris = [folder.uri for folder in self.workspace.folders.values()] or \
+            ([self.workspace.root_uri] if self.workspace.root_uri else [])
+        folders = {path: self.settings_for(path) for uri in uris if (path := to_fs_path(uri)) is not None}
+        environment = self.project.environment
+        return debug_info.Snapshot(
+            client=self.client_name, position_encoding=str(getattr(encoding := self.workspace.position_encoding, "value", encoding)),
+            pulls_diagnostics=self.pull, project_python=environment.python,
+            project_search_path=environment.search_path, editor=self.editor, folders=folders,
+            documents={uri: document.version for uri, document in self.workspace.text_documents.items()},
+            notebooks=dict(self.revisions))
 
     def report_server_error(self, error: Exception, source: object) -> None:
         """Malformed notifications and the like go to the log, not to a pop-up in the user's editor."""
@@ -284,6 +301,7 @@ class GradguardServer(LanguageServer):
         if snapshot is None:
             return True
         version, text, path = snapshot
+        settings_changes = self.settings_changes
         outcome = await self.scheduler.analyse(uri, self.analyse, uri, path, text, version)
         if outcome is None:
             return False
@@ -295,6 +313,8 @@ class GradguardServer(LanguageServer):
         if first:  # the user is about to read them, and likely to type: background work waits
             self.scheduler.active()
             self.settle_tasks[uri] = asyncio.ensure_future(self.settle_in(uri))
+        if self.settings_changes != settings_changes:
+            return False  # it read the settings before they changed (pushed while it ran): again, with the new ones
         if self.version_of(uri) != version:
             return True  # outdated (or closed): the newer change's analysis publishes
         self.publish(uri, Analysed(version, text, findings))
@@ -441,6 +461,8 @@ def initialize(ls: GradguardServer, params: lsp.InitializeParams) -> None:
     ls.pulls_settings = params.initialization_options is None
     text_document = params.capabilities.text_document
     ls.pull = text_document is not None and text_document.diagnostic is not None
+    if params.client_info is not None:
+        ls.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
@@ -473,7 +495,9 @@ async def pull_diagnostics(ls: GradguardServer, params: lsp.DocumentDiagnosticPa
 
 
 def refresh_all(ls: GradguardServer) -> None:
-    """Settings changed without an edit: analyse again, and tell pulling clients to ask again."""
+    """Settings changed without an edit: analyse again (a running analysis too, once it ends), and
+    tell pulling clients to ask again."""
+    ls.settings_changes += 1
     for uri in list(ls.analysed):
         ls.analysed.pop(uri, None)
         ls.schedule(uri)
@@ -508,26 +532,43 @@ def apply_settings(ls: GradguardServer, options: object) -> None:
 
 async def pull_settings(ls: GradguardServer) -> None:
     """`workspace/configuration` for the section "gradguard" (what Neovim's `settings`, Eglot's
-    `workspace-configuration` and Helix's `config` hold), for clients that send none themselves."""
+    `workspace-configuration` and Helix's `config` hold), for clients that send none themselves.
+    Settings pushed while the answer is on its way are newer than it: the answer is then dropped."""
     if not ls.client_supports("workspace", "configuration"):
         return
+    asked_with = ls.editor
     try:
         answer = await ls.workspace_configuration_async(
             lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="gradguard")]))
     except Exception as error:  # a client that cannot answer keeps the pyproject.toml settings
         ls.window_log_message(lsp.LogMessageParams(lsp.MessageType.Log, f"gradguard: no configuration: {error!r}"))
         return
-    if answer and isinstance(answer[0], dict):
+    if answer and isinstance(answer[0], dict) and ls.editor is asked_with:
         apply_settings(ls, answer[0])
         refresh_all(ls)
+
+
+async def watch_config_files(ls: GradguardServer) -> None:
+    """Ask the client to tell of changes to the config files made outside the editor (a `git pull`,
+    another editor): `workspace/didChangeWatchedFiles`, registered dynamically where it can be."""
+    if not ls.client_supports("workspace", "did_change_watched_files", "dynamic_registration"):
+        return
+    watchers = [lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES]
+    try:
+        await ls.client_register_capability_async(lsp.RegistrationParams([lsp.Registration(
+            id="gradguard-config-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
+    except Exception as error:  # the client keeps what it watches itself; a save in the editor still counts
+        ls.window_log_message(lsp.LogMessageParams(lsp.MessageType.Log, f"gradguard: no file watching: {error!r}"))
 
 
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: GradguardServer, params: lsp.InitializedParams) -> None:
     ls.event_loop = asyncio.get_running_loop()
     warm_up(ls.protocol._converter)  # pygls keeps its converter to itself
-    if ls.pulls_settings:
+    if ls.pulls_settings:  # asked at once: a push that comes before the answer is the newer word
         await pull_settings(ls)
+    await watch_config_files(ls)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -556,18 +597,27 @@ def did_change(ls: GradguardServer, params: lsp.DidChangeTextDocumentParams) -> 
     ls.schedule(params.text_document.uri)
 
 
+def is_config_file(uri: str) -> bool:
+    """Whether `uri` names a file the settings are read from."""
+    return uri.rsplit("/", 1)[-1] in CONFIG_FILES
+
+
+def reload_config_files(ls: GradguardServer) -> None:
+    """[tool.gradguard] may have changed: read the config files again, analyse the open documents again."""
+    ls.projects = ProjectSettings()
+    refresh_all(ls)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: GradguardServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    if params.text_document.uri.endswith("/pyproject.toml"):  # [tool.gradguard] may have changed
-        ls.projects = ProjectSettings()
-        refresh_all(ls)
+    if is_config_file(params.text_document.uri):
+        reload_config_files(ls)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: GradguardServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-    if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
-        ls.projects = ProjectSettings()
-        refresh_all(ls)
+    if any(is_config_file(change.uri) for change in params.changes):
+        reload_config_files(ls)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -612,10 +662,13 @@ def did_close_notebook(ls: GradguardServer, params: lsp.DidCloseNotebookDocument
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-    code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL, NOTEBOOK_FIX_ALL]))
+    code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL, NOTEBOOK_FIX_ALL], resolve_provider=True))
 async def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-    """Quick fixes of the analysis in hand; fix-all, asked for by kind (on save), waits for the
-    analysis of the text as it is now, so that a save right after typing is fixed all the same."""
+    """Quick fixes of the analysis in hand, and fix-all. As Ruff's server does, a request without
+    `only` (VS Code's light bulb) gets every kind; there fix-all is offered when a finding has a safe
+    fix, its edit made when the client resolves it (`codeAction/resolve`), where it can. Fix-all
+    asked for by kind (on save) waits for the analysis of the text as it is now, so that a save
+    right after typing is fixed all the same."""
     uri = params.text_document.uri
     kinds = [getattr(k, "value", k) for k in params.context.only or ()]
     notebook_uri = notebooks.notebook_of_cell(ls.workspace, uri)
@@ -642,19 +695,67 @@ async def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list
             if (silence := noqa_action(document, finding, own)) is not None:
                 actions.append(silence)
     if any(FIX_ALL.startswith(k) for k in kinds):  # asked for explicitly: it re-analyses the whole file
-        fixed = fix_document(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
-        if fixed.text != analysed.text:
-            lines = lines_of(analysed.text) or [""]
-            end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith(("\n", "\r")) \
-                else Span(Position(1, 0), Position(len(lines) + 1, 0))
-            edit = lsp.TextEdit(range=to_range(document, end), new_text=fixed.text)
-            actions.append(lsp.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL,
-                                          edit=lsp.WorkspaceEdit(changes={uri: [edit]})))
+        actions += file_fix_all(ls, document, analysed)
+    elif not kinds and safely_fixable(analysed.findings):
+        actions += [deferred_fix_all(uri, analysed.version, FIX_ALL)] if resolves_edits(ls) \
+            else file_fix_all(ls, document, analysed)
     return actions
 
 
+def safely_fixable(findings: list[Finding]) -> bool:
+    """Whether fix-all would change something: a finding has a safe fix."""
+    return any(fix.applicability is Applicability.SAFE for finding in findings for fix in finding.fixes)
+
+
+def resolves_edits(ls: GradguardServer) -> bool:
+    """Whether the client asks for a code action's edit when it applies it (`codeAction/resolve`)."""
+    support = ls.client_capabilities.text_document.code_action.resolve_support \
+        if ls.client_supports("text_document", "code_action", "resolve_support") else None
+    return support is not None and "edit" in support.properties
+
+
+def deferred_fix_all(uri: str, version: int | None, kind: str) -> lsp.CodeAction:
+    """Fix-all without its edit, which `codeAction/resolve` makes for the document (or cell) at `uri`
+    while its analysis is at `version`."""
+    return lsp.CodeAction(title=FIX_ALL_TITLE, kind=kind, data={"uri": uri, "version": version})
+
+
+def file_fix_all(ls: GradguardServer, document: TextDocument, analysed: Analysed) -> list[lsp.CodeAction]:
+    """Every safe fix of the file, as `gradguard check --fix` makes them, as one edit of its whole text."""
+    fixed = fix_document(document.path, analysed.text, ls.settings_for(document.path), ls.project, unsafe=False)
+    if fixed.text == analysed.text:
+        return []
+    lines = lines_of(analysed.text) or [""]
+    end = Span(Position(1, 0), Position(len(lines), len(lines[-1]))) if not lines[-1].endswith(("\n", "\r")) \
+        else Span(Position(1, 0), Position(len(lines) + 1, 0))
+    edit = lsp.TextEdit(range=to_range(document, end), new_text=fixed.text)
+    return [lsp.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL, edit=lsp.WorkspaceEdit(changes={document.uri: [edit]}))]
+
+
+@server.feature(lsp.CODE_ACTION_RESOLVE)
+def resolve_code_action(ls: GradguardServer, action: lsp.CodeAction) -> lsp.CodeAction:
+    """The edit of a fix-all offered without it (`deferred_fix_all`), if the document is still at that version."""
+    data = action.data if isinstance(action.data, dict) else {}
+    uri, version = data.get("uri"), data.get("version")
+    if action.edit is not None or not isinstance(uri, str):
+        return action
+    notebook_uri = notebooks.notebook_of_cell(ls.workspace, uri)
+    analysed = ls.analysed.get(notebook_uri or uri)
+    if analysed is None or analysed.version != version or ls.version_of(notebook_uri or uri) != version:
+        return action  # edited since: the next request offers it again
+    if notebook_uri is not None:
+        notebook = ls.notebook(notebook_uri)
+        number = notebook.number_of(uri) if notebook is not None else None
+        made = cell_fix_all(ls, notebook, number, FIX_ALL) if number is not None else []
+    else:
+        document = ls.open_document(uri)
+        made = file_fix_all(ls, document, analysed) if document is not None else []
+    return made[0] if made else action
+
+
 def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-    """The code actions of a notebook's cell: its quick fixes, and "fix all" when asked for by kind."""
+    """The code actions of a notebook's cell: its quick fixes, and fix-all when asked for by kind
+    (or, without `only`, when the notebook has a safely fixable finding)."""
     analysed, notebook = ls.analysed.get(notebook_uri), ls.notebook(notebook_uri)
     if analysed is None or notebook is None or analysed.version != notebook.version:
         return []
@@ -669,6 +770,9 @@ def cell_code_actions(ls: GradguardServer, notebook_uri: str, params: lsp.CodeAc
         actions += cell_fix_all(ls, notebook, number, NOTEBOOK_FIX_ALL)
     elif any(FIX_ALL.startswith(k) for k in kinds):
         actions += cell_fix_all(ls, notebook, number, FIX_ALL)
+    elif not kinds and safely_fixable(analysed.findings):
+        actions += [deferred_fix_all(params.text_document.uri, analysed.version, FIX_ALL)] if resolves_edits(ls) \
+            else cell_fix_all(ls, notebook, number, FIX_ALL)
     return actions
 
 
@@ -778,6 +882,12 @@ async def hover(ls: GradguardServer, params: lsp.HoverParams) -> lsp.Hover | Non
     if text is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
+
+
+@server.command(debug_info.COMMAND)
+def print_debug_information(ls: GradguardServer, *arguments: object) -> str:
+    """The server's debug information, as text (the editor shows it: VS Code in the output channel)."""
+    return debug_info.debug_information(ls.debug_snapshot())
 
 
 verify_command.register(server, server)  # the gradguard.verify command and its code lenses

@@ -24,10 +24,12 @@ import asyncio
 import hmac
 import re
 import threading
+import uuid
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Protocol, TypeVar
+from typing import AsyncIterator, Callable, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from lsprotocol import types as lsp
@@ -160,12 +162,17 @@ async def run_command(ls: LanguageServer, host: VerifyHost, arguments: tuple) ->
         raise JsonRpcInvalidParams(f"gradguard.verify: {error}") from error
     settings = replace(settings, device=editor.device or settings.device, timeout=editor.timeout or settings.timeout)
     file_settings = host.settings_for(str(path))
+    what = f"{target} in {path.name}" if target else path.name
 
-    def static_then_run() -> FileVerification:  # off the event loop: minutes of user code
-        static = static_findings(path, file_settings, project_index(use_jedi=False))
-        return verify([(str(path), static, file_settings)], target, settings, interpreter)[0]
+    async with progress(ls, f"gradguard: verifying {what}") as report:
+        def static_then_run() -> FileVerification:  # off the event loop: minutes of user code
+            report("analysing it", 10)
+            static = static_findings(path, file_settings, project_index(use_jedi=False))
+            report(f"running it with {interpreter.executable} on {settings.device} "
+                   f"(at most {settings.timeout:g} s)", 30)
+            return verify([(str(path), static, file_settings)], target, settings, interpreter)[0]
 
-    result = await off_the_loop(static_then_run)
+        result = await off_the_loop(static_then_run)
     notebook = Notebook.parse(text) if is_notebook(path.name) else None
     version = host.version_of(uri)
     host.publish_findings(uri, None if version is False else version, text if notebook is None else notebook.program,
@@ -203,6 +210,33 @@ def described(finding: Finding, origin: str, notebook: Notebook | None) -> dict:
     local = notebook.localised(finding)
     return {"code": local.code, "cell": local.span.cell, "line": local.span.start.line, "origin": origin,
             "message": local.message}
+
+
+@asynccontextmanager
+async def progress(ls: LanguageServer, title: str) -> AsyncIterator[Callable[[str, int], None]]:
+    """`$/progress` (window/workDoneProgress) from begin to end around the body, when the client
+    supports it; yields `report(message, percentage)`, callable from any thread."""
+    loop = asyncio.get_running_loop()
+    token = f"gradguard-verify-{uuid.uuid4()}"
+    shown = ls.client_capabilities.window is not None and bool(ls.client_capabilities.window.work_done_progress)
+    if shown:
+        try:
+            await ls.work_done_progress.create_async(token)
+            ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, percentage=0))
+        except Exception:  # a client that refuses the token still gets the command's answer
+            shown = False
+
+    def report(message: str, percentage: int) -> None:
+        if shown:
+            loop.call_soon_threadsafe(ls.work_done_progress.report, token,
+                                      lsp.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    try:
+        yield report
+    finally:
+        if shown:
+            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
+            ls.work_done_progress.tokens.pop(token, None)
 
 
 async def off_the_loop(work: Callable[[], T]) -> T:

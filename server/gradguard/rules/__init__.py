@@ -9,6 +9,7 @@ from gradguard.rules import (
     gg003_multi_output_view_modified,
     gg004_data_bypasses_version,
     gg005_compiled_input_modified,
+    gg100_unused_noqa,
 )
 from gradguard.rules.base import Rule, RuleContext
 
@@ -19,6 +20,7 @@ RULES: tuple[Rule, ...] = tuple(Rule.from_module(m) for m in (
     gg003_multi_output_view_modified,
     gg004_data_bypasses_version,
     gg005_compiled_input_modified,
+    gg100_unused_noqa,  # last: it reads what the others found
 ))
 
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

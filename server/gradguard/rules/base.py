@@ -53,6 +53,7 @@ class NotReported(Enum):
     VIEW_ERROR_FIRST = "PyTorch raises its view error at the change first (GG003)"
     NOT_SELECTED = "the rule is not selected for this file (settings)"
     NOQA = "`# noqa` on the line silences it"
+    FILE_NOQA = "`# gradguard: noqa` exempts the file from it"
 
 
 @dataclass
@@ -63,6 +64,8 @@ class RuleContext:
     changes: list[InplaceChange]
     project: ProjectIndex | None = None
     cuts: list[Cut] = field(default_factory=list)  # where the analysis stopped short
+    reported: tuple[Finding, ...] = ()  # what the rules that ran before found here, `# noqa` not yet applied
+    selected: Callable[[str], bool] = lambda code: True  # whether a code's rule runs on this file
 
     def code(self, node: cst.CSTNode) -> str:
         return self.document.code(node)

@@ -10,8 +10,9 @@ version counter: a view, a `detach()`, a `contiguous()` that returned its input.
 Autograd saves, for each op, the tensors its backward formula needs, together with their
 version counter. Every in-place op bumps that counter for the tensor and all its aliases.
 When `backward()` reaches the op, it finds the version changed and raises
-`RuntimeError: one of the variables needed for gradient computation has been modified by an
-inplace operation` — long after the mistake, naming no line. Which tensors are saved follows
+`RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation`
+— long after the mistake, naming no line: the message of every GG001 finding quotes these words,
+so that searching for the traceback finds this rule. Which tensors are saved follows
 `derivatives.yaml`, not folklore: `sigmoid`, `tanh`, `exp`, `relu` and `softmax` save their
 output; `pow`, `mul` (when the other operand requires grad), `Linear` (when its weight requires
 grad), convolution and batch norm save their input; `add`, `sum` and dropout save neither.
@@ -68,6 +69,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from gradguard import SAVED_TENSOR_ERROR
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import UNKNOWN_INDEX_VIEW, SavedRecord, Tri
 from gradguard.findings import Applicability, Edit, Finding, Fix, Related, Severity
@@ -177,7 +179,8 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, r
         saved += f" that `{context.code(record.run_by.func)}(...)` ran ({ran})"
     why = f"which `{record.saved_by}` saves for backward" if isinstance(record.run_by, cst.Call) else \
         "which it saves for backward"
-    outcome = "so `backward()` will raise" if not reasons else "so `backward()` may raise (" + "; ".join(reasons) + ")"
+    outcome = f'so `backward()` will raise "{SAVED_TENSOR_ERROR}"' if not reasons else \
+        f'so `backward()` may raise "{SAVED_TENSOR_ERROR}" (' + "; ".join(reasons) + ")"
     outcome += _when_compiled(change, record)
     if change.target_node is not None:
         message = f"`{context.code(change.target_node)}` is {saved}, {why}; {change.verb} changes it in place, {outcome}."

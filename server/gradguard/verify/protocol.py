@@ -9,6 +9,8 @@ from __future__ import annotations
 import linecache
 from pathlib import Path
 
+from gradguard import SAVED_TENSOR_ERROR
+
 SAVED = "GG001"
 LEAF = "GG002"
 VIEW = "GG003"
@@ -62,7 +64,8 @@ def hazard_message(kind: str, mutation_op: str, mutation_via: str | None, mutati
     changer = _name(mutation_op, mutation_via, mutation_site)
     if kind == SAVED:
         message = (f"{changer} changes in place a {description} tensor that {saver} saved "
-                   f"for backward ({what}){where}: backward through it will raise. Found running on {device}.")
+                   f"for backward ({what}){where}: backward through it will raise \"{SAVED_TENSOR_ERROR}\". "
+                   f"Found running on {device}.")
     else:
         message = (f"{changer} overwrites a {description} tensor that {saver} saved for "
                    f"backward ({what}){where}, through an alias with its own version counter (`.data`, "
