@@ -42,3 +42,16 @@ def test_brackets_nested_deeper_than_cpython_allows_are_refused_before_libcst_se
     document = Document.parse("deep.py", text)
     assert document.module is None
     assert document.syntax_problem is not None and document.syntax_problem.message == "too many nested parentheses"
+
+
+def test_a_lone_surrogate_is_reported_where_it_is_as_when_only_its_region_is_parsed_again() -> None:
+    """An editor may send half of an emoji (a lone UTF-16 surrogate): no parser takes it. The file's
+    problem is placed at that character, as the editor's re-parse of its region places it."""
+    from gradguard.source.syntax import python_syntax_problem
+
+    text = "import torch\n\nx = torch.ones(3)\ny = 'half \ud83d of an emoji'\n"
+    problem = Document.parse("x.py", text).syntax_problem
+    assert problem is not None and "surrogates not allowed" in problem.message
+    assert (problem.position.line, problem.position.column) == (4, 10)
+    region = python_syntax_problem("y = 'half \ud83d of an emoji'\n")
+    assert region is not None and (region.position.line, region.position.column) == (1, 10)

@@ -17,7 +17,7 @@ from gradguard.source.files import TooLarge
 from gradguard.source.lines import lines_of
 from gradguard.source.parser import TooDeeplyNested, parse_module, skipped
 from gradguard.source.positions import WholeModule
-from gradguard.source.syntax import SyntaxProblem, python_syntax_problem
+from gradguard.source.syntax import SyntaxProblem, failed_at, python_syntax_problem
 
 
 MAX_CHARACTERS = 2_000_000  # larger files are not analysed (every adapter), long literals not counted
@@ -73,7 +73,7 @@ class Document:
                                      Position(max(error.raw_line, 1), max(error.raw_column, 0)))
             return cls(filename, text, syntax_problem=python_syntax_problem(text) or fallback)
         except (RecursionError, ValueError, MemoryError) as error:
-            return cls(filename, text, syntax_problem=SyntaxProblem(f"cannot parse: {error}", Position(1, 0)))
+            return cls(filename, text, syntax_problem=SyntaxProblem(f"cannot parse: {error}", failed_at(error)))
         return cls(filename, text, module=module, parse_seconds=time.process_time() - start)
 
     @classmethod

@@ -20,8 +20,17 @@ def python_syntax_problem(text: str) -> SyntaxProblem | None:
         line = max(error.lineno or 1, 1)
         return SyntaxProblem(error.msg, Position(line, max((error.offset or 1) - 1, 0)))
     except (ValueError, RecursionError, MemoryError) as error:
-        return SyntaxProblem(str(error), Position(1, 0))
+        return SyntaxProblem(str(error), failed_at(error))
     return None
+
+
+def failed_at(error: Exception) -> Position:
+    """Where a parser's failure other than a syntax error lies: the character UTF-8 cannot encode
+    (a lone surrogate an editor sent) for a `UnicodeEncodeError`, else the file's start."""
+    if isinstance(error, UnicodeEncodeError) and isinstance(error.object, str):
+        before = error.object[:error.start]
+        return Position(before.count("\n") + 1, error.start - (before.rfind("\n") + 1))
+    return Position(1, 0)
 
 
 @dataclass(frozen=True)
