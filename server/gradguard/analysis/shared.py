@@ -69,6 +69,7 @@ class Returns:
 
 
 BACKWARD = -1  # in `InterpreterState.touched`: a backward pass ran (it changes what is pending and saved)
+CHANGED_OBJECT = -2  # in `InterpreterState.touched`: code ran that may change a module, list or dict made before it
 
 class InterpreterState:
     """What one interpretation of a file knows besides the abstract state of a program point."""
@@ -125,7 +126,8 @@ class InterpreterState:
         self.compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) the code runs in
         self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)
         # the version counters of the tensors changed in place or whose flags changed, in turn (BACKWARD: a
-        # backward pass ran): a call that touched one it did not create has effects a summary would skip
+        # backward pass ran; CHANGED_OBJECT: another object may have changed): a call that touched one it
+        # did not create has effects a summary would skip
         self.touched: list[int] = []
         # the function analysed without a known caller, and whether it is a method of an `nn.Module`
         self.analysing: cst.FunctionDef | None = None

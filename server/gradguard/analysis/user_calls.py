@@ -9,7 +9,7 @@ import libcst as cst
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.names import dotted_name
-from gradguard.analysis.shared import RETURNED, GeneratorRun, InterpreterState, Returns
+from gradguard.analysis.shared import CHANGED_OBJECT, RETURNED, GeneratorRun, InterpreterState, Returns
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -22,6 +22,8 @@ from gradguard.analysis.values import (
     ImportRef,
     IntValue,
     ModuleValue,
+    OptimizerValue,
+    PartialValue,
     SavedRecord,
     SequenceValue,
     TensorValue,
@@ -133,6 +135,58 @@ def _same_scope(node: cst.CSTNode) -> bool:
     return type(node) not in _SCOPES
 
 
+def _changed_roots(function: cst.FunctionDef) -> frozenset[str]:
+    """The names whose objects `function`'s body may change: the first name of an attribute or item
+    it assigns or deletes (`MODEL.act = ...`, `BUF[i] = ...`), or of an object it calls a method of
+    (`BUF.append(t)`, `MODEL.act.register_forward_hook(f)`)."""
+    roots: set[str] = set()
+    for node in descendants(function.body):
+        if isinstance(node, cst.Assign):
+            stored = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.Del)):
+            stored = [node.target]
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            stored = [node.func]
+        else:
+            continue
+        for target in stored:
+            while isinstance(target, (cst.Attribute, cst.Subscript)):
+                target = target.value
+                if isinstance(target, cst.Name):
+                    roots.add(target.value)
+    return frozenset(roots)
+
+
+def _changeable(value: Value | None) -> bool:
+    """Whether `value` is an object whose contents code can change (tensors aside: their changes are `touched`)."""
+    return isinstance(value, (ModuleValue, DictValue, OptimizerValue)) or (
+        isinstance(value, SequenceValue) and value.mutable)
+
+
+def _holds_older(value: Value, first_new: int) -> bool:
+    """Whether `value` holds a tensor made before `first_new` (a global, a parameter of a module made before):
+    a copy of it would not be that tensor."""
+    pending, seen = [value], set()
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, TensorValue):
+            if item.version_counter <= first_new:
+                return True
+        elif isinstance(item, ModuleValue):
+            pending += [*item.parameters.values(), *item.buffers.values(), *(item.children or ()),
+                        *item.named_children.values()]
+        elif isinstance(item, (SequenceValue, DictValue)):
+            pending += contents(item, dicts=True)
+        elif isinstance(item, OptimizerValue):
+            pending += item.parameters
+        elif isinstance(item, PartialValue):
+            pending += [item.func, *item.args, *item.kwargs.values()]
+    return False
+
+
 def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, ...] | None:
     """What identifies a call whose arguments are all constants (numbers, strings, classes,
     functions), or None when one of them is an object or a tensor."""
@@ -201,9 +255,11 @@ class UserCalls(InterpreterState):
             return self.copy_object(result)
         before, serial, touched, first_new = set(self.entered), self.next_serial, len(self.touched), new_version_counter()
         result = run()
-        if self.next_serial == serial and all(vc > first_new for vc in self.touched[touched:]):
-            # no save made, no tensor of before changed (a global's `add_`), no backward: nothing but the
-            # result, which a copy gives again
+        if self.next_serial == serial and all(vc > first_new for vc in self.touched[touched:]) \
+                and not _holds_older(result, first_new):
+            # no save made, no tensor of before changed (a global's `add_`) nor an object of before (a
+            # global module's attribute, a global list), no backward, and a result made by the call
+            # alone (not a global tensor it returns): a copy of the result gives the call again
             self.summaries[key] = (self.copy_object(result), frozenset(self.entered - before))
         return result
 
@@ -334,6 +390,8 @@ class UserCalls(InterpreterState):
             # file that names its globals holding tensors or modules, may reach them)
             return UNKNOWN
         self.followed += 1
+        if any(_changeable(definitions.globals.get(root)) for root in self.syntax_fact(function, _changed_roots, definitions)):
+            self.touched.append(CHANGED_OBJECT)
         params = function.params
         positional = [*params.posonly_params, *params.params]
         env: dict[str, Value] = dict(closure) if closure is not None else {}

@@ -89,23 +89,48 @@ def drop_inplace_argument(document: Document, call: cst.CSTNode) -> tuple[Edit, 
 
 def rebinds(scope: cst.FunctionDef | None, name: str) -> bool:
     """Whether `name = ...` written in `scope`'s body binds the `name` its code reads: at module level,
-    for a parameter, a name the function assigns itself or declares `global`/`nonlocal`; not for
+    for a parameter, a name the function binds itself or declares `global`/`nonlocal`; not for
     a global it only reads (assigning it there makes it local: `UnboundLocalError` at the read)."""
     if scope is None:
         return True
     params = scope.params
-    if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+    stars = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params, *stars)):
         return True
     for node in descendants(scope.body, into=lambda n: type(n) not in _NEW_SCOPES):
         if isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
             return True
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
-            [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)) else \
-            [node.asname.name] if isinstance(node, (cst.WithItem, cst.ImportAlias, cst.ExceptHandler)) \
-            and node.asname is not None else []
-        if name in (bound for target in targets for bound in _bound(target)):
+        if name in _binds(node):
             return True
     return False
+
+
+_NEW_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
+def _binds(node: cst.CSTNode) -> Iterator[str]:
+    """The names `node` binds in the function it is in (an assignment, a loop, `with`/`except ... as`,
+    an import, a nested `def`/`class`, a `match` capture, `del`)."""
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            yield from _bound(target.target)
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del)):
+        yield from _bound(node.target)
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        yield from _bound(node.asname.name)  # type: ignore[arg-type]
+    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+        yield from _bound(node.name.name)  # type: ignore[arg-type]
+    elif isinstance(node, cst.ImportAlias):
+        imported = node.asname.name if node.asname is not None else node.name
+        while isinstance(imported, cst.Attribute):  # `import os.path` binds `os`
+            imported = imported.value
+        yield from _bound(imported)  # type: ignore[arg-type]
+    elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        yield node.name.value
+    elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+        yield node.name.value
+    elif isinstance(node, cst.MatchMapping) and node.rest is not None:
+        yield node.rest.value
 
 
 def _bound(target: cst.BaseExpression) -> Iterator[str]:
@@ -117,9 +142,6 @@ def _bound(target: cst.BaseExpression) -> Iterator[str]:
             yield from _bound(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from _bound(target.value)
-
-
-_NEW_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def clone_before(document: Document, statement: cst.SimpleStatementLine, name: str) -> tuple[Edit, ...]:
