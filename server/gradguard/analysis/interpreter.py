@@ -83,7 +83,7 @@ from gradguard.analysis.values import (
     truth,
 )
 from gradguard.knowledge import surface
-from gradguard.source.walk import descendants
+from gradguard.source.walk import bound_names, descendants
 
 if TYPE_CHECKING:
     from gradguard.analysis.project import ProjectIndex
@@ -329,7 +329,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else \
                     [statement.target] if isinstance(statement, (cst.AnnAssign, cst.AugAssign)) else []
                 for target in targets:
-                    for name in _bound_names(target):
+                    for name in bound_names(target):
                         state.env[name] = UNKNOWN
             self.note_cut("statement", self.analysing, self.call_nodes[0] if self.call_stack else node, "depth")
         finally:
@@ -1466,15 +1466,6 @@ def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
 def _reason(error: OverBudget | RecursionError) -> str:
     """Why a unit stopped: its budget's "steps" or "time", or "depth" (nesting)."""
     return error.reason if isinstance(error, OverBudget) else "depth"
-
-
-def _bound_names(target: cst.BaseExpression) -> Iterable[str]:
-    """The names an assignment to `target` binds (`a`, `a, (b, *c)`)."""
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _bound_names(element.value)
 
 
 def _single_index(kinds: list[Value | str]) -> Value:

@@ -16,7 +16,7 @@ from gradguard.findings import Edit, Position, Span
 from gradguard.knowledge import ops
 from gradguard.source.document import Document
 from gradguard.source.lines import lines_of
-from gradguard.source.walk import descendants
+from gradguard.source.walk import bound_names, descendants
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
 
@@ -113,35 +113,24 @@ def _binds(node: cst.CSTNode) -> Iterator[str]:
     an import, a nested `def`/`class`, a `match` capture, `del`)."""
     if isinstance(node, cst.Assign):
         for target in node.targets:
-            yield from _bound(target.target)
+            yield from bound_names(target.target)
     elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del)):
-        yield from _bound(node.target)
+        yield from bound_names(node.target)
     elif isinstance(node, cst.WithItem) and node.asname is not None:
-        yield from _bound(node.asname.name)  # type: ignore[arg-type]
+        yield from bound_names(node.asname.name)  # type: ignore[arg-type]
     elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-        yield from _bound(node.name.name)  # type: ignore[arg-type]
+        yield from bound_names(node.name.name)  # type: ignore[arg-type]
     elif isinstance(node, cst.ImportAlias):
         imported = node.asname.name if node.asname is not None else node.name
         while isinstance(imported, cst.Attribute):  # `import os.path` binds `os`
             imported = imported.value
-        yield from _bound(imported)  # type: ignore[arg-type]
+        yield from bound_names(imported)  # type: ignore[arg-type]
     elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         yield node.name.value
     elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
         yield node.name.value
     elif isinstance(node, cst.MatchMapping) and node.rest is not None:
         yield node.rest.value
-
-
-def _bound(target: cst.BaseExpression) -> Iterator[str]:
-    """The names an assignment to `target` binds (`a, (b, *c) = ...`: a, b, c)."""
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _bound(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _bound(target.value)
 
 
 def clone_before(document: Document, statement: cst.SimpleStatementLine, name: str) -> tuple[Edit, ...]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-__all__ = ["HOLDS_STATEMENTS", "children", "descendants", "in_statements"]
+__all__ = ["HOLDS_STATEMENTS", "bound_names", "children", "descendants", "in_statements"]
 
 _FORMATTING = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Comment, cst.Newline,
                cst.Semicolon, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
@@ -73,3 +73,14 @@ def in_statements(node: cst.CSTNode) -> bool:
     """For `descendants(..., into=in_statements)`: a walk of the statements only (a `def`, a `with`,
     a `return` is never inside an expression)."""
     return isinstance(node, HOLDS_STATEMENTS)
+
+
+def bound_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment to `target` binds (`a`, `a, (b, *c)`: a, b, c)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from bound_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from bound_names(target.value)
