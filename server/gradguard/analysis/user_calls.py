@@ -32,7 +32,7 @@ from gradguard.analysis.values import (
     evolved,
     new_version_counter,
 )
-from gradguard.source.walk import descendants, in_statements
+from gradguard.source.walk import descendants, in_same_scope, in_statements
 
 _MAX_CALL_DEPTH = 6
 _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
@@ -125,14 +125,7 @@ def is_generator(function: cst.FunctionDef) -> bool:
 @absent_without("yield", frozenset())
 def yield_nodes(function: cst.FunctionDef) -> frozenset[cst.Yield]:
     """The `yield`s of `function`'s own body (not of a function, lambda or class defined inside it)."""
-    return frozenset(node for node in descendants(function.body, into=_same_scope) if isinstance(node, cst.Yield))
-
-
-_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
-
-
-def _same_scope(node: cst.CSTNode) -> bool:
-    return type(node) not in _SCOPES
+    return frozenset(node for node in descendants(function.body, into=in_same_scope) if isinstance(node, cst.Yield))
 
 
 def _changed_roots(function: cst.FunctionDef) -> frozenset[str]:

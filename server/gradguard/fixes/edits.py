@@ -16,7 +16,7 @@ from gradguard.findings import Edit, Position, Span
 from gradguard.knowledge import ops
 from gradguard.source.document import Document
 from gradguard.source.lines import lines_of
-from gradguard.source.walk import bound_names, descendants
+from gradguard.source.walk import bound_names, descendants, in_same_scope
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
 
@@ -97,15 +97,12 @@ def rebinds(scope: cst.FunctionDef | None, name: str) -> bool:
     stars = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
     if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params, *stars)):
         return True
-    for node in descendants(scope.body, into=lambda n: type(n) not in _NEW_SCOPES):
+    for node in descendants(scope.body, into=in_same_scope):
         if isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
             return True
         if name in _binds(node):
             return True
     return False
-
-
-_NEW_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def _binds(node: cst.CSTNode) -> Iterator[str]:

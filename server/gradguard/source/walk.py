@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-__all__ = ["HOLDS_STATEMENTS", "bound_names", "children", "descendants", "in_statements"]
+__all__ = ["HOLDS_STATEMENTS", "bound_names", "children", "descendants", "in_same_scope", "in_statements"]
 
 _FORMATTING = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Comment, cst.Newline,
                cst.Semicolon, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
@@ -84,3 +84,12 @@ def bound_names(target: cst.BaseExpression) -> Iterator[str]:
             yield from bound_names(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from bound_names(target.value)
+
+
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
+def in_same_scope(node: cst.CSTNode) -> bool:
+    """For `descendants(..., into=in_same_scope)`: a walk of one scope's own code (a nested `def`,
+    `lambda` or `class` is given but not entered)."""
+    return type(node) not in _SCOPES
