@@ -129,7 +129,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not any(self.definitions.mentions(word) for word in GRAD_MODE_WORDS):
             return frozenset()
         known = self.previous.references if self.previous is not None else None
-        off, self.result.references = grad_off_functions(self.module, known)  # type: ignore[arg-type]
+        off, self.result.references = grad_off_functions(self.module, known,  # type: ignore[arg-type]
+                                                         self.definitions.text)
         return off
 
     def run(self, *, functions: bool = True) -> ScopeResult:
