@@ -84,8 +84,11 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
             todo.append((path, text, settings))
     progress = _Progress(len(todo))
     if jobs > 1 and len(todo) >= _PARALLEL_FROM:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
+        if multiprocessing.get_start_method() == "fork":  # the workers get the engine imported (0.2 CPU s each)
+            import gradguard.engine  # noqa: F401
         chunks = _contiguous(todo, jobs)
         pool = ProcessPoolExecutor(max_workers=jobs)
         try:
