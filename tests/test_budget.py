@@ -90,8 +90,7 @@ def test_a_file_of_the_config_store_shape_finishes_within_its_budget_with_its_no
     assert notes and all(f["severity"] == "info" for f in notes)
     assert {f["location"]["row"] for f in notes} <= set(defs)  # once per cut function, at its definition
     assert len(notes) == len({f["location"]["row"] for f in notes})
-    assert f"gradguard stopped following calls made by `fill_config_store`: it followed {MAX_FOLLOWED_CALLS} calls" in \
-        next(f["message"] for f in notes if f["location"]["row"] == lines_of(text, "def fill_config_store")[0])
+    assert any(f"it followed {MAX_FOLLOWED_CALLS} calls" in f["message"] for f in notes)  # `convert_2`'s, `convert_3`'s
     assert [f for f in findings if f["code"] != "GG000"] and found([f for f in findings if f["code"] != "GG000"]) == [
         ("GG001", "error", lines_of(text, "y += 1")[0])]  # the rest of the file keeps its findings
     assert code == 1
@@ -112,11 +111,11 @@ def test_a_model_zoo_file_is_analysed_whole():
     `build_model_with_cfg(MaxxVit, ...)` of another file. What such a call returns goes straight to
     the factory's `return`, with nothing saved before it: it can add no finding to the factory, and is
     not followed (each factory built the whole model, and the file was cut at its CPU budget with 33
-    to 55 functions not analysed, a different count on each run)."""
+    to 55 functions not analysed, a different count on each run). `MaxxVit.__init__`, which builds
+    every stage, follows more than 400 calls and fewer than `MAX_FOLLOWED_CALLS`: no note at all."""
     made_by("make models", MODELS / "timm" / "models" / "maxxvit.py")
     code, findings, cpu = check(MODELS / "timm" / "models" / "maxxvit.py")
-    assert all(f["code"] == "GG000" for f in findings)
-    assert [f["message"].split(":")[0] for f in findings] == ["gradguard stopped following calls made by `__init__`"]
+    assert findings == []
     assert cpu < 1.6 + 1.5
 
 

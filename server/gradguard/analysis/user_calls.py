@@ -36,7 +36,7 @@ from gradguard.source.walk import descendants, in_same_scope, in_statements
 
 _MAX_CALL_DEPTH = 6
 _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
-MAX_FOLLOWED_CALLS = 400  # calls followed per analysed function (and per module level)
+MAX_FOLLOWED_CALLS = 800  # calls followed per analysed function (and per module level)
 
 
 def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
