@@ -4,9 +4,7 @@ its findings saying they come from a standalone analysis (`analysis/callers.py`)
 
 from __future__ import annotations
 
-from gradguard.analysis import callers
-from gradguard.source.parser import parse_module
-from helpers import ROOT, run, write
+from helpers import run, write
 
 _NORMALISE = """\
 import torch
@@ -207,45 +205,3 @@ class Lamb:
         "`add_` changes it in place, so `backward()` may raise \"one of the variables needed for gradient computation has been modified by an inplace operation\" (whether it was saved depends on which tensors "
         "require grad here; this holds if a backward pass later runs through it; found analysing `step` on its own: "
         "no caller of it is known)."]
-
-
-_COMMENTED = _NORMALISE + """
-
-def compute_loss(pred):
-    # _normalise_(pred) would change `pred` in place
-    with torch.no_grad():
-        _normalise_(pred.detach().clone())
-    #     out = _normalise_(pred["x"])
-    return pred.sum()
-"""
-
-
-def test_a_comment_naming_the_helper_is_no_reference(tmp_path):
-    """Only the `no_grad` block calls the helper: the comments (one of them commented-out code) do not."""
-    assert _check(tmp_path, _COMMENTED) == []
-
-
-def test_the_walk_where_grad_is_off_answers_as_the_whole_walk():
-    """With the text, only the code under `no_grad` and the helper are walked (the comments
-    naming the helper are told from code), and the answer is the whole walk's; every labelled
-    program and example gets the same answer both ways."""
-    module = parse_module(_COMMENTED)
-    regions, functions = callers._off_regions(module)
-    assert callers._references_where_off(regions, functions, _COMMENTED) is not None
-    assert [f.name.value for f in callers.grad_off_functions(module, None, _COMMENTED)[0]] == ["_normalise_"]
-    for path in [*(ROOT / "tests" / "programs").rglob("*.py"), *(ROOT / "examples").rglob("*.py")]:
-        text = path.read_text()
-        module = parse_module(text)
-        assert callers.grad_off_functions(module, None, text)[0] == callers.grad_off_functions(module)[0], path
-
-def test_a_call_after_a_hash_in_a_string_is_a_reference(tmp_path):
-    """`"#"` on the line does not make the call a comment: the helper also runs with grad on."""
-    found = _check(tmp_path, _NORMALISE + """
-
-def compute_loss(pred):
-    with torch.no_grad():
-        _normalise_(pred.clone())
-    label = "#"; out = _normalise_(pred)
-    return out.sum()
-""")
-    assert [line.split(" [")[0] for line in found] == ["m.py:6:5: GG001"]

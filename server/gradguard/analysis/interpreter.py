@@ -129,8 +129,7 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
         if not any(self.definitions.mentions(word) for word in GRAD_MODE_WORDS):
             return frozenset()
         known = self.previous.references if self.previous is not None else None
-        off, self.result.references = grad_off_functions(self.module, known,  # type: ignore[arg-type]
-                                                         self.definitions.text)
+        off, self.result.references = grad_off_functions(self.module, known)  # type: ignore[arg-type]
         return off
 
     def run(self, *, functions: bool = True) -> ScopeResult:
