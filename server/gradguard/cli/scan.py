@@ -87,7 +87,8 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        if multiprocessing.get_start_method() == "fork":  # the workers get the engine imported (0.2 CPU s each)
+        default = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+        if default == "fork":  # the workers get the engine imported (0.2 CPU s each)
             import gradguard.engine  # noqa: F401
         chunks = _contiguous(todo, jobs)
         pool = ProcessPoolExecutor(max_workers=jobs)
