@@ -48,7 +48,7 @@ class NotReported(Enum):
     SILENT_WHEN_COMPILED = ("a region compiled by inductor saved it as a matrix product's operand, which its backward "
                             "reads unchecked: it raises nothing and computes the gradient from the changed value (GG005)")
     NOT_COMPILED_SAVE = ("it changes no save that a region compiled by inductor reads unchecked (a matrix product's "
-                         "operand), from outside that region")
+                         "operand, neither operand written transposed), from outside that region")
     LEAF_ERROR_FIRST = "PyTorch raises its leaf error at the change first (GG002)"
     VIEW_ERROR_FIRST = "PyTorch raises its view error at the change first (GG003)"
     NOT_SELECTED = "the rule is not selected for this file (settings)"
