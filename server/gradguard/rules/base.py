@@ -103,6 +103,10 @@ class RuleContext:
         (a warning that says so where it holds only for a value other than a parameter's default)."""
         if change.assumes is not None:
             certain, message = False, f"{message[:-1]} ({assumption(change)})."
+        if change.compiled is not None:
+            message = (f"{message[:-1]}; compiled (`torch.compile`, backend \"{change.compiled.backend}\"), the "
+                       "program raises at the region's first call instead, as dynamo traces it, wrapped in "
+                       "`TorchRuntimeError` (\"RuntimeError when making fake tensor call\").")
         origin = change.target.origin.node
         related = (Related(*self.locate(origin), created),) if origin is not None else ()
         related += self.called_from(change)

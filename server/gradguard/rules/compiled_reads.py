@@ -1,6 +1,6 @@
 """What inductor's compiled backward does with a save its region made when code outside the region
-changes it in place, as measured on torch 2.13 (each case a labelled program in tests/programs/compiled_*,
-run eager and compiled by tests/test_compiled.py):
+changes it in place, as measured on torch 2.13 by running each case eager and compiled (the labelled programs
+tests/programs/compiled_* and tests/test_compiled.py run a case of each row):
 
 | save (changed after the compiled call) | eager | inductor |
 |---|---|---|

@@ -5,7 +5,8 @@ Finds in-place changes (`x.mul_(2)`, `x += 1`, `x[0] = 0`, `optimizer.step()` ..
 that code compiled by `torch.compile` saved for its backward pass — its input, or a view of it —
 made after the compiled call and before a backward pass through it. Compiled code is a function
 or method decorated with `@torch.compile` or `@torch.compile(...)`, `torch.compile(fn_or_module)`,
-`module.compile()` and `torch._dynamo.optimize(backend)(fn)`.
+`module.compile()`, `module.forward = torch.compile(module.forward)` (`self.forward = ...` in
+`__init__` too) and `torch._dynamo.optimize(backend)(fn)`.
 
 ## Why is this bad?
 Eager PyTorch raises at `backward()`: `one of the variables needed for gradient computation has
