@@ -636,15 +636,16 @@ PROGRAMS = Path(__file__).parent / "programs"
 
 @pytest.fixture(scope="module")
 def compiled_run(tmp_path_factory) -> dict[str, list[dict]]:
-    """One `gradguard verify --format json` of two compiled programs (a GG005 and its clone-at-call twin) and
-    of the GG005 program changing its features through `getattr` (found only at run time): findings per file."""
+    """One `gradguard verify --format json` of two compiled programs (a GG005 and its clone-at-call twin), of the
+    GG005 program changing its features through `getattr` (found only at run time) and of a compiled module whose
+    compiled backward raises (GG001): findings per file."""
     if shutil.which("c++") is None and shutil.which("g++") is None:
         pytest.skip("no C++ compiler: inductor cannot compile")
     buggy = PROGRAMS / "compiled_projection_memory_bank_normalise_div_.py"
     dynamic = tmp_path_factory.mktemp("compiled") / "dynamic.py"
     dynamic.write_text(buggy.read_text().replace("features.div_(", 'getattr(features, "div_")('))
     run = verify("--format", "json", str(buggy), str(PROGRAMS / "compiled_projection_memory_bank_clone_at_call_ok.py"),
-                 str(dynamic))
+                 str(dynamic), str(PROGRAMS / "compiled_gated_module_input_noise_add_.py"))
     assert run.returncode == 1, run.stderr[-3000:]
     by_file: dict[str, list[dict]] = {}
     for item in json.loads(run.stdout):
@@ -657,6 +658,11 @@ def test_a_compiled_save_changed_outside_its_region_is_confirmed_silent_under_in
     assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GG005", 23, "both")
     assert finding["message"].endswith("Confirmed by running it on cpu.")
     assert "compiled_projection_memory_bank_clone_at_call_ok.py" not in compiled_run
+
+
+def test_a_compiled_module_whose_backward_raises_too_stays_gg001(compiled_run):
+    [finding] = compiled_run["compiled_gated_module_input_noise_add_.py"]
+    assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GG001", 25, "both")
 
 
 def test_a_silent_compiled_gradient_found_only_at_run_time_names_the_compiled_call_and_the_change(compiled_run):

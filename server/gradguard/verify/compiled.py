@@ -81,8 +81,8 @@ def _real_options(options: dict) -> dict:
 class _Compiled:
     """What `torch.compile(fn_or_module, **options)` stands in for, once per pass."""
 
-    def __init__(self, target: Callable, options: dict, real_compile: Callable) -> None:
-        self.target, self.options, self.real_compile = target, options, real_compile
+    def __init__(self, target: Callable, options: dict) -> None:
+        self.target, self.options = target, options
         self.backend = _backend_name(options.get("backend"))
         self._compiled: dict[str, Callable] = {}
 
@@ -93,7 +93,7 @@ class _Compiled:
             compiled = self._compiled.get(_state.backend)
             if compiled is None:
                 with _real_compilers():
-                    compiled = self.real_compile(self.target, **_real_options(self.options))
+                    compiled = torch.compile(self.target, **_real_options(self.options))
                 self._compiled[_state.backend] = compiled
             return compiled(*args, **kwargs)
         place, _ = current_place(1)
@@ -122,8 +122,9 @@ class _CompiledModule(torch.nn.Module):
             return getattr(self._orig_mod, name)
 
 
-def _stand_in(target: Callable, options: dict, real_compile: Callable) -> Callable:
-    run = _Compiled(target, options, real_compile)
+def _stand_in(target: Callable, options: dict) -> Callable:
+    """What `torch.compile(target, **options)` gives while a file runs."""
+    run = _Compiled(target, options)
     if isinstance(target, torch.nn.Module):
         return _CompiledModule(target, run)
 
@@ -151,22 +152,20 @@ def _real_compilers() -> Iterator[None]:
 @contextmanager
 def stand_ins() -> Iterator[None]:
     """`torch.compile` and `torch._dynamo.optimize` replaced by stand-ins while a file runs."""
-    real_compile, real_optimize = _REAL
-
     def compile(model: Callable | None = None, **options: object) -> Callable:  # noqa: A001 - torch's name
         if model is None:
-            return lambda target: _stand_in(target, options, real_compile)
-        return _stand_in(model, options, real_compile)
+            return lambda target: _stand_in(target, options)
+        return _stand_in(model, options)
 
     def optimize(backend: object = DEFAULT_BACKEND, *, nopython: bool = False, **_: object) -> Callable:
-        return lambda target: _stand_in(target, {"backend": backend, "fullgraph": nopython}, real_compile)
+        return lambda target: _stand_in(target, {"backend": backend, "fullgraph": nopython})
 
     torch.compile, torch._dynamo.optimize = compile, optimize
     _state.entered = []
     try:
         yield
     finally:
-        torch.compile, torch._dynamo.optimize = real_compile, real_optimize
+        torch.compile, torch._dynamo.optimize = _REAL
 
 
 def compile_backend(left: float) -> tuple[str, str | None]:
