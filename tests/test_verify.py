@@ -697,3 +697,14 @@ def test_too_little_time_for_inductor_compiles_with_aot_eager_and_says_so():
         f"Run compiled by aot_eager instead of inductor ({reason}), it raised too at line 26: `RuntimeError: one of the "
         "variables needed for gradient computation has been modified by an inplace operation`; aot_eager checks saved "
         "tensors as eager does: what inductor does was not checked.")
+
+
+def test_without_a_cpp_compiler_verify_compiles_with_aot_eager_and_says_so(tmp_path):
+    program = PROGRAMS / "compiled_projection_memory_bank_normalise_div_.py"
+    run = subprocess.run([*GRADGUARD, "verify", "--device", "cpu", "--format", "json", str(program)],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "PATH": str(tmp_path)})
+    assert run.returncode == 1, run.stderr[-3000:]
+    static = next(f for f in json.loads(run.stdout) if f["code"] == "GG005")
+    assert static["message"].endswith("Not confirmed: the run on cpu compiled the code with aot_eager instead of "
+                                      "inductor (no C++ compiler found, which inductor needs on the CPU), and "
+                                      "aot_eager checks saved tensors as eager does.")
