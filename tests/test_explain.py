@@ -88,7 +88,7 @@ NOT_A_VIEW = ("    GG003 not reported: the tensor is no view torch restricts: an
               "a view made under `no_grad`, one a custom Function or a backward-hooked module returned\n")
 NOT_THROUGH_DATA = "    GG004 not reported: it does not write through `.data` or an `unsafe_*` view\n"
 NOT_COMPILED = ("    GG005 not reported: it changes no save that a region compiled by inductor reads unchecked (a matrix "
-                "product's operand), from outside that region\n")
+                "product's operand, neither operand written transposed), from outside that region\n")
 GRAD_OFF = "grad is off here (`torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)`)"
 A_NUMBER = ("  `lr` (column {column}): a Python number: 0.001\n"
             "    - not a tensor: autograd never sees it, and an in-place operator on it rebinds the name\n")

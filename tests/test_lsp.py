@@ -288,8 +288,8 @@ async def test_hover_on_a_name_tells_the_value_it_holds(client: LanguageClient, 
         "GG003: the tensor is no view torch restricts: an output of `chunk`/`split`/`unbind`, a view made under "
         "`no_grad`, one a custom Function or a backward-hooked module returned; "
         "GG004: it does not write through `.data` or an `unsafe_*` view; "
-        "GG005: it changes no save that a region compiled by inductor reads unchecked (a matrix product's operand), "
-        "from outside that region")
+        "GG005: it changes no save that a region compiled by inductor reads unchecked (a matrix product's operand, "
+        "neither operand written transposed), from outside that region")
     assert await hover(2, 18) == (
         "**`w`**: made by `torch.randn` (line 2)\n\n"
         "- requires grad; a leaf; graph known: empty\n"

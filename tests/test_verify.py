@@ -629,3 +629,82 @@ def test_a_project_interpreter_older_than_3_10_is_gv002(tmp_path):
     assert run.returncode == 2
     assert re.search(r"could not verify train\.py: \S+ \(from --python\) is Python 3\.[6-9]; verify needs Python 3\.10 "
                      r"or newer\n$", run.stderr), run.stderr
+
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+@pytest.fixture(scope="module")
+def compiled_run(tmp_path_factory) -> dict[str, list[dict]]:
+    """One `gradguard verify --format json` of two compiled programs (a GG005 and its clone-at-call twin), of the
+    GG005 program changing its features through `getattr` (found only at run time) and of a compiled module whose
+    compiled backward raises (GG001): findings per file."""
+    if shutil.which("c++") is None and shutil.which("g++") is None:
+        pytest.skip("no C++ compiler: inductor cannot compile")
+    buggy = PROGRAMS / "compiled_projection_memory_bank_normalise_div_.py"
+    dynamic = tmp_path_factory.mktemp("compiled") / "dynamic.py"
+    dynamic.write_text(buggy.read_text().replace("features.div_(", 'getattr(features, "div_")('))
+    run = verify("--format", "json", str(buggy), str(PROGRAMS / "compiled_projection_memory_bank_clone_at_call_ok.py"),
+                 str(dynamic), str(PROGRAMS / "compiled_gated_module_input_noise_add_.py"))
+    assert run.returncode == 1, run.stderr[-3000:]
+    by_file: dict[str, list[dict]] = {}
+    for item in json.loads(run.stdout):
+        by_file.setdefault(Path(item["filename"]).name, []).append(item)
+    return by_file
+
+
+def test_a_compiled_save_changed_outside_its_region_is_confirmed_silent_under_inductor(compiled_run):
+    [finding] = compiled_run["compiled_projection_memory_bank_normalise_div_.py"]
+    assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GG005", 23, "both")
+    assert finding["message"].endswith("Confirmed by running it on cpu.")
+    assert "compiled_projection_memory_bank_clone_at_call_ok.py" not in compiled_run
+
+
+def test_a_compiled_module_whose_backward_raises_too_stays_gg001(compiled_run):
+    [finding] = compiled_run["compiled_gated_module_input_noise_add_.py"]
+    assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GG001", 25, "both")
+
+
+def test_a_silent_compiled_gradient_found_only_at_run_time_names_the_compiled_call_and_the_change(compiled_run):
+    [finding] = compiled_run["dynamic.py"]
+    assert (finding["code"], finding["location"]["row"], finding["origin"]) == ("GG005", 23, "runtime")
+    assert finding["message"].startswith(
+        '`getattr(features, "div_")(features.norm(dim=1,…` changes in place a float32[32, 16] tensor that '
+        "`features @ weight` saved for backward (its input) at line 12, inside code compiled by `torch.compile` "
+        '(backend "inductor") that `project(features, weight)` ran at line 22: eager, `loss.backward()` (line 26) '
+        'raised "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace '
+        'operation"; compiled by inductor, backward raised nothing and computed the gradients from the changed value.')
+    assert [(r["location"]["row"], r["message"]) for r in finding["related"]] == [
+        (12, "`features @ weight` saved the tensor for backward here (its input)"),
+        (22, "the compiled `project(features, weight)` ran here"),
+        (26, "eager, this raised; compiled by inductor, it computed the gradients from the changed value")]
+
+
+def test_too_little_time_for_inductor_compiles_with_aot_eager_and_says_so():
+    program = PROGRAMS / "compiled_projection_memory_bank_normalise_div_.py"
+    run = verify("--format", "json", "--timeout", "40", str(program))
+    assert run.returncode == 1, run.stderr[-3000:]
+    static, runtime = sorted(json.loads(run.stdout), key=lambda f: f["origin"] == "runtime")
+    assert (static["code"], static["origin"], runtime["code"], runtime["origin"]) == ("GG005", "static", "GG001",
+                                                                                     "runtime")
+    left = re.search(r"only (\d+) s of the run's time limit", static["message"])
+    assert left is not None and 30 <= int(left[1]) <= 40, static["message"]
+    reason = (f"only {left[1]} s of the run's time limit were left, too few for inductor's compilation; allow 60 s "
+              "more with `timeout` in [tool.gradguard.verify]")
+    assert static["message"].endswith(f"Not confirmed: the run on cpu compiled the code with aot_eager instead of "
+                                      f"inductor ({reason}), and aot_eager checks saved tensors as eager does.")
+    assert runtime["message"].endswith(
+        f"Run compiled by aot_eager instead of inductor ({reason}), it raised too at line 26: `RuntimeError: one of the "
+        "variables needed for gradient computation has been modified by an inplace operation`; aot_eager checks saved "
+        "tensors as eager does: what inductor does was not checked.")
+
+
+def test_without_a_cpp_compiler_verify_compiles_with_aot_eager_and_says_so(tmp_path):
+    program = PROGRAMS / "compiled_projection_memory_bank_normalise_div_.py"
+    run = subprocess.run([*GRADGUARD, "verify", "--device", "cpu", "--format", "json", str(program)],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "PATH": str(tmp_path)})
+    assert run.returncode == 1, run.stderr[-3000:]
+    static = next(f for f in json.loads(run.stdout) if f["code"] == "GG005")
+    assert static["message"].endswith("Not confirmed: the run on cpu compiled the code with aot_eager instead of "
+                                      "inductor (no C++ compiler found, which inductor needs on the CPU), and "
+                                      "aot_eager checks saved tensors as eager does.")

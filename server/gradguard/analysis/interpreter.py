@@ -783,6 +783,8 @@ class Interpreter(UserCalls, ModuleCalls, TorchCalls, TensorOps, Containers, Sav
                 if self.assuming is not None:  # undone after the branch (`_other_branch`)
                     self.undo.append((owner.named_children, attribute, owner.named_children.get(attribute, _UNSET)))
                 owner.named_children[attribute] = value
+                if attribute == "forward" and _compiled_forward_of(value, owner):  # `self.forward = torch.compile(self.forward)`
+                    owner.compiled = value.compiled
             elif isinstance(owner, TensorValue) and attribute == "requires_grad":
                 flag = value.value if isinstance(value, ConstValue) else None
                 self.set_flags(state, owner, evolved(
@@ -1622,3 +1624,10 @@ def _literal(code: str, default: object) -> object:
         return ast.literal_eval(code)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return default
+
+
+def _compiled_forward_of(value: Value, module: ModuleValue) -> bool:
+    """Whether `value` is `module`'s own `forward`, compiled (`torch.compile(module.forward)`): the module's
+    calls then run compiled, as after `torch.compile(module)`."""
+    return isinstance(value, FunctionRef) and value.compiled is not None and value.bound_self is module \
+        and value.name == "forward"

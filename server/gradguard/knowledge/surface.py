@@ -188,15 +188,22 @@ CHECKPOINT_OPTIONS = frozenset({"use_reentrant", "preserve_rng_state", "context_
 
 # `torch.compile`: its code runs as one compiled program, which saves what its backward needs.
 # `torch.compile(fn, backend=...)` compiles `fn`; without it (and `torch._dynamo.optimize(backend)`)
-# it gives a compiler, which a call or a decorator applies. Inductor's backward reads what the region
-# saved through a view it made of it without checking its version (pytorch#197887): a matrix
-# product's operand, which its backward reads transposed (`x @ w` saves `x.t()` for `w`'s gradient);
-# a tensor it saved as it is, it checks, raising from inside its generated code. The backends
-# below run autograd's own saves, which raise as eager does.
+# it gives a compiler, which a call or a decorator applies. The backends below run autograd's own
+# saves, which raise as eager does. What inductor's backward does with a save changed outside its
+# region, measured on torch 2.13 (tests/programs/compiled_*, rules/compiled_reads.py): a matrix
+# product's operand it reads without checking its version (pytorch#197887), unless an operand is
+# written transposed (`x @ W.T`, `x.T @ w`: checked, for 2-D products); `relu`'s output it reads as
+# a mask made before the change; anything else (an elementwise product's input, `F.linear`'s) it
+# checks, raising from inside its generated code.
 COMPILERS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DEFAULT_COMPILE_BACKEND = "inductor"
 VERSION_CHECKED_BACKENDS = frozenset({"eager", "aot_eager"})
-COMPILED_SAVES_UNCHECKED = frozenset({"mm", "bmm", "matmul"})
+COMPILED_PRODUCTS = frozenset({"mm", "bmm", "matmul"})
+BATCHED_PRODUCTS = frozenset({"bmm"})  # a transposed operand other than the changed one leaves the read unchecked
+MATRIX_PRODUCTS = frozenset({"mm"})  # 2-D only: a transposed operand makes the read checked
+COMPILED_MASKED_OUTPUTS = frozenset({"relu"})
+TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT", "H", "mH"})
+TRANSPOSING_METHODS = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims", "adjoint"})
 # Backends that trace the region through AOT autograd: an in-place change of a tensor the region
 # itself saved fails the compilation at the first call (`BackendCompilerFailed`).
 TRACING_BACKENDS = frozenset({"aot_eager", "inductor"})

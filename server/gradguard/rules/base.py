@@ -48,7 +48,7 @@ class NotReported(Enum):
     SILENT_WHEN_COMPILED = ("a region compiled by inductor saved it as a matrix product's operand, which its backward "
                             "reads unchecked: it raises nothing and computes the gradient from the changed value (GG005)")
     NOT_COMPILED_SAVE = ("it changes no save that a region compiled by inductor reads unchecked (a matrix product's "
-                         "operand), from outside that region")
+                         "operand, neither operand written transposed), from outside that region")
     LEAF_ERROR_FIRST = "PyTorch raises its leaf error at the change first (GG002)"
     VIEW_ERROR_FIRST = "PyTorch raises its view error at the change first (GG003)"
     NOT_SELECTED = "the rule is not selected for this file (settings)"
@@ -103,6 +103,10 @@ class RuleContext:
         (a warning that says so where it holds only for a value other than a parameter's default)."""
         if change.assumes is not None:
             certain, message = False, f"{message[:-1]} ({assumption(change)})."
+        if change.compiled is not None:
+            message = (f"{message[:-1]}; compiled (`torch.compile`, backend \"{change.compiled.backend}\"), the "
+                       "program raises at the region's first call instead, as dynamo traces it, wrapped in "
+                       "`TorchRuntimeError` (\"RuntimeError when making fake tensor call\").")
         origin = change.target.origin.node
         related = (Related(*self.locate(origin), created),) if origin is not None else ()
         related += self.called_from(change)

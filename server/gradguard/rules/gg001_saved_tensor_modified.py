@@ -87,6 +87,7 @@ from gradguard.fixes.edits import (
 )
 from gradguard.knowledge import surface
 from gradguard.rules.base import NotReported, RuleContext, assumption
+from gradguard.rules.compiled_reads import Read, inductor_read
 from gradguard.rules.gg002_leaf_modified import raises_for_leaf
 from gradguard.rules.gg003_multi_output_view_modified import raises_for_view
 
@@ -126,9 +127,9 @@ def compiled_silently(change: InplaceChange) -> bool:
 
 
 def _unchecked(record: SavedRecord) -> bool:
-    """Whether a compiled backward reads the save without checking its version (`surface.COMPILED_SAVES_UNCHECKED`)."""
+    """Whether a compiled backward reads the save without checking its version (`compiled_reads`)."""
     return record.compiled is not None and record.compiled.backend not in surface.VERSION_CHECKED_BACKENDS \
-        and record.what == "input" and record.aten_op.split(".", 1)[0] in surface.COMPILED_SAVES_UNCHECKED
+        and inductor_read(record) is Read.UNCHECKED
 
 
 def unreported(change: InplaceChange) -> NotReported | None:
@@ -207,11 +208,17 @@ def _when_compiled(change: InplaceChange, record: SavedRecord) -> str:
     if change.compiled is not None or record.compiled is None:
         return ""
     backend = record.compiled.backend
+    made = f" (the save was made inside code compiled by `torch.compile` with backend \"{backend}\""
     if backend in surface.VERSION_CHECKED_BACKENDS:
-        return (f" (the save was made inside code compiled by `torch.compile` with backend \"{backend}\", "
-                "which checks saved tensors as eager does)")
-    return (f" (the save was made inside code compiled by `torch.compile` with backend \"{backend}\": its "
-            "compiled backward checks this save, and raises from inside its generated code)")
+        return f"{made}, which checks saved tensors as eager does)"
+    read = inductor_read(record)
+    if read is Read.MASKED:
+        return f"{made}: compiled, `backward()` raises nothing: it reads a mask of this output, made before the change)"
+    if read is Read.BY_RANK:
+        return (f"{made}: with a transposed operand, its compiled backward checks this save when both operands are "
+                "matrices (2-D), raising from inside its generated code; for batches of matrices it raises nothing "
+                "and computes the gradients from the changed value, pytorch#197887)")
+    return f"{made}: its compiled backward checks this save, and raises from inside its generated code)"
 
 
 def _raises_at(context: RuleContext, change: InplaceChange) -> tuple[Related, ...]:

@@ -10,6 +10,9 @@ A leaf's gradient is accumulated into `.grad`; autograd cannot record how an in-
 the leaf it differentiates with respect to. PyTorch raises at once: `RuntimeError: a leaf
 Variable that requires grad is being used in an in-place operation.` (or `a view of a leaf
 Variable ...`).
+Inside code compiled by `torch.compile` (any backend) the program raises at the region's first
+call instead, as dynamo traces it: `torch._dynamo.exc.TorchRuntimeError: RuntimeError when
+making fake tensor call`, whose explanation quotes this error.
 
 ## Example
 ```python

@@ -23,6 +23,9 @@ BackwardHookFunction is a view ...`): change them out of place. For a view
 of a multi-output view torch names the later view op (`Output 0 of Permute is a view ...`). A view
 cannot be detached in place: `Can't detach views in-place. Use detach() instead` (`x = x.detach()`).
 `tensor_split`, `hsplit` and friends return plain slices: they are fine.
+Inside code compiled by `torch.compile` (any backend) the program raises at the region's first
+call instead, as dynamo traces it: `torch._dynamo.exc.TorchRuntimeError: RuntimeError when
+making fake tensor call`, whose explanation quotes this error.
 
 ## Example
 ```python

@@ -1,8 +1,8 @@
 """The child process of a verification, started by `runner.py` under the project's interpreter.
 
 It needs only the standard library and torch: `runner.py` loads gradguard's package by its path,
-and the modules it imports here (`protocol`, `tree`, `sites`, `targets`, `tracer`, `knowledge.ops`)
-import nothing else.
+and the modules it imports here (`protocol`, `tree`, `sites`, `targets`, `tracer`, `compiled`,
+`knowledge.ops`) import nothing else.
 
 It reads the request (JSON) from stdin, limits its memory, then runs each file under the tracer
 and writes one JSON line per event to the file descriptor `events_fd`: `start` (a file begins),
@@ -17,12 +17,28 @@ import json
 import os
 import resource
 import sys
+import time
 import traceback
 import warnings
-from typing import IO
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING
 
-from gradguard.verify.protocol import LEAF, OTHER_ERROR, VIEW, hazard_message, memory_limit_stop, raw_finding
+from gradguard.verify.protocol import (
+    COMPILED,
+    LEAF,
+    OTHER_ERROR,
+    VIEW,
+    compiled_message,
+    hazard_message,
+    memory_limit_stop,
+    raw_finding,
+)
 from gradguard.verify.tree import die_with_parent, reap_run
+
+if TYPE_CHECKING:
+    import torch
+
+    from gradguard.verify.compiled import CompiledRun
 
 
 def _limit_memory(mebibytes: int) -> None:
@@ -46,15 +62,24 @@ def _reach_tracker(path: str, lines: set[int], reached: set[int]):  # noqa: ANN2
     return global_
 
 
-def _hazard_finding(hazard, device: str) -> dict | None:  # noqa: ANN001 - a tracer.Hazard
+def _hazard_finding(hazard, device: str, compiled: CompiledRun | None) -> dict | None:  # noqa: ANN001 - a tracer.Hazard
     mutation, saved = hazard.mutation, hazard.saved
     if mutation.place is None:
         return None
     site = mutation.place.site().to_json()
     via = mutation.via if mutation.grad_enabled else ", ".join(filter(None, (mutation.via, "under no_grad")))
-    message, related = hazard_message(hazard.kind, mutation.op, via, site, saved.op, saved.via, saved.role,
+    silent = compiled is not None and hazard.of_compiled_save and compiled.silent()
+    kind = COMPILED if silent else hazard.kind
+    message, related = hazard_message(kind, mutation.op, via, site, saved.op, saved.via, saved.role,
                                       saved.description, saved.place and saved.place.site().to_json(), device)
-    return raw_finding(hazard.kind, message, site, related, aten_op=saved.op if saved.op != "?" else None)
+    if silent:
+        call = saved.region.call
+        message, more = compiled_message(message, site, call and call.site().to_json(), saved.region.backend,
+                                         compiled.backend, compiled.eager_json(), device)
+        related += more
+    elif compiled is not None and hazard.of_compiled_save:
+        message += " " + compiled.what_it_did(saved.region.backend, site)
+    return raw_finding(kind, message, site, related, aten_op=saved.op if saved.op != "?" else None)
 
 
 def _user_traceback(error: BaseException) -> str:
@@ -108,51 +133,73 @@ def _past_memory_limit(error: BaseException) -> bool:
         isinstance(error, RuntimeError) and "DefaultCPUAllocator: can't allocate memory" in str(error))
 
 
-def verify_file(entry: dict, device_name: str, memory: int) -> dict:
-    """Run one file (or target) under the tracer, within `memory` MiB: its findings and the wanted
-    lines it reached, or the problem that stopped it."""
+def _runner(entry: dict, device: torch.device) -> Callable[[], None]:
+    """What runs the file (or its target) on `device`, once."""
     import torch
 
-    from gradguard.verify.targets import TargetError, run_script, run_target
+    from gradguard.verify.targets import run_script, run_target
+
+    def run() -> None:
+        if device.type != "cpu":
+            torch.set_default_device(device)
+        try:
+            if entry.get("target"):
+                run_target(entry["path"], entry["target"], entry.get("settings", {}), device)
+            else:
+                run_script(entry["path"])
+        finally:
+            torch.set_default_device(None)
+
+    return run
+
+
+def verify_file(entry: dict, device_name: str, memory: int, timeout: float = 120.0) -> dict:
+    """Run one file (or target) under the tracer, within `memory` MiB: its findings and the wanted
+    lines it reached, or the problem that stopped it. When code outside a compiled region changed
+    what the region saved, the file runs twice more, eager and compiled, to tell what compiling does."""
+    import torch
+
+    from gradguard.verify.compiled import drop_user_modules, run_compiled, stand_ins
+    from gradguard.verify.targets import TargetError
     from gradguard.verify.tracer import Tracer
 
+    started = time.monotonic()
     path, lines, reached = entry["path"], set(entry.get("lines", ())), set()
-    device = torch.device(device_name)
+    run = _runner(entry, torch.device(device_name))
     findings: list[dict] = []
     problem: str | None = None
-    previous_path = list(sys.path)
+    previous_path, modules = list(sys.path), set(sys.modules)
     torch.set_grad_enabled(True)
     tracer = Tracer()
-    if lines:
-        sys.settrace(_reach_tracker(path, lines, reached))
-    try:
-        with tracer:
-            if device.type != "cpu":
-                torch.set_default_device(device)
-            try:
-                if entry.get("target"):
-                    run_target(path, entry["target"], entry.get("settings", {}), device)
-                else:
-                    run_script(path)
-            finally:
-                torch.set_default_device(None)
-    except TargetError as error:  # what ran before (the file's own top level) still counts
-        problem = str(error)
-    except SystemExit as error:
-        if error.code not in (None, 0):
-            findings.append(_exception_finding(error, device_name))
-    except Exception as error:  # past the memory limit: a stop, as past the time limit; else a finding, with its traceback
-        if _past_memory_limit(error):
-            problem = memory_limit_stop(memory, "tried to allocate more than",
-                                        "RLIMIT_DATA, which fails such an allocation at once")
-        else:
-            sys.stderr.write(_user_traceback(error))
-            findings.append(_exception_finding(error, device_name))
-    finally:
-        sys.settrace(None)
-        sys.path[:] = previous_path
-    findings = [f for f in (_hazard_finding(h, device_name) for h in tracer.hazards) if f is not None] + findings
-    return {"path": path, "device": device_name, "findings": findings, "reached": sorted(reached), "problem": problem}
+    compiled: CompiledRun | None = None
+    with stand_ins():
+        if lines:
+            sys.settrace(_reach_tracker(path, lines, reached))
+        try:
+            with tracer:
+                run()
+        except TargetError as error:  # what ran before (the file's own top level) still counts
+            problem = str(error)
+        except SystemExit as error:
+            if error.code not in (None, 0):
+                findings.append(_exception_finding(error, device_name))
+        except Exception as error:  # past the memory limit: a stop, as past the time limit; else a finding, with its traceback
+            if _past_memory_limit(error):
+                problem = memory_limit_stop(memory, "tried to allocate more than",
+                                            "RLIMIT_DATA, which fails such an allocation at once")
+            else:
+                sys.stderr.write(_user_traceback(error))
+                findings.append(_exception_finding(error, device_name))
+        finally:
+            sys.settrace(None)
+            sys.path[:] = previous_path
+        if problem is None and any(h.of_compiled_save for h in tracer.hazards):
+            drop_user_modules(modules)
+            compiled = run_compiled(run, started, timeout)
+    hazards = [_hazard_finding(h, device_name, compiled) for h in tracer.hazards]
+    findings = [f for f in hazards if f is not None] + findings
+    return {"path": path, "device": device_name, "findings": findings, "reached": sorted(reached), "problem": problem,
+            "inductor_replaced": compiled and compiled.instead}
 
 
 def choose_device(asked: str) -> str:
@@ -198,6 +245,6 @@ def main(events_fd: int) -> int:
     emit({"event": "torch", "version": torch.__version__})
     for entry in request["files"]:
         emit({"event": "start", "path": entry["path"]})
-        emit({"event": "result", **verify_file(entry, device, request["memory"])})
+        emit({"event": "result", **verify_file(entry, device, request["memory"], request.get("timeout", 120.0))})
     return 0
 

@@ -19,7 +19,7 @@ from gradguard.findings import Finding, Position, Related, Severity, Span
 from gradguard.source.document import Document
 from gradguard.source.files import read_source
 from gradguard.verify.fixes import runtime_fixes
-from gradguard.verify.protocol import INCOMPLETE, SILENT
+from gradguard.verify.protocol import COMPILED, INCOMPLETE, SILENT
 from gradguard.verify.runner import FileRun
 
 
@@ -77,6 +77,16 @@ def _with_fixes(finding: Finding) -> Finding:
     return replace(finding, fixes=fixes) if fixes else finding
 
 
+def _unconfirmed(finding: Finding, run: FileRun) -> str:
+    """Why the run did not confirm a static finding."""
+    if finding.span.start.line not in run.reached:
+        return f"The run on {run.device} did not reach this line."
+    if finding.code == COMPILED and run.inductor_replaced is not None:
+        return (f"Not confirmed: the run on {run.device} compiled the code with aot_eager instead of inductor "
+                f"({run.inductor_replaced}), and aot_eager checks saved tensors as eager does.")
+    return f"Not confirmed on this input: the run on {run.device} reached this line and met no such problem."
+
+
 def merge(static: list[Finding], run: FileRun, shown_path: str, settings: Settings) -> list[Verified]:
     """Every finding of one verified file, static and runtime, each with its origin."""
     runtime = {(f.filename, f.span.start.line, f.code): (f, tb) for f, tb in runtime_findings(run, shown_path)
@@ -93,8 +103,7 @@ def merge(static: list[Finding], run: FileRun, shown_path: str, settings: Settin
         elif run.problem is not None or device is None:
             merged.append(Verified(finding, "static", None))
         else:
-            note = (f"Not confirmed on this input: the run on {device} reached this line and met no such problem."
-                    if finding.span.start.line in run.reached else f"The run on {device} did not reach this line.")
+            note = _unconfirmed(finding, run)
             merged.append(Verified(replace(finding, message=f"{finding.message} {note}"), "static", device))
     merged += [Verified(_with_fixes(f), "runtime", device, tb) for f, tb in runtime.values()]
     return sorted(merged, key=lambda v: (v.finding.filename != shown_path, v.finding.filename,

@@ -15,6 +15,7 @@ SAVED = "GG001"
 LEAF = "GG002"
 VIEW = "GG003"
 SILENT = "GG004"
+COMPILED = "GG005"  # a compiled region's save, changed outside it: the compiled backward computes from the change
 OTHER_ERROR = "GV001"  # user-code-raised: the user's code raised something other than an in-place error
 INCOMPLETE = "GV002"  # run-incomplete: the run could not be done or did not finish (time or memory limit, crash)
 
@@ -54,7 +55,8 @@ def _name(op: str, via: str | None, site: dict | None) -> str:
 def hazard_message(kind: str, mutation_op: str, mutation_via: str | None, mutation_site: dict, saved_op: str,
                    saved_via: str | None, role: str, description: str, saved_site: dict | None,
                    device: str) -> tuple[str, list[dict]]:
-    """The message of a GG001/GG004 found at run time, and its related location (the save)."""
+    """The message of a GG001/GG004 found at run time (a GG005's up to its outcome: `COMPILED`), and
+    its related location (the save)."""
     saver = _name(saved_op, saved_via, saved_site) if saved_op != "?" else "an op"
     what = {"output": "its output", "input": "its input"}.get(role, role)
     where = ""
@@ -66,6 +68,8 @@ def hazard_message(kind: str, mutation_op: str, mutation_via: str | None, mutati
         message = (f"{changer} changes in place a {description} tensor that {saver} saved "
                    f"for backward ({what}){where}: backward through it will raise \"{SAVED_TENSOR_ERROR}\". "
                    f"Found running on {device}.")
+    elif kind == COMPILED:
+        message = f"{changer} changes in place a {description} tensor that {saver} saved for backward ({what}){where}"
     else:
         message = (f"{changer} overwrites a {description} tensor that {saver} saved for "
                    f"backward ({what}){where}, through an alias with its own version counter (`.data`, "
@@ -73,4 +77,34 @@ def hazard_message(kind: str, mutation_op: str, mutation_via: str | None, mutati
                    f"Found running on {device}.")
     related = [] if saved_site is None else [
         {"site": saved_site, "message": f"{saver} saved the tensor for backward here ({what})"}]
+    return message, related
+
+
+def _line(site: dict, of: dict) -> str:
+    """`line 12` (or `file.py:12` in another file than `of`'s)."""
+    return f"{'line ' if site['filename'] == of['filename'] else Path(site['filename']).name + ':'}{site['line']}"
+
+
+def compiled_message(hazard: str, mutation_site: dict, call_site: dict | None, asked: str, backend: str,
+                     eager: dict, device: str) -> tuple[str, list[dict]]:
+    """The message of a GG005 found at run time, and its related locations. `hazard`: the tracer's
+    GG001 message up to its outcome; `eager`: how the eager run ended ({"site", "error"}, its
+    error None when it ran to its end with other gradients)."""
+    called = spelled(call_site)
+    region = f"code compiled by `torch.compile` (backend \"{asked}\")"
+    if call_site is not None:
+        region += f" that {f'`{called}`' if called else 'a call'} ran at {_line(call_site, mutation_site)}"
+    if eager["error"] is not None:
+        at = f"`{spelled(eager['site'])}` ({_line(eager['site'], mutation_site)})" if eager["site"] else "backward"
+        outcome = (f"eager, {at} raised \"{eager['error']}\"; compiled by {backend}, backward raised nothing and "
+                   "computed the gradients from the changed value")
+    else:
+        outcome = f"eager and compiled by {backend}, the gradients differ and nothing raised"
+    message = f"{hazard}, inside {region}: {outcome}. Found running it eager and compiled on {device}."
+    related = []
+    if call_site is not None:
+        related.append({"site": call_site, "message": f"the compiled `{called or 'region'}` ran here"})
+    if eager["error"] is not None and eager["site"] is not None:
+        related.append({"site": eager["site"], "message": f"eager, this raised; compiled by {backend}, it computed "
+                                                          "the gradients from the changed value"})
     return message, related

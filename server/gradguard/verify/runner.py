@@ -80,6 +80,7 @@ class FileRun:
     findings: tuple[dict, ...] = ()
     reached: frozenset[int] = frozenset()
     problem: str | None = None  # the run could not be done or did not finish
+    inductor_replaced: str | None = None  # why the compiled run used aot_eager instead of inductor (None: it did not)
 
 
 def _warn_about_torch(version: str) -> None:
@@ -139,7 +140,7 @@ def _one_child(entries: list[Entry], interpreter: Interpreter, device: str, time
                output: IO | int) -> tuple[list[FileRun], list[Entry]]:
     """Run entries in one child until they are done or one stops it: (their runs, those left)."""
     read_end, write_end = os.pipe()
-    request = {"device": device, "memory": memory, "files": [
+    request = {"device": device, "memory": memory, "timeout": timeout, "files": [
         {"path": e.path, "target": e.target, "lines": list(e.lines), "settings": e.settings} for e in entries]}
     token = secrets.token_hex(8)
     try:
@@ -231,6 +232,7 @@ def _follow(process: subprocess.Popen, tree: ProcessTree, read_end: int, entries
                 deadline = time.monotonic() + timeout
             elif event["event"] == "result":
                 runs.append(FileRun(event["path"], event.get("device"), tuple(event.get("findings", ())),
-                                    frozenset(event.get("reached", ())), event.get("problem")))
+                                    frozenset(event.get("reached", ())), event.get("problem"),
+                                    event.get("inductor_replaced")))
                 current = None
     return runs, []  # the child ends now; what it left running is killed

@@ -24,6 +24,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from gradguard.knowledge.ops import op as op_facts
+from gradguard.verify.compiled import Region, current_region
 from gradguard.verify.sites import Place, current_place
 
 _FUNCTION_APPLY = torch.autograd.Function.apply.__func__.__code__
@@ -87,6 +88,7 @@ class Saved:
     op: str = "?"
     role: str = "input"  # "input", "output" or "ctx.save_for_backward"
     reported: bool = False
+    region: Region | None = None  # the compiled region (`torch.compile`) that made the save
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class Mutation:
     via: str | None
     targets: tuple[Memory, ...]
     grad_enabled: bool
+    region: Region | None = None  # the compiled region (`torch.compile`) the op ran in
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,12 @@ class Hazard:
     kind: str
     saved: Saved
     mutation: Mutation
+
+    @property
+    def of_compiled_save(self) -> bool:
+        """Whether a compiled region made the save and code outside it changed it (what a compiled backward
+        may read unchecked)."""
+        return self.kind == "GG001" and self.saved.region is not None and self.mutation.region is None
 
 
 @dataclass
@@ -162,7 +171,7 @@ class Tracer(TorchDispatchMode):
         if candidates:
             place, via = current_place(1)
             self._pending_mutations.append(
-                (Mutation(name, place, via, tuple(targets), torch.is_grad_enabled()), candidates))
+                (Mutation(name, place, via, tuple(targets), torch.is_grad_enabled(), current_region()), candidates))
         out = func(*args, **kwargs)
         if saves_outputs:
             outputs = [o for o in (out if isinstance(out, (list, tuple)) else (out,)) if isinstance(o, torch.Tensor)]
@@ -182,7 +191,7 @@ class Tracer(TorchDispatchMode):
             return packed
         place, via = current_place(1)
         saved = Saved(weakref.ref(packed, self._forget(memory[0])), tensor._version, memory, describe(tensor),
-                      place, via)
+                      place, via, region=current_region())
         self.saves += 1
         self._by_storage.setdefault(memory[0], []).append(saved)
         if sys._getframe(1).f_code is _FUNCTION_APPLY:  # saves made by a custom Function's forward
