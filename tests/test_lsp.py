@@ -111,6 +111,25 @@ async def test_preferred_quick_fix_makes_the_program_run(client: LanguageClient,
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_a_compiled_regions_save_changed_outside_it_is_gg005_with_its_fix(client: LanguageClient, tmp_path):
+    """A labelled program (inductor silently computes the gradient from the changed prototypes):
+    GG005 at its marker, and the preferred quick fix clones the argument at the compiled call."""
+    program = Path(__file__).parent / "programs" / "compiled_prototype_scores_ema_update_mul_.py"
+    path = tmp_path / program.name
+    path.write_text(program.read_text())
+    diagnostics = await open_and_wait(client, path)
+    assert {(d.range.start.line, d.code) for d in diagnostics} == expected(path) == {(24, "GG005")}
+    (target,) = diagnostics
+    assert "compiled by inductor, it raises nothing and computes the gradients from the changed value" in target.message
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=target.range,
+        context=lsp.CodeActionContext(diagnostics=[target], only=[lsp.CodeActionKind.QuickFix])))
+    preferred = [a for a in actions if isinstance(a, lsp.CodeAction) and a.is_preferred]
+    fixed = apply(path.read_text(), preferred[0].edit, path.as_uri()).splitlines()
+    assert fixed[23] == "logits = prototype_logits(embeddings, prototypes.clone())"
+
+
+@pytest.mark.asyncio(loop_scope="function")
 async def test_columns_follow_the_negotiated_encoding(client: LanguageClient, tmp_path):
     text = ("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.sigmoid(x)\n"
             "s = '日本😀'; y.mul_(2)\ny.sum().backward()\n")
