@@ -62,17 +62,18 @@ class _References:
         pending: list[tuple[cst.CSTNode, str | cst.FunctionDef]] = [(statement, _ON)]
         while pending:
             node, context = pending.pop()
-            if isinstance(node, cst.Name):
+            kind = type(node)  # exact types: an `isinstance` of a libcst class is an ABC check
+            if kind is cst.Name:
                 self.references.setdefault(node.value, []).append(context)
-            elif isinstance(node, cst.FunctionDef):
+            elif kind is cst.FunctionDef:
                 self.functions.setdefault(node.name.value, []).append(node)
                 pending += [(d, context) for d in node.decorators]
                 modes = [_grad_off(d.decorator) for d in node.decorators]
                 inner = _OFF if True in modes else _ON if False in modes else node
                 pending += [(node.params, inner), (node.body, inner)]
-            elif isinstance(node, cst.Lambda):
+            elif kind is cst.Lambda:
                 pending += [(child, _ON) for child in children(node)]
-            elif isinstance(node, cst.With):
+            elif kind is cst.With:
                 pending += [(item, context) for item in node.items]
                 modes = [_grad_off(item.item) for item in node.items]
                 pending.append((node.body, _OFF if True in modes else _ON if False in modes else context))

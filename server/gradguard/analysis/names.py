@@ -36,10 +36,10 @@ OPERATOR_SYMBOLS = {
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`self.fc.weight` for a chain of names and attributes; `.softmax` when it starts elsewhere."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:  # exact types: an `isinstance` of a libcst class is an ABC check
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return "." + ".".join(reversed(parts)) if parts else None

@@ -76,11 +76,12 @@ def _may_build(function: cst.FunctionDef) -> bool:
     something and names a `torch.nn` container or layer, or `torch`."""
     returns = builds = False
     for node in descendants(function.body):
-        if isinstance(node, (cst.Return, cst.Yield)):
+        kind = type(node)
+        if kind is cst.Return or kind is cst.Yield:
             returns = returns or node.value is not None
-        elif isinstance(node, cst.Name):
+        elif kind is cst.Name:
             builds = builds or node.value in _BUILDS or node.value == "torch"
-        elif isinstance(node, cst.Attribute):
+        elif kind is cst.Attribute:
             builds = builds or node.attr.value in _BUILDS
     return returns and builds
 
@@ -133,19 +134,20 @@ def _changed_roots(function: cst.FunctionDef) -> frozenset[str]:
     it assigns or deletes (`MODEL.act = ...`, `BUF[i] = ...`), or of an object it calls a method of
     (`BUF.append(t)`, `MODEL.act.register_forward_hook(f)`)."""
     roots: set[str] = set()
-    for node in descendants(function.body):
-        if isinstance(node, cst.Assign):
+    for node in descendants(function.body):  # exact types: an `isinstance` of a libcst class is an ABC check
+        kind = type(node)
+        if kind is cst.Assign:
             stored = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.Del)):
+        elif kind is cst.AugAssign or kind is cst.AnnAssign or kind is cst.Del:
             stored = [node.target]
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        elif kind is cst.Call and type(node.func) is cst.Attribute:
             stored = [node.func]
         else:
             continue
         for target in stored:
-            while isinstance(target, (cst.Attribute, cst.Subscript)):
+            while type(target) is cst.Attribute or type(target) is cst.Subscript:
                 target = target.value
-                if isinstance(target, cst.Name):
+                if type(target) is cst.Name:
                     roots.add(target.value)
     return frozenset(roots)
 

@@ -69,10 +69,16 @@ HOLDS_STATEMENTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatemen
                     cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
 
 
+_HOLDS: dict[type, bool] = {}  # per class: whether it holds statements
+
+
 def in_statements(node: cst.CSTNode) -> bool:
     """For `descendants(..., into=in_statements)`: a walk of the statements only (a `def`, a `with`,
     a `return` is never inside an expression)."""
-    return isinstance(node, HOLDS_STATEMENTS)
+    holds = _HOLDS.get(type(node))
+    if holds is None:
+        holds = _HOLDS[type(node)] = issubclass(type(node), HOLDS_STATEMENTS)
+    return holds
 
 
 def bound_names(target: cst.BaseExpression) -> Iterator[str]:
