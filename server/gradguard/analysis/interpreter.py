@@ -34,6 +34,7 @@ from gradguard.analysis.events import Cut, Deferred, ScopeResult, Unit
 from gradguard.analysis.expressions import Expressions
 from gradguard.analysis.frames import Frames
 from gradguard.analysis.module_calls import ModuleCalls
+from gradguard.analysis.module_objects import ModuleObjects
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.reuse import Reuse, defined_in, first_changed
 from gradguard.analysis.saved_tensors import SavedTensors
@@ -50,8 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
 
-class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, ModuleCalls, TorchCalls, TensorOps,
-                  Containers, SavedTensors, CustomFunctions):
+class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, ModuleCalls, ModuleObjects, TorchCalls,
+                  TensorOps, Containers, SavedTensors, CustomFunctions):
     """Interprets one parsed file and collects its in-place changes."""
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
