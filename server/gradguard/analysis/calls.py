@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
+from gradguard.analysis.custom_functions import CustomFunctions, ctx_method
 from gradguard.analysis.names import dotted_name, is_static_method, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
@@ -42,6 +43,8 @@ from gradguard.knowledge import surface
 
 class Calls(InterpreterState):
     """Evaluates a call's arguments and dispatches it to the part that knows its callee or receiver."""
+
+    custom_functions: CustomFunctions  # runs `Fn.apply(...)` (given by `Interpreter`)
 
     def eval_call(self, node: cst.Call, state: State) -> Value:
         self.budget.step()
@@ -99,9 +102,9 @@ class Calls(InterpreterState):
         if isinstance(callee, BuiltinRef):
             return self.call_builtin(callee.name, args, kwargs, node, state)
         if isinstance(callee, ImportRef) and not is_torch_name(callee.qualname) and not (self.library and not self.call_stack):
-            callee = self.function_apply(callee) or callee  # `Fn.apply(x)` for `Fn` of another file
+            callee = self.custom_functions.function_apply(callee) or callee  # `Fn.apply(x)` for `Fn` of another file
         if isinstance(callee, FunctionApply):
-            return self.apply_function(callee, args, kwargs, node, state)
+            return self.custom_functions.apply_function(callee, args, kwargs, node, state)
         if isinstance(callee, Compiler):  # `torch._dynamo.optimize("inductor")(fn)`
             return compiled(args[0], callee.backend) if args else UNKNOWN
         if isinstance(callee, FunctionRef) and callee.compiled is not None:
@@ -190,7 +193,7 @@ class Calls(InterpreterState):
         if isinstance(receiver, SuperValue):
             return self.call_super(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, FunctionCtx):
-            return self.ctx_method(receiver, method, args)
+            return ctx_method(receiver, method, args)
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
             found = receiver.definitions.method(receiver.user_class, method)
             if found is not None:

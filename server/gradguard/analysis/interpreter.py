@@ -52,7 +52,7 @@ __all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
 
 class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, ModuleCalls, ModuleObjects, TorchCalls,
-                  TensorOps, Containers, SavedTensors, CustomFunctions):
+                  TensorOps, Containers, SavedTensors):
     """Interprets one parsed file and collects its in-place changes."""
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
@@ -66,6 +66,7 @@ class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, M
             self.source_of = source
         self.definitions.text = text
         self.checkpoints_at = checkpoints_at
+        self.custom_functions = CustomFunctions(self)
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
         self.evidence: dict[cst.FunctionDef, bool] = {}  # `grad_evidence` of each entry point, once
         self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
