@@ -1,8 +1,9 @@
 """The state the interpreter's parts share, declared in one place.
 
-`Interpreter` is assembled from parts, one per file (`saved_tensors`, `tensor_ops`,
-`torch_calls`, `module_calls`, `user_calls`, `containers`); each derives from
-`InterpreterState`, so every attribute they read or write is declared, typed and described here.
+`Interpreter` is assembled from parts, one per file (`statements`, `expressions`, `bindings`,
+`calls`, `frames`, `saved_tensors`, `tensor_ops`, `torch_calls`, `module_objects`, `module_calls`,
+`user_calls`, `containers`); each derives from `InterpreterState`, so every attribute they read or
+write is declared, typed and described here.
 """
 
 from __future__ import annotations
