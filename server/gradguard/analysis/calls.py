@@ -7,6 +7,7 @@ import libcst as cst
 
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
 from gradguard.analysis.custom_functions import CustomFunctions, ctx_method
+from gradguard.analysis.module_calls import ModuleCalls
 from gradguard.analysis.names import dotted_name, is_static_method, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import InterpreterState
 from gradguard.analysis.state import State
@@ -45,6 +46,7 @@ class Calls(InterpreterState):
     """Evaluates a call's arguments and dispatches it to the part that knows its callee or receiver."""
 
     custom_functions: CustomFunctions  # runs `Fn.apply(...)` (given by `Interpreter`)
+    module_calls: ModuleCalls  # calls modules and their methods (given by `Interpreter`)
 
     def eval_call(self, node: cst.Call, state: State) -> Value:
         self.budget.step()
@@ -127,7 +129,7 @@ class Calls(InterpreterState):
         if name is not None:
             return self.call_qualified(normalise_torch_name(name), args, kwargs, node, state)
         if isinstance(callee, ModuleValue):
-            return self.call_module(callee, args, kwargs, node, state, report_node=node)
+            return self.module_calls.call_module(callee, args, kwargs, node, state, report_node=node)
         if isinstance(callee, FunctionRef) and isinstance(callee.node, cst.ClassDef):
             return self.instantiate(callee, args, kwargs, node, state)
         elif isinstance(callee, FunctionRef) and self.library and not self.call_stack:
@@ -200,7 +202,7 @@ class Calls(InterpreterState):
                 bound = None if is_static_method(found[0]) else receiver
                 return self.call_user_function(found[0], found[1], bound, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue):
-            return self.call_module_method(receiver, method, args, kwargs, node, state)
+            return self.module_calls.call_module_method(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, OptimizerValue):
             if method == "step":
                 self.run_step_closure(args[0] if args else kwargs.get("closure"), node, state)

@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
 
-class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, ModuleCalls, ModuleObjects, TorchCalls,
-                  TensorOps, Containers, SavedTensors):
+class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, ModuleObjects, TorchCalls, TensorOps,
+                  Containers, SavedTensors):
     """Interprets one parsed file and collects its in-place changes."""
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
@@ -67,6 +67,7 @@ class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, M
         self.definitions.text = text
         self.checkpoints_at = checkpoints_at
         self.custom_functions = CustomFunctions(self)
+        self.module_calls = ModuleCalls(self)
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
         self.evidence: dict[cst.FunctionDef, bool] = {}  # `grad_evidence` of each entry point, once
         self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)

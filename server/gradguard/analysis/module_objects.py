@@ -3,6 +3,8 @@ built by `__init__` or from the module facts, `super()`, deep copies, attributes
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from gradguard.analysis.names import is_static_method, is_torch_name, normalise_torch_name, qualname_of
@@ -29,9 +31,14 @@ from gradguard.analysis.values import (
 )
 from gradguard.knowledge import modules as module_facts
 
+if TYPE_CHECKING:
+    from gradguard.analysis.module_calls import ModuleCalls
+
 
 class ModuleObjects(InterpreterState):
     """Builds modules and objects, and reads their attributes: the interpreter's part that knows what a module holds."""
+
+    module_calls: ModuleCalls  # runs a `Sequential` subclass's `super().forward(x)` (given by `Interpreter`)
 
     def class_base(self, base: cst.BaseExpression, state: State) -> Value:
         """A base class as written in a class statement (a class of another project file resolved)."""
@@ -139,7 +146,7 @@ class ModuleObjects(InterpreterState):
         if method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)
         elif method == "forward" and instance.torch_base == "Sequential":
-            return self.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
+            return self.module_calls.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
         return UNKNOWN
 
     def copy_object(self, value: Value) -> Value:
@@ -270,34 +277,6 @@ class ModuleObjects(InterpreterState):
             if isinstance(value, ConstValue) and isinstance(value.value, (bool, int)):
                 given[keyword] = value.value
         return module_facts.recurrent_parameters(**given)
-
-    @staticmethod
-    def parameter_names(module: ModuleValue) -> list[tuple[str, TensorValue]]:
-        """`named_parameters()`: each parameter with its dotted name, in registration order, once."""
-        named: list[tuple[str, TensorValue]] = []
-        visited: set[int] = set()
-
-        def visit(owner: ModuleValue, prefix: str) -> None:
-            if id(owner) in visited:
-                return
-            visited.add(id(owner))
-            named.extend((prefix + k, v) for k, v in owner.parameters.items())
-            for key, child in owner.named_children.items():
-                if isinstance(child, TensorValue) and child.is_leaf and child.requires_grad is Tri.YES:
-                    named.append((prefix + key, child))
-                elif isinstance(child, ModuleValue):
-                    visit(child, f"{prefix}{key}.")
-            for index, child in enumerate(owner.children or []):
-                visit(child, f"{prefix}{index}.")
-
-        visit(module, "")
-        return named
-
-    @staticmethod
-    def set_training(module: ModuleValue, mode: Tri) -> None:
-        """`train(mode)` / `eval()`: the module and every module under it."""
-        for each in module.tree():
-            each.training = mode
 
 
 _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})

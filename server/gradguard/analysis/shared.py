@@ -1,9 +1,10 @@
 """The state the interpreter's parts share, declared in one place.
 
 `Interpreter` is assembled from parts, one per file (`statements`, `expressions`, `bindings`,
-`calls`, `frames`, `saved_tensors`, `tensor_ops`, `torch_calls`, `module_objects`, `module_calls`,
-`user_calls`, `containers`); each derives from `InterpreterState`, so every attribute they read or
-write is declared, typed and described here.
+`calls`, `frames`, `saved_tensors`, `tensor_ops`, `torch_calls`, `module_objects`, `user_calls`,
+`containers`); each derives from `InterpreterState`, so every attribute they read or write is
+declared, typed and described here (`module_calls` and `custom_functions` are objects given the
+interpreter).
 """
 
 from __future__ import annotations
