@@ -1,5 +1,5 @@
 """`nn.Module`s and objects of the project's classes as values: a class's kind from its bases, instances
-built by `__init__` or from the module facts, `super()`, deep copies, attributes, parameter names."""
+built by `__init__` or from the module facts, `super()`, deep copies, attributes."""
 
 from __future__ import annotations
 
