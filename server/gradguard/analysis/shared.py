@@ -134,7 +134,7 @@ class InterpreterState:
         # the function analysed without a known caller, and whether it is a method of an `nn.Module`
         self.analysing: cst.FunctionDef | None = None
         self.in_module_method = False
-        # the parameter whose default the branch running skips (`Interpreter._other_branch`), if any
+        # the parameter whose default the branch running skips (`Statements._other_branch`), if any
         self.assuming: str | None = None
         self.undo: list[tuple[dict, str, object]] = []  # the module attributes that branch bound, as they were
         # followed calls: a stack of the functions running, the files they are in and the calls into them
