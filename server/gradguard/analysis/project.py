@@ -5,41 +5,37 @@ library (found on the project interpreter's search path: `libraries.Environment`
 the file that defines it; that file's top level (imports, functions, classes and what each
 class's `__init__` builds) is interpreted once and cached (an installed file's reading also in the
 user's cache, for later runs: `libraries.Reading`), following re-exports through `__init__.py`
-files, so a library's code is interpreted like the project's own. Names this cheap
-module-path resolution cannot place (a root other than the file's own package, dynamic imports)
-are asked of jedi, which is slow on its first query and so is asked only for those (by an editor,
-in a process of its own: `answer_in_background`); star imports of installed packages are placed
-with the package's index. The files each analysis read are
-recorded, so a cache can be invalidated when any of them changes.
+files, so a library's code is interpreted like the project's own. Names the module-path rules
+(`module_paths.py`) cannot place (a root other than the file's own package, dynamic imports) are
+asked of jedi (`jedi_lookup.py`), which is slow on its first query and so is asked only for those
+(by an editor, in a process of its own: `answer_in_background`); star imports of installed
+packages are placed with the package's index. The files each analysis read are recorded, so a
+cache can be invalidated when any of them changes.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
 from gradguard.analysis import budget
+from gradguard.analysis.jedi_lookup import JediLookup
 from gradguard.analysis.libraries import NEVER_READ, Environment, Reading
+from gradguard.analysis.module_paths import ModulePaths, package_root
 from gradguard.analysis.names import is_torch_name
 from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Span
-from gradguard.project_python import project_root
 from gradguard.source.blocks import BlockTree
 from gradguard.source.files import read_source
-from gradguard.source.parser import collector_paused, parse_module
+from gradguard.source.parser import parse_module
 from gradguard.source.positions import WholeModule
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future, ProcessPoolExecutor
 
 _MAX_REEXPORT_DEPTH = 6
 
@@ -83,12 +79,10 @@ class ProjectIndex:
         self.dependencies: dict[str, set[str]] = {}
         self._not_read: set[Path] | None = None  # while `without_reading`: the files left unread
         self._interrupted: Callable[[], bool] | None = None  # while `interruptible`
-        self._packages: dict[Path, tuple[str, ...]] = {}  # folder -> its dotted package name
         self._libraries: dict[str, bool] = {}  # file -> `is_library` (asked at every followed call)
         self._index_wanted: set[Path] = set()  # files whose reading loads their package's index first
-        self._on_answer: Callable[[], None] | None = None  # set: jedi is asked in the background
-        self._asked: set[tuple[str, str]] = set()
-        self._jedi_process: ProcessPoolExecutor | None = None
+        self._paths = ModulePaths(self.environment)
+        self._jedi = JediLookup(self.environment, self._located)
         self._readings: list[_Reading] = []  # the files whose top level is being read, innermost last
         self.installed_files_read = 0  # how many installed files' top levels this index has read
         self.evicted = 0  # how many readings it let go of (its capacity)
@@ -99,16 +93,16 @@ class ProjectIndex:
             return UNKNOWN
         key = (from_path, qualname)
         if key not in self._located:
-            located = self._locate(Path(from_path), qualname)
-            if located is None and self._use_jedi and self._on_answer is not None:
-                self._ask_in_background(key)  # an editor: jedi answers in a process of its own, later
+            located = self._paths.locate(Path(from_path), qualname)
+            if located is None and self._use_jedi and self._jedi.in_background:
+                self._jedi.ask_in_background(key)  # an editor: jedi answers in a process of its own, later
                 return UNKNOWN
             if located is None and self._use_jedi:
                 current = budget.active()
                 if current is not None and not current.may_read():
                     return UNKNOWN  # asked again by a later analysis, with time left
                 with current.reading() if current is not None else nullcontext():
-                    located = self._locate_with_jedi(Path(from_path), qualname)
+                    located = self._jedi.locate(Path(from_path), qualname)
             self._located[key] = located
         located = self._located[key]
         self._consulted(located[0] if located is not None else None, qualname)
@@ -354,31 +348,6 @@ class ProjectIndex:
                 continue
             reading.self_contained = False
 
-    def _locate(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
-        """(file defining it, name in that file) by Python's module-path rules, without importing:
-        the project's files first, then the installed libraries."""
-        level = len(qualname) - len(qualname.lstrip("."))
-        parts = qualname.lstrip(".").split(".")
-        if len(parts) < 1 or not parts[-1]:
-            return None
-        if level:
-            base = Path(os.path.realpath(from_path)).parent
-            for _ in range(level - 1):
-                base = base.parent
-            roots = [base]
-        else:
-            roots = [_package_root(from_path)]
-        for root in roots:
-            module_parts, attribute = parts[:-1], parts[-1]
-            candidate = _module_file(root, module_parts)
-            if candidate is not None:
-                return candidate, attribute
-        if not level:
-            installed = self.environment.locate(parts[:-1])
-            if installed is not None:
-                return installed, parts[-1]
-        return None
-
     def registered(self, file: str, name: str) -> Value:
         """The function a library's registry decorator (`@register_model`) registered as `name` in
         the package that holds `file` (`timm.create_model("resnet18")`), or UNKNOWN."""
@@ -403,31 +372,14 @@ class ProjectIndex:
         return self.environment.derives_from_module(package, qualname.rsplit(".", 1)[-1])
 
     def absolute(self, from_path: str, qualname: str) -> str:
-        """A relative import's name made absolute (`.mlp.Mlp` in `timm/layers/__init__.py` →
-        `timm.layers.mlp.Mlp`), so that it means the same in any file it flows to; unchanged when
-        the file is not in a package deep enough."""
-        level = len(qualname) - len(qualname.lstrip("."))
-        if not level:
-            return qualname
-        folder = Path(os.path.realpath(from_path)).parent
-        if folder not in self._packages:
-            parts: list[str] = []
-            inside = folder
-            while (inside / "__init__.py").is_file() and inside.parent != inside:
-                parts.insert(0, inside.name)
-                inside = inside.parent
-            self._packages[folder] = tuple(parts)
-        package = self._packages[folder]
-        if level - 1 >= len(package):
-            return qualname
-        rest = qualname[level:]
-        return ".".join([*package[:len(package) - (level - 1)], *([rest] if rest else [])])
+        """A relative import's name made absolute (`ModulePaths.absolute`)."""
+        return self._paths.absolute(from_path, qualname)
 
     def star_imported(self, from_path: str, modules: list[str], name: str) -> str | None:
         """The absolute name of `name` when one of `modules` (star-imported by an installed
         library's file) defines it at its top level (from the package's index), else None."""
         for module in modules:
-            located = self._locate(Path(from_path), f"{module}.{name}")
+            located = self._paths.locate(Path(from_path), f"{module}.{name}")
             self._consulted(located[0] if located is not None else None, module, indexed=True)
             if located is None or located[0].name == "__init__.py" or not self._index_ready(located[0]):
                 continue
@@ -452,135 +404,17 @@ class ProjectIndex:
         return known
 
     def answer_in_background(self, on_answer: Callable[[], None]) -> None:
-        """From now on jedi is never asked during an analysis: names only it can place are asked in
-        a process of its own (its first query takes seconds), and `on_answer()` is called, from
-        another thread, when one is found; they are unknown until then."""
-        self._on_answer = on_answer
+        """From now on jedi is never asked during an analysis (`JediLookup.answer_in_background`)."""
+        self._jedi.answer_in_background(on_answer)
 
     def close(self) -> None:
         """Stop jedi's process, if one was started."""
-        if self._jedi_process is not None:
-            self._jedi_process.shutdown(wait=False, cancel_futures=True)
-            self._jedi_process = None
-
-    def _ask_in_background(self, key: tuple[str, str]) -> None:
-        if key in self._asked:
-            return
-        self._asked.add(key)
-        question = self._jedi_question(Path(key[0]), key[1])
-        if question is None:
-            self._located[key] = None
-            return
-        if self._jedi_process is None:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            self._jedi_process = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-        try:
-            future = self._jedi_process.submit(jedi_goto, *question, self._search_path())
-        except RuntimeError:  # shut down
-            return
-        future.add_done_callback(lambda done: self._answered(key, done))
-
-    def _answered(self, key: tuple[str, str], done: Future) -> None:
-        try:
-            names = done.result()
-        except Exception:  # a broken process or environment: the name stays unknown
-            names = []
-        self._located[key] = located = self._placed(names)
-        if located is not None and self._on_answer is not None:
-            self._on_answer()
-
-    def _locate_with_jedi(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
-        question = self._jedi_question(from_path, qualname) if self._use_jedi else None
-        return self._placed(jedi_goto(*question, self._search_path())) if question is not None else None
-
-    def _search_path(self) -> list[str]:
-        return [str(folder) for folder in self.environment.search_path]
-
-    def _jedi_question(self, from_path: Path, qualname: str) -> tuple[str, str] | None:
-        """(source, path) of the jedi query that places `qualname`, or None for names it cannot place
-        (an attribute of a global of an installed module file: `transformers.modeling_utils.
-        ALL_ATTENTION_FUNCTIONS.get_interface` is no module to import from)."""
-        if qualname.startswith(".") or not from_path.is_file():
-            return None
-        module, _, attribute = qualname.rpartition(".")
-        parts = module.split(".")
-        if not module or parts[0] in NEVER_READ or parts[0] in sys.stdlib_module_names:
-            return None
-        if any((found := self.environment.locate(parts[:k])) is not None and found.name != "__init__.py"
-               for k in range(1, len(parts))):
-            return None
-        return f"from {module} import {attribute}\n", str(from_path)
-
-    def _placed(self, names: list[tuple[str, str]]) -> tuple[Path, str] | None:
-        for path, name in names:
-            if Path(path).suffix != ".py":
-                continue
-            package = self.environment.package_of(Path(path).resolve())
-            if (package is None and not _installed(Path(path))) or (package is not None and package[0] not in NEVER_READ):
-                return Path(path), name
-        return None
-
-
-def jedi_goto(source: str, path: str, search_path: list[str]) -> list[tuple[str, str]]:
-    """(file, name) of what jedi says the import in `source` (as if written in `path`) names, found
-    in the project's folders, then `search_path` (the project interpreter's `site-packages`), then
-    the standard library. jedi is handed no interpreter of the project and reads no
-    `.jedi/project.json`: it inspects compiled modules in a process of gradguard's own interpreter,
-    only those on that interpreter's own search path, so nothing of the project runs."""
-    import jedi
-
-    try:
-        folder = Path(path).parent
-        project = jedi.Project(project_root(folder) or folder, sys_path=[*search_path, *_standard_library()])
-        with collector_paused():  # parso enables the collector after loading its cache
-            names = jedi.Script(source, path=path, project=project, environment=_own_environment()).goto(
-                1, len(source) - 2, follow_imports=True)
-    except Exception:  # jedi fails on broken environments; the name then stays unknown
-        return []
-    return [(str(name.module_path), name.name) for name in names if name.module_path is not None]
-
-
-@lru_cache(maxsize=1)
-def _own_environment() -> object:
-    """jedi's environment of the interpreter running gradguard (never `VIRTUAL_ENV`'s, which jedi's
-    default would run)."""
-    import jedi
-
-    return jedi.create_environment(sys.executable, safe=False)
-
-
-def _standard_library() -> list[str]:
-    """The folders of this interpreter's standard library."""
-    paths = sysconfig.get_paths()
-    return list(dict.fromkeys([paths["stdlib"], paths["platstdlib"], os.path.join(paths["platstdlib"], "lib-dynload")]))
-
-
-def _installed(path: Path) -> bool:
-    """Installed packages and the standard library are not the user's project."""
-    parts = set(path.parts)
-    return bool(parts & {"site-packages", "dist-packages"}) or path.is_relative_to(sys.base_prefix)
+        self._jedi.close()
 
 
 def _module_name(defining: Path, package_init: Path, attribute: str) -> str:
     """The absolute name of `attribute` in the file `defining`, found below a package's `__init__.py`."""
-    root = _package_root(package_init)
+    root = package_root(package_init)
     return ".".join([*defining.relative_to(root).with_suffix("").parts, attribute])
 
 
-def _package_root(path: Path) -> Path:
-    """The folder on `sys.path` for the package that holds `path` (the parent of its top package)."""
-    folder = Path(os.path.realpath(path)).parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
-        folder = folder.parent
-    return folder
-
-
-def _module_file(root: Path, parts: list[str]) -> Path | None:
-    target = root.joinpath(*parts) if parts else root
-    if parts and target.with_suffix(".py").is_file():
-        return target.with_suffix(".py")
-    if (target / "__init__.py").is_file():
-        return target / "__init__.py"
-    return None

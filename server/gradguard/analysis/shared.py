@@ -1,8 +1,10 @@
 """The state the interpreter's parts share, declared in one place.
 
-`Interpreter` is assembled from parts, one per file (`saved_tensors`, `tensor_ops`,
-`torch_calls`, `module_calls`, `user_calls`, `containers`); each derives from
-`InterpreterState`, so every attribute they read or write is declared, typed and described here.
+`Interpreter` is assembled from parts, one per file (`statements`, `expressions`, `bindings`,
+`calls`, `frames`, `saved_tensors`, `tensor_ops`, `torch_calls`, `module_objects`, `user_calls`,
+`containers`); each derives from `InterpreterState`, so every attribute they read or write is
+declared, typed and described here (`module_calls` and `custom_functions` are objects given the
+interpreter).
 """
 
 from __future__ import annotations
@@ -132,7 +134,7 @@ class InterpreterState:
         # the function analysed without a known caller, and whether it is a method of an `nn.Module`
         self.analysing: cst.FunctionDef | None = None
         self.in_module_method = False
-        # the parameter whose default the branch running skips (`Interpreter._other_branch`), if any
+        # the parameter whose default the branch running skips (`Statements._other_branch`), if any
         self.assuming: str | None = None
         self.undo: list[tuple[dict, str, object]] = []  # the module attributes that branch bound, as they were
         # followed calls: a stack of the functions running, the files they are in and the calls into them

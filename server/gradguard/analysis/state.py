@@ -36,6 +36,10 @@ class State:
     def copy(self) -> State:
         return State(dict(self.env), dict(self.saves), self.grad_enabled, self.dead, self.globals)
 
+    def become(self, new: State) -> None:
+        """Hold what `new` holds: the point after a branch, a loop or a `try` whose paths joined in `new`."""
+        self.env, self.saves, self.grad_enabled, self.dead = new.env, new.saves, new.grad_enabled, new.dead
+
     def lookup(self, name: str) -> Value | None:
         """The value `name` is bound to in this scope or the module's globals, if any."""
         value = self.env.get(name, _ABSENT)

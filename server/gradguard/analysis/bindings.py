@@ -1,0 +1,180 @@
+"""Binding values to targets: names, unpacking, attributes and items, and a value replaced for every
+name that holds it (a tensor's changed flags, an argument used as a tensor or a dict)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+from gradguard.analysis.callers import grad_evidence
+from gradguard.analysis.events import Seen
+from gradguard.analysis.names import dotted_name
+from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.state import State
+from gradguard.analysis.values import (
+    UNKNOWN,
+    ArgumentValue,
+    BuiltinRef,
+    ConstValue,
+    DictValue,
+    EitherCode,
+    FunctionRef,
+    GeneratorValue,
+    ImportRef,
+    LostValue,
+    ModuleValue,
+    Origin,
+    PartialValue,
+    SequenceValue,
+    SuperValue,
+    TensorValue,
+    Tri,
+    Value,
+    evolved,
+    new_version_counter,
+)
+
+
+UNSET = object()  # an attribute a module did not have
+_CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue, EitherCode)  # no hover describes these
+
+
+class Bindings(InterpreterState):
+    """Binds values to assignment targets and rebinds every holder of a value that changed kind or flags."""
+
+    def see(self, node: cst.Name, value: Value, state: State) -> None:
+        """Remember the value a name of the file's own code holds (not while following a call),
+        unless it names code (a function, a class, an import)."""
+        if self.hovers and not self.call_stack and not isinstance(value, _CODE):
+            saved = state.saves.get(value.version_counter, ()) if isinstance(value, TensorValue) else ()
+            self.seen[node] = Seen(value, saved)
+
+    def bind(self, target: cst.BaseExpression, value: Value, state: State, value_node: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            state.env[target.value] = value
+            self.see(target, value, state)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element, item in zip(target.elements, self.unpacked(value, target.elements, state, value_node)):
+                self.bind(element.value, item, state, value_node)
+        elif isinstance(target, cst.Attribute):
+            owner = self.eval(target.value, state)
+            attribute = target.attr.value
+            if isinstance(owner, ModuleValue):
+                if self.assuming is not None:  # undone after the branch (`_other_branch`)
+                    self.undo.append((owner.named_children, attribute, owner.named_children.get(attribute, UNSET)))
+                owner.named_children[attribute] = value
+                if attribute == "forward" and _compiled_forward_of(value, owner):  # `self.forward = torch.compile(self.forward)`
+                    owner.compiled = value.compiled
+            elif isinstance(owner, TensorValue) and attribute == "requires_grad":
+                flag = value.value if isinstance(value, ConstValue) else None
+                self.set_flags(state, owner, evolved(
+                    owner, requires_grad=Tri.MAYBE if flag is None else Tri.of(bool(flag))))
+            elif isinstance(owner, (ArgumentValue, LostValue)) or owner is UNKNOWN:
+                self.hand_over([value])  # `trainer.h = h`: kept by an object the analysis does not know
+        elif isinstance(target, cst.Subscript):
+            base = self.eval(target.value, state)
+            kinds = [self.eval_slice(element, state) for element in target.slice]
+            base = self.keyed(base, kinds, state)
+            if isinstance(base, DictValue) and not base.complete or isinstance(base, LostValue) or base is UNKNOWN \
+                    or isinstance(base, ArgumentValue) and not isinstance(value, TensorValue):
+                self.hand_over([value])  # `cache["h"] = h`: a container not known whole (an argument's) may keep it
+            if isinstance(base, (SequenceValue, DictValue)):
+                self.store_item(base, single_index(kinds), value, state)
+                return
+            if not isinstance(base, (ArgumentValue, TensorValue)):
+                return
+            if isinstance(base, ArgumentValue):
+                base = self.promote(base, state)
+            if isinstance(base, TensorValue):
+                name = dotted_name(target.value)
+                self.mutate(base, target, target.value, f"`{name}[...] = …`" if name else "an index assignment", state)
+                written = self.requires_grad_of(value) & state.grad_enabled
+                history = value.history if isinstance(value, TensorValue) else frozenset()
+                if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):
+                    self.rebind(state, base, evolved(  # `copy_` records a grad_fn: the value joins the graph
+                        base, requires_grad=base.requires_grad | written,
+                        is_leaf=base.is_leaf and base.requires_grad is Tri.YES, history=base.history | history))
+
+    def unpacked(self, value: Value, targets: Sequence[cst.BaseElement], state: State,
+                 value_node: cst.CSTNode) -> list[Value]:
+        """What each of `targets` gets from `a, b = value` or `a, *rest = value` (the starred one: a list):
+        the elements of a sequence, of a tensor (`unbind`) or of anything whose elements are known one by
+        one (`for norm, ff in self.layers` over a `ModuleList` of `ModuleList`s, a dict's keys)."""
+        star = next((i for i, e in enumerate(targets) if isinstance(e, cst.StarredElement)), None)
+        if isinstance(value, TensorValue):
+            value = self.unbind(value, value_node, state)
+        elif not isinstance(value, SequenceValue) and (known := self.elements(value)) is not None:
+            value = SequenceValue(tuple(known))
+        if not isinstance(value, SequenceValue):
+            return [UNKNOWN] * len(targets)
+        if value.repeated is not None:
+            rest = SequenceValue(repeated=value.repeated, mutable=True)
+            return [rest if i == star else value.repeated for i in range(len(targets))]
+        if star is None:
+            return [value.item(i) for i in range(len(targets))]
+        after = len(targets) - star - 1
+        if not value.known_length or len(value.items) < star + after:
+            return [UNKNOWN] * len(targets)
+        end = len(value.items) - after
+        return [*value.items[:star], SequenceValue(value.items[star:end], mutable=True), *value.items[end:]]
+
+    def rebind(self, state: State, old: Value, new: Value) -> None:
+        """Replace every name bound to the object `old` by `new` (a changed flag of one tensor)."""
+        for name, value in state.env.items():
+            if value is old:
+                state.env[name] = new
+        for name, value in state.globals.items():
+            if value is old and name not in state.env:  # the module's binding stays: this scope's changes
+                state.env[name] = new
+
+    def keyed(self, base: Value, kinds: list[Value | str], state: State) -> Value:
+        """An argument indexed with a string (`cfg["lr"]`) is a dict, not a tensor, from now on."""
+        if isinstance(base, ArgumentValue) and any(isinstance(k, ConstValue) and isinstance(k.value, str) for k in kinds):
+            mapping = DictValue(complete=False)
+            self.rebind(state, base, mapping)
+            return mapping
+        return base
+
+    def set_flags(self, state: State, old: TensorValue, new: TensorValue) -> None:
+        """`old`'s flags (requires_grad, leaf) are now `new`'s, for every holder of the tensor: the
+        names of this scope and the modules whose parameter it is."""
+        self.shared_changed = True
+        self.touched.append(old.version_counter)
+        self.rebind(state, old, new)
+        roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
+        for module in {id(m): m for root in roots for m in root.tree()}.values():
+            for holder in (module.parameters, module.named_children):
+                for key, value in holder.items():
+                    if value is old:
+                        holder[key] = new  # type: ignore[assignment]
+
+    def promote(self, value: ArgumentValue, state: State) -> TensorValue:
+        """An argument used as a tensor from now on: one that may require grad (a finding that
+        holds only if it does is a warning; a caller that shows it does makes it an error)."""
+        function = self.analysing
+        if function is not None and function not in self.evidence:
+            self.evidence[function] = grad_evidence(function)
+        requires_grad = Tri.MAYBE if function is None or self.evidence[function] else Tri.NO
+        tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"),
+                             from_argument=True)
+        self.rebind(state, value, tensor)
+        return tensor
+
+    def unbind(self, tensor: TensorValue, node: cst.CSTNode, state: State) -> SequenceValue:
+        """`a, b = x` and `for row in x` call `unbind`: every element is a multi-output view."""
+        view = evolved(tensor.fresh_view(Origin("an element of an unbound tensor", node), grad_enabled=state.grad_enabled),
+                       multi_output_view="Unbind", later_view=None)
+        return SequenceValue(repeated=view)
+
+
+def single_index(kinds: list[Value | str]) -> Value:
+    """The index of `x[i]` (UNKNOWN for a slice or several indices)."""
+    return kinds[0] if len(kinds) == 1 and not isinstance(kinds[0], str) else UNKNOWN
+
+
+def _compiled_forward_of(value: Value, module: ModuleValue) -> bool:
+    """Whether `value` is `module`'s own `forward`, compiled (`torch.compile(module.forward)`): the module's
+    calls then run compiled, as after `torch.compile(module)`."""
+    return isinstance(value, FunctionRef) and value.compiled is not None and value.bound_self is module \
+        and value.name == "forward"

@@ -1,0 +1,514 @@
+"""The transfer of each kind of expression: names, literals, attributes, subscripts, operators,
+comparisons, `lambda`, `yield`; calls are `calls.py`'s."""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from typing import Callable
+
+import libcst as cst
+
+from gradguard.analysis.bindings import single_index
+from gradguard.analysis.calls import Calls
+from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
+from gradguard.analysis.custom_functions import is_autograd_function
+from gradguard.analysis.names import decorated_as, is_torch_name, normalise_torch_name, qualname_of
+from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.state import State
+from gradguard.analysis.values import (
+    UNKNOWN,
+    UNKNOWN_INDEX_VIEW,
+    ArgumentValue,
+    BuiltinRef,
+    ConstValue,
+    DictValue,
+    DistributionValue,
+    FunctionApply,
+    FunctionRef,
+    GeneratorValue,
+    ImportRef,
+    IntValue,
+    LostValue,
+    ModuleValue,
+    OptimizerValue,
+    Origin,
+    PartialValue,
+    SequenceValue,
+    StringPattern,
+    TensorValue,
+    Value,
+    join_values,
+    truth,
+)
+from gradguard.knowledge import surface
+
+
+_PROPERTIES = ("property", "functools.cached_property", "cached_property")  # read as an attribute: the method runs
+
+
+class Expressions(InterpreterState):
+    """Evaluates expressions to abstract values: one handler per kind of expression, in `_expression_handlers`."""
+
+    def eval(self, node: cst.BaseExpression, state: State) -> Value:
+        handler = self._expression_handlers.get(type(node))
+        if handler is None:
+            for child in node.children:
+                if isinstance(child, cst.BaseExpression) and not isinstance(child, (cst.Lambda,)):
+                    self.eval(child, state)
+            return UNKNOWN
+        return handler(self, node, state)
+
+    def _name(self, node: cst.Name, state: State) -> Value:
+        name = node.value
+        value = state.lookup(name)
+        if value is not None:
+            self.see(node, value, state)
+            return value
+        if name in self.definitions.globals:
+            return self.definitions.globals[name]
+        if name in ("True", "False", "None"):
+            return ConstValue({"True": True, "False": False, "None": None}[name])
+        if name in BUILTINS:
+            return BuiltinRef(name)
+        if self.definitions.star_imports and self.project is not None and self.definitions.path is not None:
+            found = self.project.star_imported(self.definitions.path, self.definitions.star_imports, name)
+            if found is not None:
+                return ImportRef(found)
+        return UNKNOWN
+
+    def _number(self, node: cst.Integer | cst.Float | cst.Imaginary, state: State) -> Value:
+        return ConstValue(_literal(node.value, 0))
+
+    def _string(self, node: cst.BaseExpression, state: State) -> Value:
+        if isinstance(node, cst.FormattedString):
+            parts: list[str | None] = []
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringText):
+                    parts.append(part.value)
+                    continue
+                value = self.eval(part.expression, state)
+                known = isinstance(value, ConstValue) and part.format_spec is None and part.conversion is None
+                parts.append(str(value.value) if known else None)
+            return ConstValue("".join(parts)) if None not in parts else StringPattern(tuple(parts))
+        if isinstance(node, cst.SimpleString):
+            literal = _literal(node.value, None)
+            return ConstValue(literal) if isinstance(literal, str) else UNKNOWN
+        return UNKNOWN  # a concatenation
+
+    def _sequence(self, node: cst.Tuple | cst.List, state: State) -> Value:
+        items: list[Value] = []
+        starred = False
+        for element in node.elements:
+            value = self.eval(element.value, state)
+            if isinstance(element, cst.StarredElement):
+                if isinstance(value, SequenceValue) and value.repeated is None:
+                    items.extend(value.items)
+                else:
+                    starred = True
+            else:
+                items.append(value)
+        return UNKNOWN if starred else SequenceValue(tuple(items), mutable=isinstance(node, cst.List))
+
+    def _attribute(self, node: cst.Attribute, state: State) -> Value:
+        chain = [node]  # `a.b.c.d`, evaluated from `a` out without recursing once per link
+        while isinstance(chain[-1].value, cst.Attribute):
+            chain.append(chain[-1].value)
+        value = self.eval(chain[-1].value, state)
+        for link in reversed(chain):
+            value = self.attribute_of(value, link.attr.value, link, state)
+        return value
+
+    def attribute_of(self, owner: Value, attribute: str, node: cst.CSTNode, state: State) -> Value:
+        """`owner.attribute` (also `getattr(owner, "attribute")`)."""
+        if isinstance(owner, ImportRef):
+            return ImportRef(f"{owner.qualname}.{attribute}")
+        if isinstance(owner, ModuleValue):
+            found = self.module_attribute(owner, attribute, node)
+            if isinstance(found, FunctionRef) and found.bound_self is owner and isinstance(found.node, cst.FunctionDef) \
+                    and any(decorated_as(found.node, kind) for kind in _PROPERTIES):
+                return self.call_user_function(found.node, found.definitions, owner, [], {}, node, state)
+            return found
+        if isinstance(owner, SequenceValue) and owner.repeated is None and attribute in _NAMED_RESULTS:
+            return owner.item(_NAMED_RESULTS[attribute])  # `x.max(dim=1).values`
+        if isinstance(owner, ArgumentValue) and attribute in ("data", "T", "mT", "grad"):
+            owner = self.promote(owner, state)
+        if isinstance(owner, TensorValue):
+            return self.tensor_attribute(owner, attribute, node, state)
+        if isinstance(owner, DistributionValue) and attribute in surface.DISTRIBUTION_TENSORS:
+            return self.distribution_method(owner, attribute, [], node, state)
+        if isinstance(owner, FunctionRef) and isinstance(owner.node, cst.ClassDef):
+            return self.class_member(owner, attribute)
+        return UNKNOWN
+
+    def class_member(self, owner: FunctionRef, attribute: str) -> Value:
+        """`Class.attribute` for a class of the project: a function of its body, called with every
+        argument given (`Capsule.squash(s)`, `Base.forward(self, x)`) but a classmethod's first (the
+        class's template instance stands for the class), or a class attribute."""
+        if owner.name not in owner.definitions.classes:
+            return UNKNOWN
+        if attribute == "apply" and is_autograd_function(owner):
+            return FunctionApply(owner)
+        found = owner.definitions.method(owner.name, attribute)
+        if found is not None:  # a classmethod's `cls` is a copy: templates never change once built
+            template = owner.definitions.classes[owner.name][1]
+            return FunctionRef(attribute, found[0], found[1], bound_self=self.instance_copy(template)
+                               if decorated_as(found[0], "classmethod") else None)
+        shared = owner.definitions.class_attribute(owner.name, attribute)
+        return shared if shared is not None else UNKNOWN
+
+    def _subscript(self, node: cst.Subscript, state: State) -> Value:
+        base = self.eval(node.value, state)
+        if isinstance(base, ImportRef) and not is_torch_name(base.qualname):
+            base = self.resolve_import(base)  # `ACT2FN["gelu"]`
+        kinds = [self.eval_slice(element, state) for element in node.slice]
+        base = self.keyed(base, kinds, state)
+        if isinstance(base, SequenceValue) and base.repeated is None and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Slice) \
+                and (bounds := _constant_slice(node.slice[0].slice)) is not None:
+            return SequenceValue(base.items[bounds], mutable=base.mutable)  # `list(model.children())[:-2]`
+        if isinstance(base, (SequenceValue, DictValue)):
+            if isinstance(base, SequenceValue) and len(kinds) == 1 and kinds[0] == "basic":
+                return SequenceValue(repeated=self.join_elements(base.items, state)) if base.repeated is None \
+                    else base  # a slice of the list
+            return self.subscript_of(base, single_index(kinds), state)
+        if isinstance(base, ModuleValue) and base.user_class is not None and base.definitions is not None \
+                and len(kinds) == 1 and not isinstance(kinds[0], str) \
+                and (getitem := base.definitions.method(base.user_class, "__getitem__")) is not None:
+            return self.call_user_function(getitem[0], getitem[1], base, [kinds[0]], {}, node, state)
+        if isinstance(base, ModuleValue) and base.mapping is not None and len(kinds) == 1 \
+                and not isinstance(kinds[0], str):
+            return self.subscript_of(base.mapping, kinds[0], state)
+        if isinstance(base, ModuleValue) and base.user_class is None and base.children is not None \
+                and base.children_exact and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice) \
+                and (bounds := _constant_slice(node.slice[0].slice)) is not None:
+            # `self.layers[:-1]`, `self.features[:4]`: a container of the same kind
+            return ModuleValue(base.class_name, node, children=base.children[bounds], training=base.training)
+        if isinstance(base, ModuleValue):
+            index = kinds[0] if len(kinds) == 1 else None
+            if base.children is not None and isinstance(index, ConstValue) and isinstance(index.value, int):
+                if -len(base.children) <= index.value < len(base.children):
+                    return base.children[index.value]
+            if isinstance(index, ConstValue) and isinstance(index.value, str) and index.value in base.named_children:
+                return base.named_children[index.value]
+            if base.children and not isinstance(index, ConstValue):
+                return self.join_elements(base.children, state)
+            return UNKNOWN
+        if isinstance(base, ArgumentValue):
+            base = self.promote(base, state)
+        if not isinstance(base, TensorValue):
+            return UNKNOWN
+        basic = all(k == "basic" or isinstance(k, IntValue) or (isinstance(k, ConstValue) and isinstance(k.value, int))
+                    for k in kinds)
+        # an index the analysis lost, or an element of a tensor (a 0-d tensor indexes as an int does, a row
+        # as a tensor): a view or a copy
+        either = any(k is UNKNOWN or isinstance(k, (ArgumentValue, LostValue))
+                     or (isinstance(k, TensorValue) and k.multi_output_view == "Unbind") for k in kinds)
+        advanced = any(isinstance(k, (TensorValue, SequenceValue)) for k in kinds)
+        if either and not any(isinstance(k, SequenceValue) for k in kinds):
+            return base.fresh_view(Origin(UNKNOWN_INDEX_VIEW, node), certain=False,
+                                   grad_enabled=state.grad_enabled)
+        if basic:
+            selects = len(kinds) == 1 and kinds[0] != "basic"  # `x[0]`; other indexing's last node is not known
+            return base.fresh_view(Origin("an indexed view", node), grad_enabled=state.grad_enabled,
+                                   node="Select" if selects else None)
+        if advanced:
+            return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed copy", node), base.history)
+        return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed tensor", node), base.history)
+
+    def eval_slice(self, element: cst.SubscriptElement, state: State) -> Value | str:
+        inner = element.slice
+        if isinstance(inner, cst.Slice):
+            for part in (inner.lower, inner.upper, inner.step):
+                if part is not None:
+                    self.eval(part, state)
+            return "basic"
+        value = inner.value
+        if isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None"):
+            return "basic"
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer) \
+                and isinstance(value.operator, cst.Minus):
+            literal = _literal(value.expression.value, None)
+            return ConstValue(-literal) if isinstance(literal, int) else UNKNOWN
+        return self.eval(value, state)
+
+    def _binary(self, node: cst.BinaryOperation, state: State) -> Value:
+        chain = [node]  # `a + b + c + ...` nests to the left: evaluated from `a` on, without recursing per term
+        while isinstance(chain[-1].left, cst.BinaryOperation):
+            chain.append(chain[-1].left)
+        left = self.eval(chain[-1].left, state)
+        for operation in reversed(chain):
+            left = self._binary_operation(type(operation.operator).__name__, operation, left,
+                                          self.eval(operation.right, state), state)
+        return left
+
+    def _binary_operation(self, operator: str, node: cst.BinaryOperation | cst.AugAssign, left: Value, right: Value,
+                          state: State) -> Value:
+        """`left <operator> right` (`operator`: libcst's name of a binary operator, `Add`)."""
+        aten = surface.BINARY.get(operator)
+        listed = _list_arithmetic(operator, left, right)
+        if listed is not None:
+            return listed
+        integer = self.int_arithmetic(left, right, _INT_OPERATORS.get(operator))
+        if integer is not None:
+            return integer
+        if isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "Add" \
+                and left.repeated is None and right.repeated is None:  # `list(a.parameters()) + list(b.parameters())`
+            return SequenceValue(left.items + right.items, mutable=left.mutable)
+        if aten is None:
+            return UNKNOWN
+        if isinstance(left, TensorValue) or isinstance(right, TensorValue):
+            if isinstance(left, ArgumentValue):
+                left = self.promote(left, state)
+            if isinstance(right, ArgumentValue):
+                right = self.promote(right, state)
+            if isinstance(left, TensorValue):
+                return self.apply_aten(aten, [left, right], {}, node, state, None)
+            reflected = {"add": "add", "mul": "mul"}.get(aten)
+            if reflected is not None:
+                return self.apply_aten(reflected, [right, left], {}, node, state, None)
+            return self.fresh_result(right.requires_grad & state.grad_enabled, Origin(f"the result of `{aten}`", node),
+                                     right.history)
+        return UNKNOWN
+
+    def _comparison(self, node: cst.Comparison, state: State) -> Value:
+        """`x is None`, `act == "relu"`, `"k" in d`: a known bool where the values decide it."""
+        left = self.eval(node.left, state)
+        outcome: bool | None = True
+        default_of = left.default_of if isinstance(left, ConstValue) else None
+        for target in node.comparisons:
+            right = self.eval(target.comparator, state)
+            decided = _compare(type(target.operator).__name__, left, right) if outcome is not None else None
+            outcome = None if decided is None else (outcome and decided)
+            left = right
+            default_of = default_of or (right.default_of if isinstance(right, ConstValue) else None)
+        return ConstValue(outcome, default_of) if outcome is not None else UNKNOWN
+
+    def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
+        left = self.eval(node.left, state)
+        decided = truth(left)
+        if decided is not None:  # `x or default`: the operand Python returns; the right side runs only if needed
+            return left if decided is isinstance(node.operator, cst.Or) else self.eval(node.right, state)
+        right = self.eval(node.right, state)
+        known = [v.value if isinstance(v, ConstValue) and isinstance(v.value, bool) else None for v in (left, right)]
+        if isinstance(node.operator, cst.And):
+            if False in known:
+                return ConstValue(False)
+            return ConstValue(True) if known == [True, True] else UNKNOWN
+        if True in known:
+            return ConstValue(True)
+        return ConstValue(False) if known == [False, False] else UNKNOWN
+
+    def _unary(self, node: cst.UnaryOperation, state: State) -> Value:
+        operand = self.eval(node.expression, state)
+        if isinstance(operand, TensorValue):
+            return self.fresh_result(operand.requires_grad & state.grad_enabled, Origin("a negation", node),
+                                     operand.history)
+        if isinstance(operand, ConstValue) and isinstance(operand.value, (int, float)) and isinstance(node.operator, cst.Minus):
+            return ConstValue(-operand.value)
+        if isinstance(node.operator, cst.Not) and isinstance(operand, ConstValue):
+            return ConstValue(not operand.value, operand.default_of)
+        return UNKNOWN
+
+    def _named_expr(self, node: cst.NamedExpr, state: State) -> Value:
+        value = self.eval(node.value, state)
+        self.bind(node.target, value, state, node.value)
+        return value
+
+    def _yield(self, node: cst.Yield, state: State) -> Value:
+        """`yield value` (`yield from iterable`: each of its elements): an element of the iteration
+        running the generator, if one does; what the generator is sent back is not known."""
+        if isinstance(node.value, cst.From):
+            value = self.iterate(self.eval(node.value.item, state), node, state)
+        else:
+            value = self.eval(node.value, state) if node.value is not None else ConstValue(None)
+        self.yielded(node, value, state)
+        return UNKNOWN
+
+    def _lambda(self, node: cst.Lambda, state: State) -> Value:
+        """`lambda x: ...`: a function like a `def` returning its expression, seeing the names around it."""
+        definitions = self.call_definitions[-1] if self.call_stack else self.definitions
+        inside = bool(self.call_stack) or self.analysing is not None
+        return FunctionRef("<lambda>", self.syntax_fact(node, _lambda_function), definitions,
+                           closure=state.env if inside else None)
+
+    def _if_exp(self, node: cst.IfExp, state: State) -> Value:
+        test = self.eval(node.test, state)
+        if isinstance(test, ConstValue) and isinstance(test.value, bool):
+            return self.eval(node.body if test.value else node.orelse, state)
+        body, orelse = self.eval(node.body, state), self.eval(node.orelse, state)
+        if isinstance(body, TensorValue) and isinstance(orelse, TensorValue) and body.version_counter != orelse.version_counter:
+            return state.merge(body, orelse)
+        return join_values(body, orelse)
+
+    @staticmethod
+    def isinstance_of(subject: Value, classes: Value) -> bool | None:
+        """The outcome of `isinstance(m, nn.Linear)` (or a tuple of classes) for a known torch module,
+        and of `isinstance(x, tuple)` (`list`, `dict`) for a value whose kind is known."""
+        candidates = classes.items if isinstance(classes, SequenceValue) and classes.repeated is None else (classes,)
+        if candidates and all(isinstance(c, BuiltinRef) and c.name in _BUILTIN_TYPES for c in candidates):
+            return _builtin_instance(subject, tuple(_BUILTIN_TYPES[c.name] for c in candidates))
+        if candidates and all(qualname_of(c) in _ITERABLE_TYPES for c in candidates):
+            if isinstance(subject, (FunctionRef, ImportRef, BuiltinRef)):  # `isinstance(block, Iterable)`: a class
+                return False
+            if isinstance(subject, (ConstValue, SequenceValue, DictValue)):
+                return _builtin_instance(subject, (str, tuple, list, dict))
+            return None
+        if candidates and all(qualname_of(c) == "functools.partial" for c in candidates):
+            if isinstance(subject, PartialValue):
+                return True
+            return False if isinstance(subject, (ConstValue, TensorValue, FunctionRef, ImportRef, BuiltinRef, ModuleValue,
+                                                 SequenceValue, DictValue, GeneratorValue)) else None
+        if not isinstance(subject, ModuleValue) or subject.user_class is not None:
+            return None
+        names = []
+        for candidate in candidates:
+            name = qualname_of(candidate)
+            if name is None:
+                if isinstance(candidate, FunctionRef) and isinstance(candidate.node, cst.ClassDef):
+                    continue  # a class of the project: never a base of torch's own modules
+                return None
+            names.append(normalise_torch_name(name))
+        if any(not n.startswith("torch.nn.") for n in names):
+            return None
+        return f"torch.nn.{subject.class_name}" in names or "torch.nn.Module" in names
+    _expression_handlers: dict[type, Callable[[Expressions, object, State], Value]] = {
+        cst.Name: _name,
+        cst.Integer: _number,
+        cst.Float: _number,
+        cst.Imaginary: _number,
+        cst.SimpleString: _string,
+        cst.ConcatenatedString: _string,
+        cst.FormattedString: _string,
+        cst.Tuple: _sequence,
+        cst.List: _sequence,
+        cst.Attribute: _attribute,
+        cst.Subscript: _subscript,
+        cst.BinaryOperation: _binary,
+        cst.UnaryOperation: _unary,
+        cst.Comparison: _comparison,
+        cst.BooleanOperation: _boolean,
+        cst.IfExp: _if_exp,
+        cst.Lambda: _lambda,
+        cst.Yield: _yield,
+        cst.NamedExpr: _named_expr,
+        cst.Call: Calls.eval_call,
+        cst.ListComp: Containers.comprehension,
+        cst.GeneratorExp: Containers.comprehension,
+        cst.SetComp: Containers.comprehension,
+        cst.DictComp: Containers.comprehension,
+        cst.Dict: Containers.dict_display,
+    }
+
+
+_ITERABLE_TYPES = frozenset({"collections.abc.Iterable", "typing.Iterable", "collections.abc.Sequence",
+                             "typing.Sequence"})
+_BUILTIN_TYPES = {"tuple": tuple, "list": list, "dict": dict, "str": str, "int": int, "float": float, "bool": bool}
+
+
+def _list_arithmetic(operator: str, left: Value, right: Value) -> SequenceValue | None:
+    """`[h] * (n - 1)` and `[a] + h` for lists and tuples whose items are known."""
+    if operator == "Add" and isinstance(left, SequenceValue) and isinstance(right, SequenceValue) \
+            and left.repeated is None and right.repeated is None:
+        return SequenceValue(left.items + right.items, mutable=left.mutable,
+                             known_length=left.known_length and right.known_length)
+    if operator == "Multiply" and isinstance(right, SequenceValue):
+        left, right = right, left
+    if operator == "Multiply" and isinstance(left, SequenceValue) and left.repeated is None \
+            and isinstance(right, ConstValue) and isinstance(right.value, int) and not isinstance(right.value, bool) \
+            and 0 <= len(left.items) * right.value <= MAX_UNROLLED_ELEMENTS:
+        return SequenceValue(left.items * right.value, mutable=left.mutable, known_length=left.known_length)
+    return None
+
+
+def _constant_slice(node: cst.Slice) -> slice | None:
+    """`a[1:-2]`'s slice, when its bounds are integer literals (or absent)."""
+    bounds: list[int | None] = []
+    for part in (node.lower, node.upper, node.step):
+        if part is None:
+            bounds.append(None)
+            continue
+        negative = isinstance(part, cst.UnaryOperation) and isinstance(part.operator, cst.Minus)
+        literal = part.expression if negative else part
+        if not isinstance(literal, cst.Integer):
+            return None
+        value = _literal(literal.value, None)
+        if not isinstance(value, int):
+            return None
+        bounds.append(-value if negative else value)
+    return None if bounds[2] == 0 else slice(*bounds)
+
+
+def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
+    """`isinstance(value, types)` for builtin types, where the value's kind is known."""
+    if isinstance(value, ConstValue):
+        return isinstance(value.value, types)
+    if isinstance(value, SequenceValue):
+        return (list if value.mutable else tuple) in types
+    if isinstance(value, DictValue):
+        return dict in types
+    if isinstance(value, TensorValue) and value.maybe_other:
+        return None
+    if isinstance(value, (TensorValue, FunctionRef, ImportRef, BuiltinRef, PartialValue, GeneratorValue)) or (
+            isinstance(value, ModuleValue) and value.mapping is None):
+        return False
+    return None
+
+
+def _lambda_function(node: cst.Lambda) -> cst.FunctionDef:
+    """A lambda as the one-line `def` it stands for, built around its own parameter and body nodes (so
+    that positions inside it are the lambda's; its statement is the caller's, as a one-line def's)."""
+    return cst.FunctionDef(cst.Name("lambda_"), node.params, cst.SimpleStatementSuite([cst.Return(node.body)]))
+
+
+_NAMED_RESULTS = {"values": 0, "indices": 1}  # the fields of torch's named-tuple results (max, topk, sort ...)
+_OBJECTS = (TensorValue, ModuleValue, ImportRef, FunctionRef, SequenceValue, DictValue, OptimizerValue,
+            DistributionValue, PartialValue, GeneratorValue)
+
+
+def _compare(operator: str, left: Value, right: Value) -> bool | None:
+    """The outcome of one comparison, when the abstract values decide it."""
+    if operator in ("Is", "IsNot"):
+        if isinstance(left, ConstValue) and isinstance(right, ConstValue):
+            same = left.value is right.value if left.value is None or right.value is None else None
+        elif (isinstance(left, ConstValue) and left.value is None and _object(right)) or (
+                isinstance(right, ConstValue) and right.value is None and _object(left)):
+            same = False
+        else:
+            same = None
+        return None if same is None else (same if operator == "Is" else not same)
+    if operator in ("Equal", "NotEqual") and isinstance(left, ConstValue) and isinstance(right, ConstValue):
+        return (left.value == right.value) == (operator == "Equal")
+    if operator in ("In", "NotIn") and isinstance(left, ConstValue) and isinstance(right, DictValue) and right.complete:
+        return (left.value in right.entries) == (operator == "In")
+    if operator in _ORDERINGS and all(isinstance(v, ConstValue) and isinstance(v.value, (int, float))
+                                      and not isinstance(v.value, bool) for v in (left, right)):
+        return _ORDERINGS[operator](left.value, right.value)  # `if block_dpr > 0.:`
+    return None
+
+
+def _object(value: Value) -> bool:
+    """Whether `value` is an object, never None (a tensor that may be a number or None is not known to be)."""
+    return isinstance(value, _OBJECTS) and not (isinstance(value, TensorValue) and value.maybe_other)
+
+
+_ORDERINGS: dict[str, Callable[[float, float], bool]] = {
+    "GreaterThan": lambda a, b: a > b, "GreaterThanEqual": lambda a, b: a >= b,
+    "LessThan": lambda a, b: a < b, "LessThanEqual": lambda a, b: a <= b,
+}
+
+
+_INT_OPERATORS: dict[str, Callable[[int, int], int]] = {
+    "Add": lambda a, b: a + b, "Subtract": lambda a, b: a - b, "Multiply": lambda a, b: a * b,
+    "FloorDivide": lambda a, b: a // b, "Modulo": lambda a, b: a % b, "Divide": lambda a, b: a / b,
+}
+
+
+@lru_cache(maxsize=4096)
+def _literal(code: str, default: object) -> object:
+    """The value of a number or string literal (libcst's `evaluated_value`, remembered: the same
+    literals come back on every keystroke)."""
+    try:
+        return ast.literal_eval(code)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return default

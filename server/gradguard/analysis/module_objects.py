@@ -1,0 +1,292 @@
+"""`nn.Module`s and objects of the project's classes as values: a class's kind from its bases, instances
+built by `__init__` or from the module facts, `super()`, deep copies, attributes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gradguard.analysis.names import is_static_method, is_torch_name, normalise_torch_name, qualname_of
+from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.state import State
+from gradguard.analysis.values import (
+    UNKNOWN,
+    BuiltinRef,
+    ConstValue,
+    DictValue,
+    FunctionRef,
+    ImportRef,
+    ModuleValue,
+    OptimizerValue,
+    Origin,
+    PartialValue,
+    SequenceValue,
+    SuperValue,
+    TensorValue,
+    Tri,
+    Value,
+    evolved,
+    new_version_counter,
+)
+from gradguard.knowledge import modules as module_facts
+
+if TYPE_CHECKING:
+    from gradguard.analysis.module_calls import ModuleCalls
+
+
+class ModuleObjects(InterpreterState):
+    """Builds modules and objects, and reads their attributes: the interpreter's part that knows what a module holds."""
+
+    module_calls: ModuleCalls  # runs a `Sequential` subclass's `super().forward(x)` (given by `Interpreter`)
+
+    def class_base(self, base: cst.BaseExpression, state: State) -> Value:
+        """A base class as written in a class statement (a class of another project file resolved)."""
+        value = self.eval(base, state)
+        if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
+            if self.library and not self.call_stack:
+                return value  # a library's base from another of its files: not read for this (see `module_kind`)
+            resolved = self.resolve_import(value)
+            return resolved if resolved is not UNKNOWN else value
+        return value
+
+    @staticmethod
+    def module_kind(bases: tuple[Value, ...]) -> tuple[bool, str | None]:
+        """Whether a class with these bases is an `nn.Module`, and the `torch.nn` container it derives from."""
+        is_module, torch_base = False, None
+        for value in bases:
+            name = qualname_of(value)
+            if name is not None:
+                short = normalise_torch_name(name).removeprefix("torch.nn.")
+                if (normalise_torch_name(name) in _NN_MODULE_BASES or short in module_facts.MODULES
+                        or name.endswith(".Module")):
+                    is_module = True
+                if short in _CONTAINERS and normalise_torch_name(name).startswith("torch.nn."):
+                    is_module, torch_base = True, torch_base or short
+            if isinstance(value, FunctionRef) and isinstance(value.node, cst.ClassDef):
+                template = value.definitions.classes.get(value.name, (None, None))[1]
+                if template is not None and template.is_module:
+                    is_module, torch_base = True, torch_base or template.torch_base
+        return is_module, torch_base
+
+    def instantiate(self, cls: FunctionRef, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
+                    state: State) -> Value:
+        """`Cls(...)`: a new object whose `__init__` runs with this call's arguments (the class's
+        template, built from its defaults, when that call cannot be followed)."""
+        template = cls.definitions.classes.get(cls.name, (None, None))[1]
+        if template is None:
+            return UNKNOWN
+        return self.summarised(cls.node, cls.definitions, args, kwargs, state,
+                               lambda: self.construct_instance(cls, template, args, kwargs, node, state))
+
+    def construct_instance(self, cls: FunctionRef, template: ModuleValue, args: list[Value],
+                           kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:
+        """A new instance of `cls` with its `__init__` run on these arguments."""
+        instance = ModuleValue(cls.name, node, user_class=cls.name, definitions=cls.definitions,
+                               is_module=template.is_module, torch_base=template.torch_base,
+                               children=[] if template.torch_base else None, built_in=self.current_file())
+        init = cls.definitions.method(cls.name, "__init__")
+        if init is None:
+            self.init_container(instance, args)
+            if self.derives_from_dict(cls) and len(args) == 1 and isinstance(args[0], DictValue) and not kwargs:
+                instance.mapping = args[0]
+            fields = annotated_fields(cls.node) if isinstance(cls.node, cst.ClassDef) else []
+            for key, value in zip(fields, args):  # a dataclass's or NamedTuple's fields in order
+                instance.named_children[key] = value
+            for key, value in kwargs.items():  # and by name (`GPT2Config(n_embd=16)`)
+                if key in fields or cls.definitions.class_attribute(cls.name, key) is not None:
+                    instance.named_children[key] = value
+            return instance
+        if self.call_user_function(init[0], init[1], instance, args, kwargs, node, state) is UNKNOWN:
+            copy = self.instance_copy(template)
+            if copy is not None:
+                copy.node = node
+                return copy
+        return instance
+
+    @staticmethod
+    def derives_from_dict(cls: FunctionRef) -> bool:
+        """Whether a class derives (directly) from `dict` or `collections.OrderedDict`."""
+        bases = cls.definitions.bases.get(cls.name, ())
+        return any((isinstance(b, BuiltinRef) and b.name == "dict") or qualname_of(b) in (
+            "collections.OrderedDict", "typing.OrderedDict") for b in bases)
+
+    @staticmethod
+    def init_container(instance: ModuleValue, args: list[Value]) -> None:
+        """`nn.Sequential.__init__(*modules)` / `nn.ModuleList.__init__(modules)` of a subclass."""
+        items = list(args)
+        if instance.torch_base == "ModuleList" and args and isinstance(args[0], SequenceValue):
+            items = list(args[0].items) if args[0].repeated is None else [args[0].repeated]
+            instance.children_exact = args[0].repeated is None and args[0].known_length
+        instance.children = [c for c in items if isinstance(c, ModuleValue)] if all(
+            isinstance(c, ModuleValue) for c in items) else None
+
+    def super_of(self, state: State) -> Value:
+        """`super()` inside the method running now."""
+        function = self.call_stack[-1] if self.call_stack else self.analysing
+        definitions = self.call_definitions[-1] if self.call_stack else self.definitions
+        if function is None:
+            return UNKNOWN
+        owner = definitions.owner_of(function)
+        positional = [*function.params.posonly_params, *function.params.params]
+        instance = state.lookup(positional[0].name.value) if positional else None
+        if owner is None or not isinstance(instance, ModuleValue):
+            return UNKNOWN
+        return SuperValue(instance, owner, definitions)
+
+    def call_super(self, receiver: SuperValue, method: str, args: list[Value], kwargs: dict[str, Value],
+                   node: cst.Call, state: State) -> Value:
+        """`super().method(...)`: the method of the first base (of the project) that has it."""
+        found = receiver.definitions.method(receiver.class_name, method, after=True)
+        if found is not None:
+            return self.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
+        instance = receiver.instance
+        if method == "__getitem__" and instance.mapping is not None and len(args) == 1:
+            return self.subscript_of(instance.mapping, args[0], state)
+        if method == "__init__" and instance.torch_base is not None:
+            self.init_container(instance, args)
+        elif method == "forward" and instance.torch_base == "Sequential":
+            return self.module_calls.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
+        return UNKNOWN
+
+    def copy_object(self, value: Value) -> Value:
+        """`copy.deepcopy(value)`: modules and their submodules with parameters of their own (a
+        tensor shared between two of them stays shared in the copy), or a new tensor."""
+        remap: dict[int, int] = {}
+        copies: dict[int, Value] = {}
+
+        def fresh(item: Value) -> Value:
+            if isinstance(item, TensorValue):
+                vc = remap.setdefault(item.version_counter, new_version_counter())
+                return evolved(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
+                               multi_output_view=None, later_view=None, no_grad_view=False, function_view=None,
+                               storage_of=None, may_alias=frozenset())
+            if id(item) in copies:  # an object that refers back to itself, or one shared by two owners
+                return copies[id(item)]
+            if isinstance(item, SequenceValue) and item.mutable:
+                listed = copies[id(item)] = SequenceValue(mutable=True)  # type: ignore[assignment]
+                listed.items = tuple(fresh(v) for v in item.items)
+                listed.repeated = fresh(item.repeated) if item.repeated is not None else None
+                return listed
+            if isinstance(item, PartialValue):  # `self.act = partial(...)` of a copied module
+                return evolved(item, func=fresh(item.func), args=tuple(fresh(a) for a in item.args),
+                               kwargs={k: fresh(v) for k, v in item.kwargs.items()})
+            if isinstance(item, OptimizerValue):  # its parameters are the copied modules' (`self.opt` of a trainer)
+                return evolved(item, parameters=tuple(fresh(p) for p in item.parameters))
+            if isinstance(item, DictValue):
+                mapping = copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
+                mapping.entries = {k: fresh(v) for k, v in item.entries.items()}
+                return mapping
+            if not isinstance(item, ModuleValue):
+                return item
+            copy = copies[id(item)] = evolved(item, parameters={}, named_children={}, forward_hooks=list(item.forward_hooks))
+            copy.parameters = {k: fresh(v) for k, v in item.parameters.items()}  # type: ignore[misc]
+            copy.buffers = {k: fresh(v) for k, v in item.buffers.items()}  # type: ignore[misc]
+            copy.children = None if item.children is None else [fresh(c) for c in item.children]  # type: ignore[misc]
+            copy.named_children = {k: fresh(v) for k, v in item.named_children.items()}
+            copy.mapping = fresh(item.mapping) if item.mapping is not None else None  # type: ignore[assignment]
+            return copy
+
+        return fresh(value)
+
+    def instance_copy(self, template: ModuleValue | None) -> ModuleValue | None:
+        """A new instance of a user module class: its own parameters (fresh version counters)."""
+        copy = self.copy_object(template) if template is not None else None
+        return copy if isinstance(copy, ModuleValue) else None
+
+    def module_attribute(self, owner: ModuleValue, attribute: str, node: cst.CSTNode) -> Value:
+        if attribute in owner.named_children:
+            return owner.named_children[attribute]
+        if owner.user_class is not None and owner.definitions is not None:
+            found = owner.definitions.method(owner.user_class, attribute)
+            if found is not None:
+                return FunctionRef(attribute, found[0], found[1], bound_self=None if is_static_method(found[0]) else owner)
+            shared = owner.definitions.class_attribute(owner.user_class, attribute)
+            if shared is not None:
+                return shared
+            aliases = owner.definitions.class_attribute(owner.user_class, "attribute_map")
+            if isinstance(aliases, DictValue) and isinstance(target := aliases.entries.get(attribute), ConstValue) \
+                    and isinstance(target.value, str) and target.value != attribute:
+                return self.module_attribute(owner, target.value, node)  # a config's `hidden_size` → `n_embd`
+        if attribute in owner.parameters:
+            return owner.parameters[attribute]
+        if attribute == "training" and owner.is_module and owner.training is not Tri.MAYBE:
+            return ConstValue(owner.training is Tri.YES)  # `F.dropout(h, training=self.training, inplace=True)`
+        if attribute in owner.buffers:
+            return owner.buffers[attribute]
+        if owner.user_class is None and attribute in ("running_mean", "running_var"):
+            tensor = TensorValue(new_version_counter(), Tri.NO, True, Origin(f"a buffer of `{owner.class_name}`", owner.node))
+            owner.buffers[attribute] = tensor
+            return tensor
+        return UNKNOWN
+
+    def construct_module(self, class_name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                         state: State) -> Value:
+        if class_name == "ModuleDict" and args and isinstance(args[0], DictValue) and args[0].complete:
+            return ModuleValue(class_name, node, children=[], named_children={str(k): v for k, v in args[0].entries.items()})
+        if class_name in ("Sequential", "ModuleList"):
+            items: list[Value] = list(args)
+            if class_name == "ModuleList" and args and isinstance(args[0], SequenceValue):
+                items = list(args[0].items) if args[0].repeated is None else [args[0].repeated]
+            elif class_name == "ModuleList" and args:
+                items = [UNKNOWN]
+            if class_name == "Sequential" and len(args) == 1 and isinstance(args[0], DictValue) and args[0].complete:
+                items = list(args[0].entries.values())  # `nn.Sequential(OrderedDict(...))`
+            children = [c for c in items if isinstance(c, ModuleValue)]
+            complete = len(children) == len(items) and "*" not in kwargs
+            exact = not (class_name == "ModuleList" and args and isinstance(args[0], SequenceValue)
+                         and (args[0].repeated is not None or not args[0].known_length))
+            return ModuleValue(class_name, node, children=children if complete else None, children_exact=exact)
+        facts = module_facts.module(class_name)
+        if facts is None:
+            return ModuleValue(class_name, node, children=None if class_name in module_facts.CONTAINERS else [])
+        probability = args[0] if args else kwargs.get("p")
+        if facts.returns_input_in_eval and isinstance(probability, ConstValue) and probability.value == 0:
+            return ModuleValue(class_name, node, children=[], returns_input=True)  # p=0: its input, in any mode
+        value = ModuleValue(class_name, node, children=[])
+        affine = next((kwargs[k] for k in ("affine", "elementwise_affine") if k in kwargs), ConstValue(True))
+        names = self.recurrent_parameters(class_name, args, kwargs) \
+            if class_name in module_facts.RECURRENT_NETWORKS else facts.parameters
+        for name in names:
+            if name == "bias" and isinstance(kwargs.get("bias"), ConstValue) and not kwargs["bias"].value:
+                continue
+            if name in ("weight", "bias") and isinstance(affine, ConstValue) and affine.value is False:
+                continue  # `BatchNorm1d(c, affine=False)`, `LayerNorm(d, elementwise_affine=False)`
+            value.parameters[name] = TensorValue(new_version_counter(), Tri.YES, True,
+                                                 Origin(f"the {name} of `nn.{class_name}`", node))
+        if facts.inplace_position is not None:
+            value.inplace = self.flag(args, kwargs, facts.inplace_position, "inplace", False) is Tri.YES
+        if class_name in ("Embedding", "EmbeddingBag"):
+            position = 3 if class_name == "Embedding" else 2
+            max_norm = args[position] if len(args) > position else kwargs.get("max_norm", ConstValue(None))
+            value.renorms_weight = isinstance(max_norm, ConstValue) and max_norm.value is not None
+        if class_name == "MultiheadAttention":  # batch_first transposes the inputs into contiguous copies
+            value.copies_input = self.flag(args, kwargs, 8, "batch_first", False) is Tri.YES
+        return value
+
+    @staticmethod
+    def recurrent_parameters(class_name: str, args: list[Value], kwargs: dict[str, Value]) -> tuple[str, ...]:
+        """The parameters of `nn.RNN`/`LSTM`/`GRU(input_size, hidden_size, num_layers, ...)` from the
+        arguments given as constants (a value not known takes the default)."""
+        positions = {"num_layers": 2, "bias": 3, "bidirectional": 6, "proj_size": 7}
+        if class_name == "RNN":  # `nonlinearity` comes before `bias`
+            positions = {"num_layers": 2, "bias": 4, "bidirectional": 7}
+        given = {}
+        for keyword, position in positions.items():
+            value = args[position] if len(args) > position else kwargs.get(keyword)
+            if isinstance(value, ConstValue) and isinstance(value.value, (bool, int)):
+                given[keyword] = value.value
+        return module_facts.recurrent_parameters(**given)
+
+
+_NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
+def annotated_fields(cls: cst.ClassDef) -> list[str]:
+    """The names a class body annotates, in order: the fields of a dataclass or a `NamedTuple`."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return [small.target.value for line in body if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)]
