@@ -359,8 +359,6 @@ def compile_backend(name: str, args: list[Value], kwargs: dict[str, Value]) -> s
 def compiled(code: Value, backend: str) -> Value:
     """`code` (a function or a module of the project, a `torch.nn` module) compiled for `backend`:
     its calls run as a compiled region. Other values are followed as they are."""
-    if isinstance(code, FunctionRef) and isinstance(code.node, cst.FunctionDef):
-        return evolved(code, compiled=backend)
-    if isinstance(code, ModuleValue):
+    if (isinstance(code, FunctionRef) and isinstance(code.node, cst.FunctionDef)) or isinstance(code, ModuleValue):
         return evolved(code, compiled=backend)
     return code

@@ -149,6 +149,15 @@ class RuleContext:
                              f"`{self.code(node.func) if isinstance(node, cst.Call) else 'it'}(...)` "
                              "ran the code that changes it") for node, scope in zip(change.call_chain, scopes))
 
+    def at_backward(self, change: InplaceChange, says: str) -> tuple[Related, ...]:
+        """Related information: the backward pass after the change (when it is known, in this file),
+        its code followed by `says`."""
+        statement = change.backward_statement
+        if statement is None or not self.in_this_file(statement):
+            return ()
+        return (Related(self.document.filename, self.document.span(statement.body[0], change.scope),
+                        f"`{self.code(statement.body[0])}` {says}"),)
+
     def saved_here(self, record: SavedRecord) -> tuple[Related, ...]:
         """Related information: where the op saved the tensor (and the user's call that ran it)."""
         related = [Related(*self.locate(record.node, record.file, record.scope),

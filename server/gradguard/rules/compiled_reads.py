@@ -43,9 +43,10 @@ def inductor_read(record: SavedRecord) -> Read:
     changed, other = operands if record.what == "input" else operands[::-1]
     if _transposed(changed):
         return Read.CHECKED
-    if not _transposed(other) or _product(record.node) in surface.BATCHED_PRODUCTS:
+    product = _product(record.node)
+    if not _transposed(other) or product in surface.BATCHED_PRODUCTS:
         return Read.UNCHECKED
-    return Read.CHECKED if _product(record.node) in surface.MATRIX_PRODUCTS else Read.BY_RANK
+    return Read.CHECKED if product in surface.MATRIX_PRODUCTS else Read.BY_RANK
 
 
 def _product(node: cst.CSTNode) -> str | None:

@@ -36,6 +36,7 @@ from gradguard.analysis.user_calls import MAX_FOLLOWED_CALLS
 from gradguard.findings import Finding, Position, Severity, Span
 from gradguard.rules.base import RuleContext
 from gradguard.source.parser import MAX_CHAIN, long_chains
+from gradguard.source.syntax import position_at
 
 CODE = "GG000"
 NAME = "unparsable-file"
@@ -74,11 +75,10 @@ def check(context: RuleContext) -> Iterator[Finding]:
         yield _note(context, cut, followed=cut.scope == "function" and any(
             c.scope == "call" and c.function is cut.function for c in context.cuts))
     for start, end in long_chains(context.document.text):
-        line = context.document.text.count("\n", 0, start) + 1
-        column = start - (context.document.text.rfind("\n", 0, start) + 1)
+        at = position_at(context.document.text, start)
         yield Finding(CODE, Severity.INFO, f"gradguard skipped this expression of {end - start:,} characters: "
                       f"a flat chain of more than {MAX_CHAIN:,} operators; what it computes is not known",
-                      context.document.filename, Span(Position(line, column), Position(line, column + 1)))
+                      context.document.filename, Span(at, Position(at.line, at.column + 1)))
 
 
 def _note(context: RuleContext, cut: Cut, followed: bool = False) -> Finding:

@@ -72,7 +72,7 @@ import libcst as cst
 from gradguard import SAVED_TENSOR_ERROR
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import UNKNOWN_INDEX_VIEW, SavedRecord, Tri
-from gradguard.findings import Applicability, Edit, Finding, Fix, Related, Severity
+from gradguard.findings import Applicability, Edit, Finding, Fix, Severity
 from gradguard.fixes.edits import (
     clone_before,
     clone_result,
@@ -193,7 +193,8 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord, r
         message=message,
         filename=context.document.filename,
         span=context.document.span(change.node, change.scope),
-        related=context.saved_here(record) + context.called_from(change) + _raises_at(context, change),
+        related=context.saved_here(record) + context.called_from(change)
+        + context.at_backward(change, "raises here: its graph still needs what was changed"),
         fixes=fixes(context, change, record),
         aten_op=record.aten_op,
     )
@@ -219,15 +220,6 @@ def _when_compiled(change: InplaceChange, record: SavedRecord) -> str:
                 "matrices (2-D), raising from inside its generated code; for batches of matrices it raises nothing "
                 "and computes the gradients from the changed value, pytorch#197887)")
     return f"{made}: its compiled backward checks this save, and raises from inside its generated code)"
-
-
-def _raises_at(context: RuleContext, change: InplaceChange) -> tuple[Related, ...]:
-    """Related information: the backward pass that runs into the changed save (when it is known)."""
-    statement = change.backward_statement
-    if statement is None or not context.in_this_file(statement):
-        return ()
-    return (Related(context.document.filename, context.document.span(statement.body[0], change.scope),
-                    f"`{context.code(statement.body[0])}` raises here: its graph still needs what was changed"),)
 
 
 def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> tuple[Fix, ...]:

@@ -119,7 +119,7 @@ def _finding(context: RuleContext, change: InplaceChange, record: SavedRecord) -
         filename=context.document.filename,
         span=context.document.span(change.node, change.scope),
         related=context.saved_here(record) + _entered_here(context, region.call) + context.called_from(change)
-        + _silent_at(context, change),
+        + context.at_backward(change, "computes the gradients from the changed value here"),
         fixes=_fixes(context, change),
         aten_op=record.aten_op,
     )
@@ -135,15 +135,6 @@ def _entered_here(context: RuleContext, call: cst.CSTNode | None) -> tuple[Relat
         return ()
     return (Related(context.document.filename, context.document.span(call),
                     f"the compiled `{context.code(_callee(call))}(...)` ran here"),)
-
-
-def _silent_at(context: RuleContext, change: InplaceChange) -> tuple[Related, ...]:
-    """Related information: the backward pass that reads the changed save (when it is known)."""
-    statement = change.backward_statement
-    if statement is None or not context.in_this_file(statement):
-        return ()
-    return (Related(context.document.filename, context.document.span(statement.body[0], change.scope),
-                    f"`{context.code(statement.body[0])}` computes the gradients from the changed value here"),)
 
 
 def _fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:

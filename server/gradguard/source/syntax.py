@@ -28,9 +28,13 @@ def failed_at(error: Exception) -> Position:
     """Where a parser's failure other than a syntax error lies: the character UTF-8 cannot encode
     (a lone surrogate an editor sent) for a `UnicodeEncodeError`, else the file's start."""
     if isinstance(error, UnicodeEncodeError) and isinstance(error.object, str):
-        before = error.object[:error.start]
-        return Position(before.count("\n") + 1, error.start - (before.rfind("\n") + 1))
+        return position_at(error.object, error.start)
     return Position(1, 0)
+
+
+def position_at(text: str, offset: int) -> Position:
+    """The line (from 1) and column (in characters, from 0) of the character at `offset` in `text`."""
+    return Position(text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1))
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ def _hazard_finding(hazard, device: str, compiled: CompiledRun | None) -> dict |
         return None
     site = mutation.place.site().to_json()
     via = mutation.via if mutation.grad_enabled else ", ".join(filter(None, (mutation.via, "under no_grad")))
-    silent = compiled is not None and hazard.of_compiled_save and compiled.silent()
+    silent = compiled is not None and hazard.of_compiled_save and compiled.silent
     kind = COMPILED if silent else hazard.kind
     message, related = hazard_message(kind, mutation.op, via, site, saved.op, saved.via, saved.role,
                                       saved.description, saved.place and saved.place.site().to_json(), device)

@@ -190,9 +190,13 @@ class Outcome:
     def raised_saved_tensor_error(self) -> bool:
         return isinstance(self.error, RuntimeError) and "modified by an inplace operation" in str(self.error)
 
-    def describe(self) -> str:
-        """`RuntimeError: first line` of the exception."""
-        assert self.error is not None
+    def describe(self) -> str | None:
+        """`RuntimeError: first line` of the exception (torch's whole message for the in-place error),
+        None when the run ended without one."""
+        if self.error is None:
+            return None
+        if self.raised_saved_tensor_error():
+            return f"RuntimeError: {SAVED_TENSOR_ERROR}"
         text = (str(self.error).strip().splitlines() or [""])[0]
         return f"{type(self.error).__name__}: {text}" if text else type(self.error).__name__
 
@@ -276,6 +280,7 @@ class CompiledRun:
     eager: Outcome
     compiled: Outcome
 
+    @functools.cached_property
     def silent(self) -> bool:
         """Whether the compiled run raised nothing where eager raised, or computed other gradients."""
         return self.compiled.error is None and (self.eager.raised_saved_tensor_error()
@@ -284,12 +289,7 @@ class CompiledRun:
     def eager_json(self) -> dict:
         """How the eager run ended, as `protocol.compiled_message` reads it."""
         eager = self.eager
-        error = None
-        if eager.raised_saved_tensor_error():
-            error = f"RuntimeError: {SAVED_TENSOR_ERROR}"
-        elif eager.error is not None:
-            error = eager.describe()
-        return {"error": error, "site": eager.site.to_json() if eager.site is not None else None}
+        return {"error": eager.describe(), "site": eager.site.to_json() if eager.site is not None else None}
 
     def what_it_did(self, asked: str, at: dict) -> str:
         """What the run compiled for `asked` did instead of computing from the changed value, as a sentence."""
@@ -306,8 +306,7 @@ class CompiledRun:
             return f"Run {ran}, it ran to its end with eager's gradients{checked}."
         same_file = outcome.site is not None and outcome.site.filename == at["filename"]
         where = f" at line {outcome.site.line}" if same_file else ""
-        described = f"RuntimeError: {SAVED_TENSOR_ERROR}" if outcome.raised_saved_tensor_error() else outcome.describe()
-        return f"Run {ran}, it raised too{where}: `{described[:200]}`{checked}."
+        return f"Run {ran}, it raised too{where}: `{(outcome.describe() or '')[:200]}`{checked}."
 
 
 def run_compiled(run: Callable[[], None], started: float, timeout: float) -> CompiledRun:

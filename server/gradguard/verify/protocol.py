@@ -59,10 +59,7 @@ def hazard_message(kind: str, mutation_op: str, mutation_via: str | None, mutati
     its related location (the save)."""
     saver = _name(saved_op, saved_via, saved_site) if saved_op != "?" else "an op"
     what = {"output": "its output", "input": "its input"}.get(role, role)
-    where = ""
-    if saved_site is not None:
-        same = saved_site["filename"] == mutation_site["filename"]
-        where = f" at {'line ' if same else Path(saved_site['filename']).name + ':'}{saved_site['line']}"
+    where = f" at {_line(saved_site, mutation_site)}" if saved_site is not None else ""
     changer = _name(mutation_op, mutation_via, mutation_site)
     if kind == SAVED:
         message = (f"{changer} changes in place a {description} tensor that {saver} saved "
