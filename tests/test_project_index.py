@@ -55,41 +55,6 @@ def test_an_interruption_before_the_first_file_reads_nothing(tmp_path: Path) -> 
     assert index.resolve(str(model), "pkg.heads.head") is not UNKNOWN
 
 
-def test_a_read_left_short_by_the_budget_is_not_kept_for_the_next_file(tmp_path: Path, monkeypatch) -> None:
-    """A file whose read ran out of the import allowance (here: the file it imports was refused)
-    is good for that analysis only: the next file that imports it reads it again, whole. Keeping
-    it made a file's findings depend on which files a scan had analysed before it."""
-    from gradguard.analysis import budget
-    from gradguard.analysis.budget import Budget
-    from gradguard.config import Settings
-    from gradguard.engine import analyse_document
-    from gradguard.source.document import Document
-
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "layers.py").write_text(
-        "import torch\nclass Gate(torch.nn.Module):\n    def forward(self, x):\n        return torch.sigmoid(x)\n")
-    model = tmp_path / "pkg" / "model.py"
-    model.write_text("from pkg.layers import Gate\nclass Block(Gate):\n    pass\n")  # its base is in layers.py
-    train = tmp_path / "train.py"
-    train.write_text("import torch\nfrom pkg.model import Block\nx = torch.ones(2, requires_grad=True)\n"
-                     "y = Block()(x)\ny += 1\ny.sum().backward()\n")
-    index = project_index(use_jedi=False)
-    refuse, asked = [True], [0]
-    real = Budget.may_read
-
-    def may_read(self: Budget) -> bool:  # an earlier analysis read model.py, with no steps left for layers.py
-        asked[0] += 1
-        return False if refuse[0] and asked[0] > 1 else real(self)
-
-    monkeypatch.setattr(Budget, "may_read", may_read)
-    with budget.using(Budget()):
-        index.definitions_of(model)
-    refuse[0] = False
-    findings = analyse_document(Document.parse(str(train), train.read_text()), Settings(), index)
-    assert [(f.code, f.span.start.line) for f in findings] == [("GG001", 5)]
-
-
 def test_a_finding_can_point_into_a_file_read_short(tmp_path: Path, monkeypatch) -> None:
     """The related location (where the tensor was saved) lies in a file whose read ran out of time:
     it is still placed, not an internal error."""
@@ -146,3 +111,52 @@ def test_the_imports_an_analysis_may_read_do_not_depend_on_what_was_read_before(
     assert first == ([("GG001", 8)] if allowance == 4 else [("GG000", 1)])  # the note: imports left unread
     assert found(project_index(use_jedi=False), files[:-1]) == first
     assert found(project_index(use_jedi=False), files[::-1][1:]) == first
+
+
+def test_an_imported_file_is_read_once_whatever_the_analysis_reading_it_has_charged_before(
+        tmp_path: Path, monkeypatch) -> None:
+    """Reading `mid.py` needs `delta.py` and `alpha.py` (its classes' bases); `first.py` uses
+    `big.py` before it, which leaves no room for all three. `mid.py`'s reading has an allowance of its own: it is read once, whole,
+    refused to `first.py` (a note says so) and used by `second.py`, which finds the bug behind
+    `delta.py` whether it is analysed before or after `first.py`."""
+    from gradguard.analysis import budget
+    from gradguard.analysis.interpreter import read_top_level
+    from gradguard.analysis.project import ProjectIndex
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    def padded(code: str, lines: int) -> str:  # `code`, then constants up to `lines` lines
+        return code + "".join(f"CONSTANT_{i} = {i}\n" for i in range(lines - code.count("\n")))
+
+    module = "import torch\n\n\nclass {}(torch.nn.Module):\n    def forward(self, x):\n        return {}\n"
+    (tmp_path / "alpha.py").write_text(padded(module.format("Double", "x * 2"), 30))
+    (tmp_path / "delta.py").write_text(padded(module.format("Gate", "x.sigmoid()"), 30))
+    (tmp_path / "mid.py").write_text(padded(  # its classes' bases are read with it
+        "from alpha import Double\nfrom delta import Gate\n\n\nclass Chain(Gate):\n    pass\n\n\n"
+        "class Twice(Double):\n    pass\n", 30))
+    (tmp_path / "big.py").write_text(padded(module.format("Big", "x"), 60))
+    bug = "x = torch.ones(2, requires_grad=True)\ny = Chain()(x)\ny += 1\ny.sum().backward()\n"
+    (tmp_path / "first.py").write_text(f"import torch\nfrom big import Big\nfrom mid import Chain\n\n\nclass Local(Big):\n    pass\n\n\n{bug}")
+    (tmp_path / "second.py").write_text(f"import torch\nfrom mid import Chain\n{bug}")
+    each = budget.READ_STEPS_PER_LINE * (30 + 1)  # a reading's steps: its lines, and the empty one after the last
+    monkeypatch.setattr(budget, "IMPORT_STEPS", 3 * each)  # mid.py with what it needs, not big.py besides
+    read: list[str] = []
+
+    def counted(module, path, project, text=None):
+        read.append(Path(path).name)
+        return read_top_level(module, path, project, text)
+
+    def found(index: ProjectIndex, name: str) -> list[tuple[str, int, str]]:
+        path = tmp_path / name
+        return [(f.code, f.span.start.line, f.message) for f in
+                analyse_document(Document.parse(str(path), path.read_text()), Settings(), index)]
+
+    alone = found(ProjectIndex(counted, use_jedi=False), "second.py")
+    assert [(code, line) for code, line, _ in alone] == [("GG001", 5)]
+    index = ProjectIndex(counted, use_jedi=False)
+    read.clear()
+    [(code, line, note)] = found(index, "first.py")
+    assert (code, line) == ("GG000", 1) and "`mid.py`" in note
+    assert found(index, "second.py") == alone
+    assert sorted(read) == ["alpha.py", "big.py", "delta.py", "mid.py"]

@@ -13,7 +13,9 @@ One `Budget` covers one analysis and the imported files it reads (`active()`). R
 imported file counts for its lines (`READ_STEPS_PER_LINE`) and those of the files its reading
 needed, charged to the analysis that uses it (`charge`) whether it reads the file now or finds it
 read, as an import or as a file analysed itself: the files an analysis may use are then the same
-whatever was read before it, in any order. Past `IMPORT_STEPS`, imported names stay unknown.
+whatever was read before it, in any order. Past `IMPORT_STEPS`, imported names stay unknown. A
+file's reading has an allowance of its own for the files it needs (`own_allowance`): what it
+defines depends on its text alone, and one reading serves every analysis.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ FILE_CPU_SECONDS = 1.6  # the backstop: one file's analysis, its parse and readi
 FILE_STEPS = 400_000  # one file: its module-level code and every function analysed on its own
 FUNCTION_STEPS = 60_000  # one function (or the module-level code), the calls it follows included
 CALL_STEPS = 12_000  # one followed call, the calls it follows in turn included
-IMPORT_STEPS = 200_000  # the imported files one analysis uses, each file's reading counted once
+IMPORT_STEPS = 400_000  # the imported files one analysis uses, each file's reading counted once
 READ_STEPS_PER_LINE = 8  # a line of an imported file read: its parse and top level (about their CPU time)
 _CHECK_EVERY = 64  # steps between two looks at the clock and at `cancelled()`
 
@@ -105,10 +107,11 @@ class Budget:
         """Whether the imported files charged so far leave steps for another."""
         return self.import_steps < IMPORT_STEPS
 
-    def charge(self, file: str, cost: dict[str, int]) -> bool:
+    def charge(self, file: str, cost: dict[str, int], unread: frozenset[str] = frozenset()) -> bool:
         """Charge the reading of `file` to this analysis: `cost` gives the steps of each file that
-        reading needed (itself included), each charged once per analysis. Whether they fit within
-        `IMPORT_STEPS` (else nothing is charged and `file` stays unread here)."""
+        reading needed (itself included), each charged once per analysis; `unread`, the files that
+        reading left unread, are unread here too. Whether they fit within `IMPORT_STEPS` (else
+        nothing is charged and `file` stays unread here)."""
         if file in self.charged:  # charged with all it needed
             return True
         more = {read: steps for read, steps in cost.items() if read not in self.charged}
@@ -117,13 +120,21 @@ class Budget:
             return False
         self.charged.update(more)
         self.import_steps += sum(more.values())
+        self.unread.update(unread)
         return True
 
-    def refund(self, charged: dict[str, int]) -> None:
-        """Back to the files `charged` before (a reading refused at its end gives back the charges
-        of the files it read on the way: refused whole, as if it had been found read)."""
-        self.charged = dict(charged)
-        self.import_steps = sum(charged.values())
+    @contextmanager
+    def own_allowance(self) -> Iterator[None]:
+        """Within, an imported file's top level is read with an allowance of its own: the files it
+        needs are charged to it from nothing (up to `IMPORT_STEPS`), not to the analysis that asked
+        for it, so that what it defines depends on its text alone and it is read once for every
+        analysis; each is then charged with all it needed (`charge`)."""
+        saved = self.charged, self.import_steps, self.unread
+        self.charged, self.import_steps, self.unread = {}, 0, set()
+        try:
+            yield
+        finally:
+            self.charged, self.import_steps, self.unread = saved
 
     def out_of_time(self) -> bool:
         """Whether the analysis is past its CPU time: a read that ends so may have stopped short."""

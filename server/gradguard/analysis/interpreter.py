@@ -145,6 +145,7 @@ class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, M
             finally:
                 self.definitions.globals = state.env
             self.result.module_reads = dict(reads.cost) if reads is not None else {}
+            self.definitions.unread = frozenset(self.budget.unread)
             for change in self.pending:
                 change.backward_follows = Tri.NO
             self.pending = []

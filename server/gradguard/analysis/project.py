@@ -163,21 +163,20 @@ class ProjectIndex:
             current.unread.add(str(file))
             return None  # read by a later analysis, with steps left
         self._loading.add(file)
-        unread = len(current.unread) if current is not None else 0
-        charged = dict(current.charged) if current is not None else {}
         try:
-            with current.reading() if current is not None else nullcontext():
+            with current.reading() if current is not None else nullcontext(), \
+                    current.own_allowance() if current is not None else nullcontext():
                 if file in self._index_wanted:  # left for this reading by an editor's first answer
                     self.environment.index(file)
                     self._index_wanted.discard(file)
-                def stopped_short() -> bool:  # out of time, or without a file it imports
-                    return current is not None and (current.out_of_time() or len(current.unread) > unread)
+                def stopped_short() -> bool:  # out of time
+                    return current is not None and current.out_of_time()
 
                 definitions = self._interpret(file, stopped_short)
                 short = stopped_short()
         finally:
             self._loading.discard(file)
-        if short:  # stopped short, or without a file it imports: good for this analysis only, read again by the next
+        if short:  # stopped short: good for this analysis only, read again by the next
             self._short[file] = current
             if current is not None:
                 current.short_reads = True
@@ -186,10 +185,7 @@ class ProjectIndex:
         self._definitions[file] = definitions
         if len(self._definitions) > self._capacity:
             self._evict()
-        used = self._charged(file, definitions, current)
-        if used is None and definitions is not None and current is not None:
-            current.refund(charged)
-        return used
+        return self._charged(file, definitions, current)
 
     def _charged(self, file: Path, definitions: Definitions | None,
                  current: budget.Budget | None) -> Definitions | None:
@@ -197,7 +193,7 @@ class ProjectIndex:
         `IMPORT_STEPS`); the readings under way needed them, and what they needed in turn."""
         if definitions is None or current is None:
             return definitions
-        if not current.charge(str(file), definitions.reading_cost):
+        if not current.charge(str(file), definitions.reading_cost, definitions.unread):
             return None
         for reading in self._readings:
             if str(file) not in reading.cost:  # else recorded with all it needed

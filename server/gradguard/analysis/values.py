@@ -374,6 +374,7 @@ class Definitions:
     syntax_facts: dict[tuple[cst.CSTNode, object], object] = field(default_factory=dict, repr=False)  # `syntax_fact`
     # an imported file's: the steps of reading it and of each file its reading needed (`Budget.charge`)
     reading_cost: dict[str, int] = field(default_factory=dict, repr=False)
+    unread: frozenset[str] = field(default=frozenset(), repr=False)  # the imported files its reading left unread
     text: str | None = field(default=None, repr=False)  # the text `module` was parsed from, when at hand
 
     def __getstate__(self) -> dict[str, object]:
