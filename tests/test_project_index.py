@@ -160,3 +160,40 @@ def test_an_imported_file_is_read_once_whatever_the_analysis_reading_it_has_char
     assert (code, line) == ("GG000", 1) and "`mid.py`" in note
     assert found(index, "second.py") == alone
     assert sorted(read) == ["alpha.py", "big.py", "delta.py", "mid.py"]
+
+
+def test_what_a_refused_reading_needed_is_not_charged_to_the_reading_that_refused_it(
+        tmp_path: Path, monkeypatch) -> None:
+    """`f.py` needs `big.py` and `g.py`, which needs `h.py`; `f.py`'s allowance has room for `big.py`
+    and not for `g.py` with `h.py`. Whether `g.py` was read before (by `useg.py`) or is read by
+    `f.py`'s reading, `f.py` is charged what it used only, and `main.py` finds the bug behind it."""
+    from gradguard.analysis import budget
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    def padded(code: str, lines: int) -> str:  # `code`, then constants up to `lines` lines
+        return code + "".join(f"CONSTANT_{i} = {i}\n" for i in range(lines - code.count("\n")))
+
+    module = "import torch\n\n\nclass {}(torch.nn.Module):\n    def forward(self, x):\n        return {}\n"
+    (tmp_path / "h.py").write_text(padded(module.format("H", "x"), 30))
+    (tmp_path / "g.py").write_text(padded("from h import H\n\n\nclass G(H):\n    pass\n", 30))
+    (tmp_path / "big.py").write_text(padded(module.format("Big", "x"), 60))
+    (tmp_path / "f.py").write_text(padded(
+        "from big import Big\nfrom g import G\n\n\nclass Gate(Big):\n    def forward(self, x):\n"
+        "        return x.sigmoid()\n\n\nclass Other(G):\n    pass\n", 14))
+    (tmp_path / "main.py").write_text("import torch\nfrom f import Gate\nx = torch.ones(2, requires_grad=True)\n"
+                                      "y = Gate()(x)\ny += 1\ny.sum().backward()\n")
+    (tmp_path / "useg.py").write_text("from g import G\n\n\nclass U(G):\n    pass\n")
+    monkeypatch.setattr(budget, "IMPORT_STEPS", 3 * budget.READ_STEPS_PER_LINE * 31)
+
+    def found(index, name: str) -> list[tuple[str, int]]:
+        path = tmp_path / name
+        return [(f.code, f.span.start.line) for f in
+                analyse_document(Document.parse(str(path), path.read_text()), Settings(), index)]
+
+    alone = found(project_index(use_jedi=False), "main.py")
+    assert alone == [("GG000", 1), ("GG001", 5)]  # the note: `g.py`, which `f.py` left unread
+    index = project_index(use_jedi=False)
+    found(index, "useg.py")
+    assert found(index, "main.py") == alone

@@ -25,7 +25,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable, Iterator
 
-FILE_CPU_SECONDS = 1.6  # the backstop: one file's analysis, its parse and reading its imports included
+FILE_CPU_SECONDS = 1.6  # the backstop: one file's analysis, its parse included (not the reading of its imports)
+READ_CPU_SECONDS = 8.0  # the backstop of reading an import with what it needs (within IMPORT_STEPS: 3 s cold here)
 FILE_STEPS = 400_000  # one file: its module-level code and every function analysed on its own
 FUNCTION_STEPS = 60_000  # one function (or the module-level code), the calls it follows included
 CALL_STEPS = 12_000  # one followed call, the calls it follows in turn included
@@ -64,6 +65,7 @@ class Budget:
         self.import_steps = 0  # their sum
         self.unread: set[str] = set()  # imported files left unread: past `IMPORT_STEPS`
         self.short_reads = False  # an imported file was read only in part (good for this analysis only)
+        self._read_since: float | None = None  # while an import is read: when its reading started
 
     def fits(self, steps: int) -> bool:
         """Whether `steps` more steps stay within every open scope."""
@@ -143,14 +145,24 @@ class Budget:
     @contextmanager
     def reading(self) -> Iterator[None]:
         """Within, an imported file is read or a name resolved, with scopes of its own (not what the
-        caller's scope has left); its steps do not count for the caller (`charge` counts them)."""
+        caller's scope has left); its steps do not count for the caller (`charge` counts them), nor
+        its CPU time: the outermost reading has `READ_CPU_SECONDS` of its own. Steps decide what a
+        reading gets (`IMPORT_STEPS`), so that a cold first analysis, reading what later ones find
+        read, gets the same; its clock stops only pathological input."""
         limits, limit, steps = self._limits, self._limit, self.steps
         self._limits, self._limit = [], float("inf")
+        outermost = self._read_since is None
+        if outermost:
+            self._read_since = time.process_time()
+            deadline, self._cpu_deadline = self._cpu_deadline, self._read_since + READ_CPU_SECONDS
         try:
             yield
         finally:
             self._limits, self._limit, self.steps = limits, limit, steps
             self._next_check = min(self._next_check, steps + _CHECK_EVERY)
+            if outermost:
+                self._cpu_deadline = deadline + time.process_time() - self._read_since  # type: ignore[operator]
+                self._read_since = None
 
 
 _active: ContextVar[Budget | None] = ContextVar("gradguard_budget", default=None)

@@ -507,7 +507,13 @@ _INT_OPERATORS: dict[str, Callable[[int, int], int]] = {
 @lru_cache(maxsize=4096)
 def _literal(code: str, default: object) -> object:
     """The value of a number or string literal (libcst's `evaluated_value`, remembered: the same
-    literals come back on every keystroke)."""
+    literals come back on every keystroke); a plain decimal integer or a string without escapes
+    or prefixes is read directly."""
+    if code.isascii() and code.isdigit() and (code[0] != "0" or code.strip("0") == ""):
+        return int(code)
+    if len(code) >= 2 and code[0] == code[-1] and code[0] in "'\"" and "\\" not in code and "\n" not in code \
+            and code[1:-1].find(code[0]) < 0:
+        return code[1:-1]
     try:
         return ast.literal_eval(code)
     except (ValueError, SyntaxError, MemoryError, RecursionError):

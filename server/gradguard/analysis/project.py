@@ -51,6 +51,7 @@ class _Reading:
     file: Path
     self_contained: bool = True
     cost: dict[str, int] = field(default_factory=dict)  # the steps of the files it needed (`Definitions.reading_cost`)
+    allowance: dict[str, int] | None = None  # the tally its needs are charged to (`Budget.own_allowance`)
 
 
 class ReadingInterrupted(Exception):
@@ -195,8 +196,8 @@ class ProjectIndex:
             return definitions
         if not current.charge(str(file), definitions.reading_cost, definitions.unread):
             return None
-        for reading in self._readings:
-            if str(file) not in reading.cost:  # else recorded with all it needed
+        for reading in self._readings:  # those charged to the same allowance (a refused reading's needs are none of theirs)
+            if reading.allowance is current.charged and str(file) not in reading.cost:  # else recorded with all it needed
                 reading.cost.update(definitions.reading_cost)
         return definitions
 
@@ -324,7 +325,8 @@ class ProjectIndex:
     def recording(self, file: str | Path) -> Iterator[_Reading]:
         """Within, `file`'s top level runs: the files whose definitions it uses are recorded, with
         their reading cost (`_charged`), and whether it consults anything beyond its package."""
-        reading = _Reading(Path(file))
+        current = budget.active()
+        reading = _Reading(Path(file), allowance=current.charged if current is not None else None)
         self._readings.append(reading)
         try:
             yield reading
