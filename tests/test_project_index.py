@@ -197,3 +197,63 @@ def test_what_a_refused_reading_needed_is_not_charged_to_the_reading_that_refuse
     index = project_index(use_jedi=False)
     found(index, "useg.py")
     assert found(index, "main.py") == alone
+
+
+def test_an_editor_s_next_version_is_charged_what_its_module_level_read_as_a_run_from_the_top(
+        tmp_path: Path, monkeypatch) -> None:
+    """A version whose module level stands (only a function body changed) keeps what its imports
+    cost: the note that `b.py` was left unread stays, and the files importing the document are
+    charged its imports, as when it is analysed afresh."""
+    import os
+
+    from gradguard.analysis import budget
+    from gradguard.config import Settings
+    from gradguard.engine import OpenDocument, analyse_document
+    from gradguard.source.document import Document
+
+    module = "import torch\n\n\nclass {}(torch.nn.Module):\n    def forward(self, x):\n        return {}\n"
+    (tmp_path / "a.py").write_text(module.format("A", "x") + "".join(f"A_{i} = {i}\n" for i in range(24)))
+    (tmp_path / "b.py").write_text(module.format("B", "x.sigmoid()") + "".join(f"B_{i} = {i}\n" for i in range(24)))
+    monkeypatch.setattr(budget, "IMPORT_STEPS", budget.READ_STEPS_PER_LINE * 31 + 10)  # room for a.py only
+    first = ("import torch\nfrom a import A\nfrom b import B\n\n\nclass M(A):\n    pass\n\n\nclass N(B):\n    pass\n\n\n"
+             "def f():\n    x = torch.ones(2, requires_grad=True)\n    y = N()(x)\n    y += 1\n"
+             "    y.sum().backward()\n")
+    path = str(tmp_path / "main.py")
+    key = Path(os.path.realpath(path))
+
+    def found(findings) -> list[tuple[str, int, str]]:
+        return [(f.code, f.span.start.line, f.message) for f in findings]
+
+    index = project_index(use_jedi=False)
+    document = OpenDocument(path)
+    assert [code for code, _, _ in found(document.analyse(first, Settings(), index))] == ["GG000"]
+    cost = index._definitions[key].reading_cost
+    assert sorted(Path(file).name for file in cost) == ["a.py", "main.py"]
+    text = first.replace("    y += 1\n", "    y += 2\n")
+    afresh = found(analyse_document(Document.parse(path, text), Settings(), project_index(use_jedi=False)))
+    assert found(document.analyse(text, Settings(), index)) == afresh
+    assert index._definitions[key].reading_cost == cost
+
+
+def test_a_version_run_on_from_a_checkpoint_keeps_the_cost_of_the_imports_before_it(tmp_path: Path) -> None:
+    """The files importing an open document are charged the imports its module level read, whether
+    its last version ran from the top or on from a checkpoint taken after them."""
+    import os
+
+    from gradguard.config import Settings
+    from gradguard.engine import OpenDocument
+
+    (tmp_path / "a.py").write_text("import torch\n\n\nclass A(torch.nn.Module):\n    pass\n")
+    first = ("import torch\nfrom a import A\n\n\nclass M(A):\n    pass\n\n\n"
+             + "".join(f"v{i} = {i}\n" for i in range(40)) + "z = 1\n")
+    path = str(tmp_path / "main.py")
+    key = Path(os.path.realpath(path))
+    index = project_index(use_jedi=False)
+    document = OpenDocument(path)
+    document.analyse(first, Settings(), index)
+    cost = index._definitions[key].reading_cost
+    assert sorted(Path(file).name for file in cost) == ["a.py", "main.py"]
+    document.prepare(index)  # checkpoints for the next keystroke
+    document.analyse(first.replace("z = 1\n", "z = 2\n"), Settings(), index)
+    assert document._previous.checkpoints  # it ran on from one
+    assert index._definitions[key].reading_cost == cost

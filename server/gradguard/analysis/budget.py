@@ -125,6 +125,15 @@ class Budget:
         self.unread.update(unread)
         return True
 
+    def charge_again(self, cost: dict[str, int], unread: frozenset[str] = frozenset()) -> None:
+        """Charge what the module level of an earlier run used, where its result stands (an editor's
+        next version from a checkpoint, or with only function bodies changed): the functions
+        analysed after it have what it left them, as in a run from the top."""
+        more = {read: steps for read, steps in cost.items() if read not in self.charged}
+        self.charged.update(more)
+        self.import_steps += sum(more.values())
+        self.unread.update(unread)
+
     @contextmanager
     def own_allowance(self) -> Iterator[None]:
         """Within, an imported file's top level is read with an allowance of its own: the files it

@@ -63,6 +63,7 @@ def take(interpreter: InterpreterState, state: State, index: int, steps: int) ->
         cut_calls=frozenset(interpreter.cut_calls), summaries=interpreter.summaries,
         callee_records=frozenset(interpreter.callee_records), last_callee_env=interpreter.last_callee_env,
         next_serial=interpreter.next_serial, followed=interpreter.followed, steps=steps, hovers=interpreter.hovers,
+        reads=dict(interpreter.budget.charged),
         sealed=frozenset(id(template) for _, template in definitions.classes.values()
                          if template is not None and sealed(template)))
     return _copied(live, _Copier(definitions, definitions))
@@ -84,6 +85,7 @@ def restore(checkpoint: Checkpoint, interpreter: InterpreterState, state: State)
     interpreter.callee_records, interpreter.last_callee_env = set(copied.callee_records), copied.last_callee_env
     interpreter.next_serial, interpreter.followed = copied.next_serial, copied.followed
     interpreter.budget.steps += copied.steps
+    interpreter.budget.charge_again(checkpoint.reads)
 
 
 def _copied(checkpoint: Checkpoint, values: _Copier) -> Checkpoint:

@@ -150,6 +150,7 @@ class Checkpoint:
     followed: int
     steps: int  # spent by the module level up to here
     hovers: bool
+    reads: dict[str, int] = field(default_factory=dict)  # the imported files it used up to here, with their steps
     sealed: frozenset[int] = frozenset()  # the classes' templates shared by its copies (`checkpoint.sealed`)
 
     def applies_to(self, body: Sequence[cst.BaseStatement], hovers: bool) -> bool:

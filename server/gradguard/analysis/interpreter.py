@@ -144,7 +144,7 @@ class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, M
                     self.run_unit(self._module_statements(state), state, None)
             finally:
                 self.definitions.globals = state.env
-            self.result.module_reads = dict(reads.cost) if reads is not None else {}
+            self.result.module_reads = {**self.budget.charged, **(reads.cost if reads is not None else {})}
             self.definitions.unread = frozenset(self.budget.unread)
             for change in self.pending:
                 change.backward_follows = Tri.NO
@@ -155,6 +155,7 @@ class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, M
         self.result.module_next_serial = self.next_serial
         if self.module_reused:
             self.result.module_reads = previous.module_reads  # type: ignore[union-attr]
+            self.budget.charge_again(self.result.module_reads, self.definitions.unread)
         self.result.module_cuts = list(self.result.cuts)
         self.result.plan = list(self.deferred)
 
