@@ -257,3 +257,26 @@ def test_a_version_run_on_from_a_checkpoint_keeps_the_cost_of_the_imports_before
     document.analyse(first.replace("z = 1\n", "z = 2\n"), Settings(), index)
     assert document._previous.checkpoints  # it ran on from one
     assert index._definitions[key].reading_cost == cost
+
+
+def test_a_module_installed_nowhere_is_not_asked_of_jedi(tmp_path: Path, monkeypatch) -> None:
+    """`deepspeed`, neither installed nor a folder of the project, stays unknown without a jedi
+    query (each took milliseconds, the first a third of a second); a module of the project that
+    the import paths cannot place is still asked."""
+    from gradguard.analysis import jedi_lookup
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    asked: list[str] = []
+    monkeypatch.setattr(jedi_lookup, "jedi_goto", lambda source, path, search_path: asked.append(source) or [])
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "vendored").mkdir()
+    (tmp_path / "vendored" / "__init__.py").write_text("")
+    train = tmp_path / "src" / "train.py"
+    train.parent.mkdir()
+    train.write_text("import torch\nimport deepspeed\nimport vendored\n"
+                     "x = torch.ones(2, requires_grad=True)\ny = deepspeed.zero.scale(x) + vendored.tools.shift(x)\n"
+                     "y.sum().backward()\n")
+    assert analyse_document(Document.parse(str(train), train.read_text()), Settings(), project_index()) == []
+    assert asked == ["from vendored.tools import shift\n"]

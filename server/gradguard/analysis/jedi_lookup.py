@@ -87,7 +87,8 @@ class JediLookup:
     def _question(self, from_path: Path, qualname: str) -> tuple[str, str] | None:
         """(source, path) of the jedi query that places `qualname`, or None for names it cannot place
         (an attribute of a global of an installed module file: `transformers.modeling_utils.
-        ALL_ATTENTION_FUNCTIONS.get_interface` is no module to import from)."""
+        ALL_ATTENTION_FUNCTIONS.get_interface` is no module to import from; a module installed
+        nowhere and in no folder of the project)."""
         if qualname.startswith(".") or not from_path.is_file():
             return None
         module, _, attribute = qualname.rpartition(".")
@@ -97,6 +98,11 @@ class JediLookup:
         if any((found := self._environment.locate(parts[:k])) is not None and found.name != "__init__.py"
                for k in range(1, len(parts))):
             return None
+        installed = self._environment.locate(parts[:1]) is not None
+        if not installed and not _in_project(from_path, parts[0]):
+            return None  # installed nowhere, in no folder of the project: jedi cannot place it either (`deepspeed`)
+        if installed and self._environment.locate(parts) is None:
+            return None  # no module of the package that is installed: an attribute (`transformers.generation.GenerationConfig`)
         return f"from {module} import {attribute}\n", str(from_path)
 
     def _placed(self, names: list[tuple[str, str]]) -> tuple[Path, str] | None:
@@ -141,6 +147,19 @@ def _standard_library() -> list[str]:
     """The folders of this interpreter's standard library."""
     paths = sysconfig.get_paths()
     return list(dict.fromkeys([paths["stdlib"], paths["platstdlib"], os.path.join(paths["platstdlib"], "lib-dynload")]))
+
+
+def _in_project(from_path: Path, name: str) -> bool:
+    """Whether a module or package `name` lies in the folder of `from_path` or one above it, up to
+    its project's root (where jedi looks beside the search path)."""
+    folder = from_path.parent
+    root = project_root(folder)
+    for candidate in (folder, *folder.parents):
+        if (candidate / name).is_dir() or (candidate / f"{name}.py").is_file():
+            return True
+        if root is None or candidate == root:
+            return False
+    return False
 
 
 def _installed(path: Path) -> bool:

@@ -136,17 +136,18 @@ class Statements(InterpreterState):
 
     def _import_from(self, node: cst.ImportFrom, state: State) -> None:
         origin = "." * len(node.relative) + (dotted_name(node.module) or "" if node.module is not None else "")
+        here = self.current_file()  # a followed call's relative import is relative to its own file
         if isinstance(node.names, cst.ImportStar):
-            if node.relative and self.project is not None and self.definitions.path is not None:
-                origin = self.project.absolute(self.definitions.path, origin)
+            if node.relative and self.project is not None and here is not None:
+                origin = self.project.absolute(here, origin)
             self.definitions.star_imports.append(origin)
             return
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             bound = (dotted_name(alias.asname.name) or "") if alias.asname is not None else name
             qualname = f"{origin}{name}" if origin.endswith(".") else f"{origin}.{name}"
-            if node.relative and self.project is not None and self.definitions.path is not None:
-                qualname = self.project.absolute(self.definitions.path, qualname)
+            if node.relative and self.project is not None and here is not None:
+                qualname = self.project.absolute(here, qualname)
             state.env[bound] = ImportRef(qualname)
 
     def _if(self, node: cst.If, state: State) -> None:
