@@ -30,8 +30,9 @@ class FileResult:
     failure: str | None = None
 
 
-def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
-    """Analyse (path, text, settings) items in order with one project index.
+def analyse_files(items: list[tuple[Path, str, Settings]], cached: bool = True) -> list[FileResult]:
+    """Analyse (path, text, settings) items in order with one project index; with `cached`, each
+    result lists the files its analysis read, with their digests (each file's computed once).
 
     After each file, the collector runs over what that file's analysis left (its garbage, the
     imported files it read) and what survives is frozen out of its way: each collection then
@@ -44,9 +45,10 @@ def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     project = project_index()
     results = []
     evicted = project.evicted
+    digests: dict[str, str | None] | None = {} if cached else None
     for path, text, settings in items:
         with collector_paused():  # one collection per file, this one: none when the collector is enabled again
-            results.append(_analysed(project, path, text, settings))
+            results.append(_analysed(project, path, text, settings, digests))
             if project.evicted - evicted >= _FULL_COLLECTION_AFTER:
                 gc.unfreeze()
                 evicted = project.evicted
@@ -55,15 +57,22 @@ def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     return results
 
 
-def _analysed(project: ProjectIndex, path: Path, text: str, settings: Settings) -> FileResult:
-    """One file's result (its failure, if its analysis fails: never the others')."""
+def _analysed(project: ProjectIndex, path: Path, text: str, settings: Settings,
+              digests: dict[str, str | None] | None) -> FileResult:
+    """One file's result (its failure, if its analysis fails: never the others'), with the digests
+    of the files it read unless `digests` (those known, filled in) is None."""
     from gradguard.engine import analyse_document
     from gradguard.source.document import Document
 
     try:
         document = Document.parse(str(path), text, project.parsed(str(path), text))
         findings = analyse_document(document, settings, project)
-        dependencies = {dep: file_digest(dep) for dep in sorted(project.read_by(str(path)))}
+        dependencies = {}
+        if digests is not None:
+            for dependency in sorted(project.read_by(str(path))):
+                if dependency not in digests:
+                    digests[dependency] = file_digest(dependency)
+                dependencies[dependency] = digests[dependency]
         return FileResult(str(path), findings, dependencies)
     except Exception as error:  # one file's failure must not hide the others' findings
         if os.environ.get("GRADGUARD_DEBUG"):
@@ -88,12 +97,15 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         default = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
-        if default == "fork":  # the workers get the engine imported (0.2 CPU s each)
+        if default == "fork":  # the workers get the engine imported and the op table read (0.25 CPU s each)
             import gradguard.engine  # noqa: F401
+            from gradguard.knowledge import ops
+
+            ops.load()
         chunks = _contiguous(todo, jobs)
         pool = ProcessPoolExecutor(max_workers=jobs)
         try:
-            futures = [pool.submit(analyse_files, chunk) for chunk in chunks]
+            futures = [pool.submit(analyse_files, chunk, cache is not None) for chunk in chunks]
             for future in as_completed(futures):
                 done = future.result()
                 progress.advance(len(done))
@@ -105,7 +117,7 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
             raise
         pool.shutdown()
     elif todo:
-        done = analyse_files(todo)
+        done = analyse_files(todo, cache is not None)
         progress.advance(len(done))
         results.update((r.path, r) for r in done)
     progress.finish()
