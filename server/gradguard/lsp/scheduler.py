@@ -33,7 +33,9 @@ SLICE = 0.05  # seconds an analysis runs before a newer version or another docum
 HANDOFF = 0.01  # seconds the event loop waits, blocked, for an analysis it submits (`Scheduler.analyse`)
 IDLE = 0.3  # seconds of quiet (no change, no first diagnostics) before background work goes on
 TIDY_AFTER = 500_000  # objects allocated (less those freed) while typing, past which the collector runs anyway
-RELEASE_WITHIN = 5.0  # seconds after documents close within which their memory is collected, though others keep changing
+# seconds after documents close within which their memory is collected, though others keep changing: a full
+# collection with 50 documents open takes a second, which lands on a keystroke unless typing pauses first
+RELEASE_WITHIN = 30.0
 
 T = TypeVar("T")
 
