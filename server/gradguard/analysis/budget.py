@@ -120,15 +120,14 @@ class Budget:
         if self.import_steps + sum(more.values()) > IMPORT_STEPS:
             self.unread.add(file)
             return False
-        self.charged.update(more)
-        self.import_steps += sum(more.values())
-        self.unread.update(unread)
+        self.charge_again(more, unread)
         return True
 
     def charge_again(self, cost: dict[str, int], unread: frozenset[str] = frozenset()) -> None:
-        """Charge what the module level of an earlier run used, where its result stands (an editor's
-        next version from a checkpoint, or with only function bodies changed): the functions
-        analysed after it have what it left them, as in a run from the top."""
+        """Charge `cost` (the files not charged yet) and `unread` whether they fit or not: what the
+        module level of an earlier run used, where its result stands (an editor's next version from
+        a checkpoint, or with only function bodies changed), so that the functions analysed after
+        it have what it left them, as in a run from the top."""
         more = {read: steps for read, steps in cost.items() if read not in self.charged}
         self.charged.update(more)
         self.import_steps += sum(more.values())

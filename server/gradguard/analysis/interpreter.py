@@ -16,7 +16,6 @@ This file runs them over a file: the module level, then each function as an entr
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
@@ -137,14 +136,11 @@ class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, M
         else:
             self.definitions.start(self.module)
             state = State(self.definitions.globals)
-            recording = self.project.recording(self.definitions.path) \
-                if self.project is not None and self.definitions.path is not None else nullcontext(None)
             try:
-                with recording as reads:
-                    self.run_unit(self._module_statements(state), state, None)
+                self.run_unit(self._module_statements(state), state, None)
             finally:
                 self.definitions.globals = state.env
-            self.result.module_reads = {**self.budget.charged, **(reads.cost if reads is not None else {})}
+            self.result.module_reads = dict(self.budget.charged)  # what the module level used: it runs first
             self.definitions.unread = frozenset(self.budget.unread)
             for change in self.pending:
                 change.backward_follows = Tri.NO

@@ -243,7 +243,7 @@ class ProjectIndex:
 
     def register(self, filename: str, text: str, definitions: Definitions, reads: dict[str, int]) -> None:
         """Keep what analysing `filename` found at its top level, for the files that import it;
-        `reads`: the cost of the files its module-level code used (`recording`), charged with its own
+        `reads`: the cost of the files its module-level code used (`ScopeResult.module_reads`), charged with its own
         to them as if they read it."""
         file = Path(os.path.realpath(filename))
         definitions.reading_cost = {**reads, str(file): budget.READ_STEPS_PER_LINE * (text.count("\n") + 1)}

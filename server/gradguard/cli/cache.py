@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
+from typing import Iterable
 
 from gradguard import PYTHON_VARIABLE, __version__
 from gradguard.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
@@ -62,11 +63,13 @@ class Cache:
         except (OSError, ValueError, TypeError, KeyError, AttributeError):  # unreadable or not ours: a miss
             return None
 
-    def put(self, path: str, text: str, settings_key: str, dependencies: dict[str, str | None],
+    def put(self, path: str, text: str, settings_key: str, dependencies: Iterable[str],
             findings: list[Finding]) -> None:
-        """Store `path`'s findings (silently skipped when the folder cannot be written)."""
+        """Store `path`'s findings, with the digest of each file its analysis read (each file's
+        computed once per run), silently skipped when the folder cannot be written."""
         entry = {"tool": self.tool, "text": digest(text), "settings": settings_key,
-                 "dependencies": dependencies, "findings": [asdict(f) for f in findings]}
+                 "dependencies": {dependency: self._current(dependency) for dependency in dependencies},
+                 "findings": [asdict(f) for f in findings]}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             gitignore = self.folder / ".gitignore"

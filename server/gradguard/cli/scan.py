@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradguard.cli.cache import Cache, file_digest
+from gradguard.cli.cache import Cache
 from gradguard.config import Settings
 from gradguard.findings import Finding
 
@@ -22,17 +22,16 @@ _FULL_COLLECTION_AFTER = 512  # readings evicted (frozen garbage) between two fu
 
 @dataclass
 class FileResult:
-    """One file's findings, the files its analysis read (with their hashes), or its failure."""
+    """One file's findings, the files its analysis read, or its failure."""
 
     path: str
     findings: list[Finding] = field(default_factory=list)
-    dependencies: dict[str, str | None] = field(default_factory=dict)
+    dependencies: tuple[str, ...] = ()
     failure: str | None = None
 
 
-def analyse_files(items: list[tuple[Path, str, Settings]], cached: bool = True) -> list[FileResult]:
-    """Analyse (path, text, settings) items in order with one project index; with `cached`, each
-    result lists the files its analysis read, with their digests (each file's computed once).
+def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
+    """Analyse (path, text, settings) items in order with one project index.
 
     After each file, the collector runs over what that file's analysis left (its garbage, the
     imported files it read) and what survives is frozen out of its way: each collection then
@@ -45,10 +44,9 @@ def analyse_files(items: list[tuple[Path, str, Settings]], cached: bool = True) 
     project = project_index()
     results = []
     evicted = project.evicted
-    digests: dict[str, str | None] | None = {} if cached else None
     for path, text, settings in items:
         with collector_paused():  # one collection per file, this one: none when the collector is enabled again
-            results.append(_analysed(project, path, text, settings, digests))
+            results.append(_analysed(project, path, text, settings))
             if project.evicted - evicted >= _FULL_COLLECTION_AFTER:
                 gc.unfreeze()
                 evicted = project.evicted
@@ -57,23 +55,15 @@ def analyse_files(items: list[tuple[Path, str, Settings]], cached: bool = True) 
     return results
 
 
-def _analysed(project: ProjectIndex, path: Path, text: str, settings: Settings,
-              digests: dict[str, str | None] | None) -> FileResult:
-    """One file's result (its failure, if its analysis fails: never the others'), with the digests
-    of the files it read unless `digests` (those known, filled in) is None."""
+def _analysed(project: ProjectIndex, path: Path, text: str, settings: Settings) -> FileResult:
+    """One file's result (its failure, if its analysis fails: never the others')."""
     from gradguard.engine import analyse_document
     from gradguard.source.document import Document
 
     try:
         document = Document.parse(str(path), text, project.parsed(str(path), text))
         findings = analyse_document(document, settings, project)
-        dependencies = {}
-        if digests is not None:
-            for dependency in sorted(project.read_by(str(path))):
-                if dependency not in digests:
-                    digests[dependency] = file_digest(dependency)
-                dependencies[dependency] = digests[dependency]
-        return FileResult(str(path), findings, dependencies)
+        return FileResult(str(path), findings, tuple(sorted(project.read_by(str(path)))))
     except Exception as error:  # one file's failure must not hide the others' findings
         if os.environ.get("GRADGUARD_DEBUG"):
             raise
@@ -105,7 +95,7 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
         chunks = _contiguous(todo, jobs)
         pool = ProcessPoolExecutor(max_workers=jobs)
         try:
-            futures = [pool.submit(analyse_files, chunk, cache is not None) for chunk in chunks]
+            futures = [pool.submit(analyse_files, chunk) for chunk in chunks]
             for future in as_completed(futures):
                 done = future.result()
                 progress.advance(len(done))
@@ -117,7 +107,7 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
             raise
         pool.shutdown()
     elif todo:
-        done = analyse_files(todo, cache is not None)
+        done = analyse_files(todo)
         progress.advance(len(done))
         results.update((r.path, r) for r in done)
     progress.finish()
