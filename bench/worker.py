@@ -49,10 +49,10 @@ def per_file(tree: Path) -> dict:
     project = project_index()
     times: dict[str, float] = {}
     start = time.process_time()
-    for path in python_files([tree], respect_gitignore=False):  # the trees sit in third_party/, which git ignores
-        raw = path.read_bytes()
-        if not mentions_torch(raw):
-            continue
+    files = {path: raw for path in python_files([tree], respect_gitignore=False)  # third_party/ is git-ignored
+             if mentions_torch(raw := path.read_bytes())}
+    project.will_analyse(str(path) for path in files)  # as `gradguard check` tells its index
+    for path, raw in files.items():
         text = read_source(path, raw).text
         began = time.process_time()
         document = Document.parse(str(path), text, project.parsed(str(path), text))

@@ -17,7 +17,7 @@ from gradguard.analysis.names import dotted_name
 from gradguard.knowledge import surface
 from gradguard.source.walk import children, descendants, in_statements
 
-__all__ = ["GRAD_MODE_WORDS", "grad_off_functions"]
+__all__ = ["GRAD_MODE_WORDS", "called_by_name", "grad_off_functions"]
 
 _GRAD_MODES = {name.rsplit(".", 1)[-1]: fixed for name, fixed in surface.GRAD_MODES.items()}
 GRAD_MODE_WORDS = tuple(_GRAD_MODES)  # a file whose text has none of them turns grad off nowhere
@@ -50,6 +50,12 @@ def _turns_grad_off(module: cst.Module) -> bool:
         if isinstance(node, cst.With) and any(_grad_off(item.item) for item in node.items):
             return True
     return False
+
+
+def called_by_name(name: str) -> bool:
+    """Whether a function named `name` runs where its name is referred to (not `forward` nor a
+    dunder method, which run in whatever grad mode their caller's call runs in: grad on)."""
+    return name not in _IMPLICIT and not (name.startswith("__") and name.endswith("__"))
 
 
 class _References:
@@ -102,7 +108,7 @@ def grad_off_functions(module: cst.Module, known: dict[cst.CSTNode, _References]
     while changed:
         changed = False
         for name, defined in functions.items():
-            if name in _IMPLICIT or (name.startswith("__") and name.endswith("__")):
+            if not called_by_name(name):
                 continue
             places = references.get(name, [])
             for function in defined:

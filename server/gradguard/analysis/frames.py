@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard.analysis.callers import called_by_name
 from gradguard.analysis.shared import InterpreterState, Returns
 from gradguard.analysis.state import State
 from gradguard.analysis.user_calls import absent_without
@@ -63,7 +64,7 @@ class Frames(InterpreterState):
             if isinstance(star, cst.Param):
                 env[star.name.value] = UNKNOWN
         state = State(env, globals=module_names)
-        if node in self.grad_off and not self.call_stack:
+        if not self.call_stack and called_by_name(node.name.value) and node in self.grad_off:
             state.grad_enabled = Tri.NO  # its callers' grad mode
         for decorator in node.decorators:
             mode = self.grad_mode_of(decorator.decorator, state)

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
@@ -35,6 +35,7 @@ from gradguard.findings import Span
 from gradguard.source.blocks import BlockTree
 from gradguard.source.files import read_source
 from gradguard.source.parser import parse_module
+from gradguard.source.skeleton import parse_skeleton
 from gradguard.source.positions import WholeModule
 
 _MAX_REEXPORT_DEPTH = 6
@@ -73,6 +74,8 @@ class ProjectIndex:
         self._positions: dict[Path, WholeModule] = {}  # whole files' positions
         self._blocks: dict[Path, BlockTree] = {}  # files placed block by block
         self._texts: dict[Path, str] = {}
+        self._analysed: set[Path] = set()  # files this process analyses too: read whole, their tree reused (`parsed`)
+        self._skeletal: set[Path] = set()  # files read as a skeleton (`source.skeleton`): their tree is no document's
         self._located: dict[tuple[str, str], tuple[Path, str] | None] = {}
         self._text_hashes: dict[Path, int] = {}
         self._clock = 0
@@ -204,6 +207,7 @@ class ProjectIndex:
     def _evict(self) -> None:
         evicted, _ = self._definitions.popitem(last=False)
         self.evicted += 1
+        self._skeletal.discard(evicted)
         self._short.pop(evicted, None)
         self._texts.pop(evicted, None)
         self._forget_positions(evicted)
@@ -234,12 +238,18 @@ class ProjectIndex:
         self._text_hashes[file] = text_hash
 
     def parsed(self, filename: str, text: str) -> cst.Module | None:
-        """The tree of `filename` if the index holds it for this very text (no second parse)."""
+        """The tree of `filename` if the index holds it whole for this very text (no second parse)."""
         file = Path(os.path.realpath(filename))
         definitions = self._definitions.get(file)
-        if definitions is None or self._text_hashes.get(file) != hash(text):
+        if definitions is None or self._text_hashes.get(file) != hash(text) or file in self._skeletal:
             return None
         return definitions.module
+
+    def will_analyse(self, filenames: Iterable[str]) -> None:
+        """This process analyses `filenames` too: when one is read for the files importing it
+        before, it is parsed whole, and its analysis reuses that tree (`parsed`). Others are
+        read as skeletons: the bodies of their functions parsed only if a followed call runs them."""
+        self._analysed.update(Path(os.path.realpath(f)) for f in filenames)
 
     def register(self, filename: str, text: str, definitions: Definitions, reads: dict[str, int]) -> None:
         """Keep what analysing `filename` found at its top level, for the files that import it;
@@ -249,6 +259,7 @@ class ProjectIndex:
         definitions.reading_cost = {**reads, str(file): budget.READ_STEPS_PER_LINE * (text.count("\n") + 1)}
         self._definitions[file] = definitions
         self._short.pop(file, None)
+        self._skeletal.discard(file)
         self._definitions.move_to_end(file)
         self._note_text(file, hash(text))
         self._texts[file] = text
@@ -304,11 +315,17 @@ class ProjectIndex:
         stored = self.environment.stored_reading(file, text) if installed else None
         if stored is not None and stored.definitions is not None:
             stored.definitions.text = text
+            self._skeletal.add(file)  # its tree may be a skeleton
             return stored.definitions
+        whole = file in self._analysed
         try:
-            module = stored.module if stored is not None else parse_module(text)
+            module = stored.module if stored is not None else parse_module(text) if whole else parse_skeleton(text)
         except (cst.ParserSyntaxError, RecursionError, ValueError):
             return None
+        if stored is None and whole:
+            self._skeletal.discard(file)
+        else:  # a stored tree may be a skeleton
+            self._skeletal.add(file)
         with self.recording(str(file)) as reading:
             try:
                 definitions = self._reader(module, str(file), self, text)

@@ -42,6 +42,7 @@ def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     from gradguard.source.parser import collector_paused
 
     project = project_index()
+    project.will_analyse(str(path) for path, _, _ in items)
     results = []
     evicted = project.evicted
     for path, text, settings in items:

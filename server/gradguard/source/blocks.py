@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -25,7 +24,7 @@ import libcst as cst
 from gradguard.findings import Position, Span
 from gradguard.source.document import Document
 from gradguard.source.syntax import SyntaxProblem, python_syntax_problem
-from gradguard.source.parser import for_parsers, parse_module
+from gradguard.source.parser import parse_module, python_ast
 from gradguard.source.positions import spans_of
 
 _STAND_IN = "class _:\n"
@@ -55,20 +54,6 @@ class Block:
             return self
         return Block(self.node, self.first + delta, self.start + delta, self.last + delta, self.default_indent,
                      self.indent, tuple(m.moved(delta) for m in self.members), self.broken)
-
-
-def _ast(text: str) -> ast.Module:
-    """CPython's tree of `text`, for the statements' lines (its warnings are the compiler's
-    business), long chains and literals skipped as libcst's tree skips them, unless that makes
-    it refuse."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if (masked := for_parsers(text)) is not text:
-            try:
-                return ast.parse(masked)
-            except SyntaxError:
-                pass
-        return ast.parse(text)
 
 
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")  # a clause of the compound statement above
@@ -234,7 +219,7 @@ class BlockTree:
         if text is None or self.module is None:
             return
         try:
-            tree = _ast(text)
+            tree = python_ast(text)
             blocks = _blocks(list(self.module.body), tree.body, 1, len(self.lines), 0,
                              self.module.default_indent, "", members=True)
         except (SyntaxError, RecursionError, ValueError, MemoryError):
@@ -302,7 +287,7 @@ class BlockTree:
         first, last = self.blocks[i].first, self.blocks[j].last + delta
         region = _text(lines, first, last)
         try:
-            tree = _ast(region)  # first: it refuses a half-typed line ten times faster
+            tree = python_ast(region)  # first: it refuses a half-typed line ten times faster
         except (SyntaxError, RecursionError, ValueError, MemoryError):
             return None if alone or not _parses(region) else False  # libcst's newer syntax: parsed whole
         try:
@@ -330,7 +315,7 @@ class BlockTree:
         region = _text(lines, first, last)
         try:
             module = parse_module(_STAND_IN + region)
-            tree = _ast(_STAND_IN + region)
+            tree = python_ast(_STAND_IN + region)
         except (cst.ParserSyntaxError, SyntaxError, RecursionError, ValueError, MemoryError):
             return None
         if len(module.body) != 1 or not isinstance(stand_in := module.body[0], cst.ClassDef) \

@@ -22,10 +22,12 @@ pass over the text, however long its lines.
 
 from __future__ import annotations
 
+import ast
 import gc
 import re
 import sys
 import threading
+import warnings
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Callable, Iterator
@@ -297,6 +299,20 @@ def parse_module(text: str) -> cst.Module:
         except cst.ParserSyntaxError:
             pass
     return _parsed(for_parsers(text, literals=False))
+
+
+def python_ast(text: str) -> ast.Module:
+    """CPython's tree of `text`, for the statements' lines (its warnings are the compiler's
+    business), long chains and literals skipped as libcst's tree skips them, unless that makes
+    it refuse."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if (masked := for_parsers(text)) is not text:
+            try:
+                return ast.parse(masked)
+            except SyntaxError:
+                pass
+        return ast.parse(text)
 
 
 def _parsed(text: str) -> cst.Module:
