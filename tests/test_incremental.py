@@ -12,6 +12,8 @@ from gradguard.analysis.budget import Cancelled
 from gradguard.config import Settings
 from gradguard.engine import OpenDocument, analyse_document, project_index
 from gradguard.source.document import Document
+from gradguard.source.skeleton import LazyBlock
+from gradguard.source.walk import descendants
 
 from helpers import MODELS, ROOT, made_by
 
@@ -149,20 +151,21 @@ def test_syntax_newer_than_the_servers_python_is_analysed_whole_version_after_ve
         ("GG001", 8, 4), ("GG001", 15, 4)]
 
 
-def test_a_file_the_project_has_read_is_not_parsed_again_when_opened(tmp_path: Path) -> None:
+def test_a_file_open_before_is_not_parsed_again_when_opened_and_an_imported_skeleton_is(tmp_path: Path) -> None:
     layers = tmp_path / "layers.py"
     layers.write_text(TWO_FUNCTIONS)
     project = project_index(use_jedi=False)
-    read = project.definitions_of(layers)  # imported by a document open before
+    read = project.definitions_of(layers)  # imported by a document open before: a skeleton (`source/skeleton.py`)
     assert read is not None
     opened = OpenDocument(str(layers))
     assert [(f.code, f.span.start.line) for f in opened.analyse(TWO_FUNCTIONS, Settings(), project)] == [
         ("GG001", 7), ("GG001", 14)]
-    assert opened.blocks.module is read.module
+    assert opened.blocks.module is not read.module and opened.blocks.module.code == TWO_FUNCTIONS
+    assert not any(isinstance(n, LazyBlock) for n in descendants(opened.blocks.module))  # a document's tree is whole
     reopened = OpenDocument(str(layers))  # closed and opened again, unchanged
     assert shown(reopened.analyse(TWO_FUNCTIONS, Settings(), project)) == shown(
         opened.analyse(TWO_FUNCTIONS, Settings(), project))
-    assert reopened.blocks.module is read.module
+    assert reopened.blocks.module is opened.blocks.module
     changed = TWO_FUNCTIONS.replace("y.mul_(2)", "y = y * 2")
     assert [(f.code, f.span.start.line) for f in OpenDocument(str(layers)).analyse(changed, Settings(), project)] == [
         ("GG001", 14)]

@@ -168,7 +168,11 @@ async def test_a_pyproject_changed_outside_the_editor_applies_at_once(uninitiali
     path.write_text(BROKEN)
     open_document(client, path, BROKEN)
     await eventually_shown(client, path, ["GG001"])
-    watched = [watcher["globPattern"] for registration in client.registrations
+    for _ in range(100):  # the server asks for its watchers once initialized: on a loaded machine, after the diagnostics
+        if getattr(client, "registrations", None):
+            break
+        await asyncio.sleep(0.1)
+    watched = [watcher["globPattern"] for registration in getattr(client, "registrations", [])
                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
                for watcher in registration.register_options["watchers"]]
     assert "**/pyproject.toml" in watched

@@ -131,3 +131,24 @@ def test_a_file_the_process_analyses_too_is_read_whole_and_its_tree_reused(tmp_p
     index.definitions_of(tmp_path / "train.py")
     tree = index.parsed(str(tmp_path / "layers.py"), (tmp_path / "layers.py").read_text())
     assert tree is not None and unparsed_bodies(tree) == 0 and not isinstance(tree.body[0].body, LazyBlock)
+
+
+@pytest.mark.parametrize("body", [
+    "    s = '" + "(" * 250 + "'\n    y = x * 1\n    z = y + 0\n    return z.sigmoid()\n",  # brackets in a string
+    "    y = x * 1\n    z = y + 0\n    w = 1\n    return z.sigmoid() \\\n\n",  # a last line continued
+])
+def test_an_imported_body_the_whole_parse_takes_or_refuses_is_read_as_it_would_be(tmp_path: Path, body: str) -> None:
+    """What libcst refuses in a body is refused when the file is read, as a whole parse refuses it
+    (the file unread, its names unknown), never at the body's first read in the middle of an analysis."""
+    text = "import torch\n\n\ndef gate(x):\n" + body + "\n\nZ = 1\n"
+    (tmp_path / "layers.py").write_text(text)
+    train = tmp_path / "train.py"
+    train.write_text("import torch\nfrom layers import gate\nx = torch.ones(2, requires_grad=True)\n"
+                     "y = gate(x)\ny.mul_(2)\ny.sum().backward()\n")
+    findings = analyse_document(Document.parse(str(train), train.read_text()), Settings(), project_index(use_jedi=False))
+    try:
+        parse_module(text)
+    except ValueError:
+        assert findings == []  # unreadable: `gate` is unknown
+        return
+    assert [(f.code, f.span.start.line) for f in findings] == [("GG001", 5)]

@@ -27,7 +27,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from gradguard.source.parser import parse_module, python_ast
+from gradguard.source.parser import MAX_BRACKET_DEPTH, TooDeeplyNested, bracket_depth, parse_module, python_ast
 
 __all__ = ["LazyBlock", "MIN_LINES", "parse_skeleton", "unparsed_bodies"]
 
@@ -41,7 +41,7 @@ _realizing = threading.Lock()
 class LazyBlock(cst.IndentedBlock):
     """A function's indented body whose statements are parsed from `source` at the first read."""
 
-    __slots__ = ("_statements", "_source")
+    __slots__ = ("_statements", "_source", "_placeholder")
 
     def _get_body(self) -> Sequence[cst.BaseStatement]:
         statements = self._statements
@@ -49,7 +49,13 @@ class LazyBlock(cst.IndentedBlock):
             with _realizing:  # two threads reading it at once get the same statements
                 statements = self._statements
                 if statements is None:
-                    statements = _statements_of(*self._source)  # type: ignore[misc]
+                    try:
+                        statements = _statements_of(*self._source)  # type: ignore[misc]
+                    except (cst.ParserSyntaxError, TooDeeplyNested, RecursionError):
+                        # not expected: `parse_skeleton` parses whole what a body's parse could refuse. The
+                        # body then runs as the skeleton's `...` (a miss, never a false alarm) rather
+                        # than stopping the analysis that followed a call into it
+                        statements = self._placeholder
                     object.__setattr__(self, "_statements", statements)
                     object.__setattr__(self, "_source", None)
         return statements
@@ -58,6 +64,7 @@ class LazyBlock(cst.IndentedBlock):
         """The dataclass's `__init__` (a copy: `with_changes`, `deep_clone`) gives the statements."""
         object.__setattr__(self, "_statements", statements)
         object.__setattr__(self, "_source", None)
+        object.__setattr__(self, "_placeholder", ())
 
     body = property(_get_body, _set_body)  # type: ignore[assignment]
 
@@ -70,6 +77,7 @@ class LazyBlock(cst.IndentedBlock):
             object.__setattr__(block, name, getattr(placeholder, name))
         object.__setattr__(block, "_statements", None)
         object.__setattr__(block, "_source", (source, module.default_indent, module.default_newline))
+        object.__setattr__(block, "_placeholder", placeholder.body)
         return block
 
     @property
@@ -78,14 +86,15 @@ class LazyBlock(cst.IndentedBlock):
         return self._statements is not None
 
     def __reduce__(self) -> tuple[object, ...]:
-        return _rebuilt, (self.header, self.indent, self.footer, self._statements, self._source)
+        return _rebuilt, (self.header, self.indent, self.footer, self._statements, self._source, self._placeholder)
 
 
 def _rebuilt(header: cst.TrailingWhitespace, indent: str | None, footer: Sequence[cst.EmptyLine],
-             statements: Sequence[cst.BaseStatement] | None, source: tuple[str, str, str] | None) -> LazyBlock:
+             statements: Sequence[cst.BaseStatement] | None, source: tuple[str, str, str] | None,
+             placeholder: Sequence[cst.BaseStatement]) -> LazyBlock:
     block = LazyBlock.__new__(LazyBlock)
     for name, value in (("header", header), ("indent", indent), ("footer", footer),
-                        ("_statements", statements), ("_source", source)):
+                        ("_statements", statements), ("_source", source), ("_placeholder", placeholder)):
         object.__setattr__(block, name, value)
     return block
 
@@ -104,9 +113,9 @@ def _statements_of(source: str, indent: str, newline: str) -> Sequence[cst.BaseS
 def parse_skeleton(text: str) -> cst.Module:
     """libcst's tree of `text` with the bodies of its top-level functions and methods parsed
     when first read (raises what `parse_module` raises)."""
+    if "\r" in text.replace("\r\n", "") or bracket_depth(text) > MAX_BRACKET_DEPTH:
+        return parse_module(text)  # the whole text's answer, or its error now: never at a body's first read
     lines = _LINES.findall(text)
-    if "\r" in text.replace("\r\n", ""):
-        return parse_module(text)
     try:
         functions = list(_ast_functions(python_ast(text).body))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -120,7 +129,8 @@ def parse_skeleton(text: str) -> cst.Module:
         while header_end > function.lineno and _BLANK_OR_COMMENT.match(lines[header_end - 1]):
             header_end -= 1
         end = function.end_lineno or first
-        if header_end < function.lineno or header_end < done or end - header_end < MIN_LINES:
+        if header_end < function.lineno or header_end < done or end - header_end < MIN_LINES \
+                or lines[end - 1].rstrip("\r\n").endswith("\\"):  # a last line continued past `ast`'s end
             continue
         last = lines[end - 1]  # its line break, if any (the text's last line may have none)
         newline = last[len(last.rstrip("\r\n")):]
