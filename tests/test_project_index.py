@@ -262,7 +262,8 @@ def test_a_version_run_on_from_a_checkpoint_keeps_the_cost_of_the_imports_before
 def test_a_module_installed_nowhere_is_not_asked_of_jedi(tmp_path: Path, monkeypatch) -> None:
     """`deepspeed`, neither installed nor a folder of the project, stays unknown without a jedi
     query (each took milliseconds, the first a third of a second); a module of the project that
-    the import paths cannot place is still asked."""
+    the import paths cannot place is still asked. A file of the project named like the package
+    (`onnx.py` beside `from onnx.checker import ...`) has no modules: not asked either."""
     from gradguard.analysis import jedi_lookup
     from gradguard.config import Settings
     from gradguard.engine import analyse_document
@@ -275,8 +276,9 @@ def test_a_module_installed_nowhere_is_not_asked_of_jedi(tmp_path: Path, monkeyp
     (tmp_path / "vendored" / "__init__.py").write_text("")
     train = tmp_path / "src" / "train.py"
     train.parent.mkdir()
-    train.write_text("import torch\nimport deepspeed\nimport vendored\n"
-                     "x = torch.ones(2, requires_grad=True)\ny = deepspeed.zero.scale(x) + vendored.tools.shift(x)\n"
-                     "y.sum().backward()\n")
+    (tmp_path / "src" / "onnx.py").write_text("")  # a module of the project named like a package it imports
+    train.write_text("import torch\nimport deepspeed\nimport vendored\nfrom onnx.checker import check_model\n"
+                     "x = torch.ones(2, requires_grad=True)\n"
+                     "y = deepspeed.zero.scale(x) + vendored.tools.shift(x) + check_model(x)\ny.sum().backward()\n")
     assert analyse_document(Document.parse(str(train), train.read_text()), Settings(), project_index()) == []
-    assert asked == ["from vendored.tools import shift\n"]
+    assert asked == ["from vendored.tools import shift\n"]  # `onnx.checker`: no module of a file's

@@ -99,7 +99,7 @@ class JediLookup:
                for k in range(1, len(parts))):
             return None
         installed = self._environment.locate(parts[:1]) is not None
-        if not installed and not _in_project(from_path, parts[0]):
+        if not installed and not _in_project(from_path, parts[0], package=len(parts) > 1):
             return None  # installed nowhere, in no folder of the project: jedi cannot place it either (`deepspeed`)
         if installed and self._environment.locate(parts) is None:
             return None  # no module of the package that is installed: an attribute (`transformers.generation.GenerationConfig`)
@@ -149,13 +149,14 @@ def _standard_library() -> list[str]:
     return list(dict.fromkeys([paths["stdlib"], paths["platstdlib"], os.path.join(paths["platstdlib"], "lib-dynload")]))
 
 
-def _in_project(from_path: Path, name: str) -> bool:
-    """Whether a module or package `name` lies in the folder of `from_path` or one above it, up to
-    its project's root (where jedi looks beside the search path)."""
+def _in_project(from_path: Path, name: str, package: bool = False) -> bool:
+    """Whether a module or package `name` (a `package`: one that has modules of its own, so not a
+    file: `onnx.checker` is not `timm/utils/onnx.py`'s) lies in the folder of `from_path` or one
+    above it, up to its project's root (where jedi looks beside the search path)."""
     folder = from_path.parent
     root = project_root(folder)
     for candidate in (folder, *folder.parents):
-        if (candidate / name).is_dir() or (candidate / f"{name}.py").is_file():
+        if (candidate / name).is_dir() or (not package and (candidate / f"{name}.py").is_file()):
             return True
         if root is None or candidate == root:
             return False
