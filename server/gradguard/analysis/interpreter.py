@@ -300,6 +300,7 @@ def read_top_level(module: cst.Module, path: str, project: ProjectIndex, text: s
     are not analysed."""
     interpreter = Interpreter(module, path, project, text=text)
     interpreter.library = project.is_library(path)
+    interpreter.templates = False
     interpreter.run(functions=False)
     return interpreter.definitions
 

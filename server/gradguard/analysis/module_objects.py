@@ -98,11 +98,11 @@ class ModuleObjects(InterpreterState):
                     instance.named_children[key] = value
             return instance
         if self.call_user_function(init[0], init[1], instance, args, kwargs, node, state) is UNKNOWN:
-            copy = self.instance_copy(template)
+            copy = self.instance_copy(template) if cls.definitions is self.definitions else None
             if copy is not None:
                 copy.node = node
                 return copy
-        return instance
+        return instance  # another file's class: its template is built only where that file is analysed
 
     @staticmethod
     def derives_from_dict(cls: FunctionRef) -> bool:
@@ -190,7 +190,15 @@ class ModuleObjects(InterpreterState):
         return fresh(value)
 
     def instance_copy(self, template: ModuleValue | None) -> ModuleValue | None:
-        """A new instance of a user module class: its own parameters (fresh version counters)."""
+        """A new instance of a user module class: its own parameters (fresh version counters).
+
+        Only a class of this file has a template built from its `__init__` everywhere: another
+        file's is built where that file is analysed, not where it is read (`templates`), so what
+        a copy of it holds would depend on which came first. Its copy is bare."""
+        if template is not None and template.definitions is not self.definitions:
+            return ModuleValue(template.class_name, None, user_class=template.user_class, definitions=template.definitions,
+                               is_module=template.is_module, torch_base=template.torch_base,
+                               children=[] if template.torch_base else None)
         copy = self.copy_object(template) if template is not None else None
         return copy if isinstance(copy, ModuleValue) else None
 

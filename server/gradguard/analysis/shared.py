@@ -108,6 +108,11 @@ class InterpreterState:
         # only (its module-level calls into other files are not followed, its classes get no template
         # from `__init__`'s defaults); its code runs when a call of the project's follows it
         self.library = False
+        # whether a class's `__init__` runs where the class is defined, on its defaults, for the template
+        # of its instances (`ModuleObjects.instantiate`: what a call of the class that cannot be followed
+        # gives). Not in a file read for the files that import it: an importer instantiates few of
+        # the classes it reads, and its calls of them are followed
+        self.templates = True
         self.seen: dict[cst.Name, Seen] = {}  # what each name of the file's own code held
         self.deferred: list[Deferred] = []  # the functions and methods left to analyse after the module level
         self.planned: set[cst.FunctionDef] = set()  # every function deferred so far (each is analysed once)

@@ -337,7 +337,7 @@ class Statements(InterpreterState):
                     attributes.update({t.value: evaluated for t in targets if evaluated is not UNKNOWN})
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         init = next((m for m in methods if m.name.value == "__init__"), None)
-        if init is not None and not self.library:
+        if init is not None and self.templates and not self.library:
             self.analyse_function(init, self_value=template, is_forward=False, enclosing=state)
         for method in methods:
             if method is init:

@@ -32,6 +32,7 @@ from gradguard.analysis.values import (
     evolved,
     new_version_counter,
 )
+from gradguard.knowledge import modules as module_facts
 from gradguard.source.walk import descendants, in_same_scope, in_statements
 
 _MAX_CALL_DEPTH = 6
@@ -66,21 +67,20 @@ def _annotated_kind(annotation: cst.BaseExpression) -> str | None:
     return None
 
 
-_BUILDS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Linear", "Conv1d", "Conv2d", "Conv3d", "Parameter",
-                     "Embedding", "LSTM", "GRU", "RNN"})
+_BUILDS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Parameter", "torch", "nn", *module_facts.MODULES})
 
 
 def _may_build(function: cst.FunctionDef) -> bool:
     """Whether a function called without tensors may still build modules or tensors (a factory:
-    `def mlp(sizes): return nn.Sequential(...)`, a generator of batches): it returns (or yields)
-    something and names a `torch.nn` container or layer, or `torch`."""
+    `def mlp(sizes): return nn.Sequential(...)`, `def make_act(): return nn.Sigmoid()`, a generator
+    of batches): it returns (or yields) something and names `torch`, `torch.nn` or one of its modules."""
     returns = builds = False
     for node in descendants(function.body):
         kind = type(node)
         if kind is cst.Return or kind is cst.Yield:
             returns = returns or node.value is not None
         elif kind is cst.Name:
-            builds = builds or node.value in _BUILDS or node.value == "torch"
+            builds = builds or node.value in _BUILDS
         elif kind is cst.Attribute:
             builds = builds or node.attr.value in _BUILDS
     return returns and builds
