@@ -35,8 +35,8 @@ from gradguard.findings import Span
 from gradguard.source.blocks import BlockTree
 from gradguard.source.files import read_source
 from gradguard.source.parser import parse_module
-from gradguard.source.skeleton import parse_skeleton
 from gradguard.source.positions import WholeModule
+from gradguard.source.skeleton import parse_skeleton
 
 _MAX_REEXPORT_DEPTH = 6
 
