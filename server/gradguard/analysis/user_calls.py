@@ -8,7 +8,7 @@ import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
-from gradguard.analysis.names import dotted_name
+from gradguard.analysis.names import dotted_name, is_torch_name, normalise_torch_name
 from gradguard.analysis.shared import CHANGED_OBJECT, RETURNED, GeneratorRun, InterpreterState, Returns
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
@@ -45,6 +45,16 @@ def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
     that may be tensors)."""
     return any(isinstance(item, (TensorValue, ModuleValue)) or (arguments and isinstance(item, ArgumentValue))
                for item in contents(value, dicts=True))
+
+
+def _holds_classes(value: Value | None) -> bool:
+    """Whether `value` is, or holds, a class whose call builds an object: a `torch.nn` module's
+    (`ACTS = {"relu": nn.ReLU}`) or one of the project's (a registry a factory picks from by name)."""
+    return value is not None and any(
+        (isinstance(item, ImportRef) and is_torch_name(item.qualname)
+         and normalise_torch_name(item.qualname).removeprefix("torch.nn.") in module_facts.MODULES)
+        or (isinstance(item, FunctionRef) and isinstance(item.node, cst.ClassDef))
+        for item in contents(value, dicts=True))
 
 
 _SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "Iterator",
@@ -377,12 +387,14 @@ class UserCalls(InterpreterState):
         if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
                 self.syntax_fact(function, _may_build, definitions)
                 or (self.in_library(definitions) and self.syntax_fact(function, _returns, definitions))
-                or (here and any(_carries_tensors(definitions.globals.get(name), False)
-                                 for name in self.syntax_fact(function, _names, definitions)))):
+                or any((here and _carries_tensors(definitions.globals.get(name), False))
+                       or _holds_classes(definitions.globals.get(name))
+                       for name in self.syntax_fact(function, _names, definitions))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's
-            # own that build `torch.nn` modules, and a library's; a closure, or a function of this
-            # file that names its globals holding tensors or modules, may reach them)
+            # own that build `torch.nn` modules, those that pick a class from a global registry,
+            # and a library's; a closure, or a function of this file that names its globals holding
+            # tensors or modules, may reach them)
             return UNKNOWN
         self.followed += 1
         if any(_changeable(definitions.globals.get(root)) for root in self.syntax_fact(function, _changed_roots, definitions)):
