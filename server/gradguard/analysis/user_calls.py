@@ -387,14 +387,16 @@ class UserCalls(InterpreterState):
         if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
                 self.syntax_fact(function, _may_build, definitions)
                 or (self.in_library(definitions) and self.syntax_fact(function, _returns, definitions))
-                or any((here and _carries_tensors(definitions.globals.get(name), False))
-                       or _holds_classes(definitions.globals.get(name))
-                       for name in self.syntax_fact(function, _names, definitions))):
+                or (here and any(_carries_tensors(definitions.globals.get(name), False)
+                                 for name in self.syntax_fact(function, _names, definitions)))
+                or (self.syntax_fact(function, _returns, definitions)
+                    and any(_holds_classes(definitions.globals.get(name))
+                            for name in self.syntax_fact(function, _names, definitions)))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's
-            # own that build `torch.nn` modules, those that pick a class from a global registry,
-            # and a library's; a closure, or a function of this file that names its globals holding
-            # tensors or modules, may reach them)
+            # own that build `torch.nn` modules or return what a class of a global builds, a
+            # registry's pick included, and a library's; a closure, or a function of this file that
+            # names its globals holding tensors or modules, may reach them)
             return UNKNOWN
         self.followed += 1
         if any(_changeable(definitions.globals.get(root)) for root in self.syntax_fact(function, _changed_roots, definitions)):
