@@ -36,7 +36,7 @@ from gradguard.source.blocks import BlockTree
 from gradguard.source.files import read_source
 from gradguard.source.parser import parse_module
 from gradguard.source.positions import WholeModule
-from gradguard.source.skeleton import parse_skeleton
+from gradguard.source.skeleton import is_skeleton, parse_skeleton
 
 _MAX_REEXPORT_DEPTH = 6
 
@@ -75,7 +75,6 @@ class ProjectIndex:
         self._blocks: dict[Path, BlockTree] = {}  # files placed block by block
         self._texts: dict[Path, str] = {}
         self._analysed: set[Path] = set()  # files this process analyses too: read whole, their tree reused (`parsed`)
-        self._skeletal: set[Path] = set()  # files read as a skeleton (`source.skeleton`): their tree is no document's
         self._located: dict[tuple[str, str], tuple[Path, str] | None] = {}
         self._text_hashes: dict[Path, int] = {}
         self._clock = 0
@@ -207,7 +206,6 @@ class ProjectIndex:
     def _evict(self) -> None:
         evicted, _ = self._definitions.popitem(last=False)
         self.evicted += 1
-        self._skeletal.discard(evicted)
         self._short.pop(evicted, None)
         self._texts.pop(evicted, None)
         self._forget_positions(evicted)
@@ -241,7 +239,8 @@ class ProjectIndex:
         """The tree of `filename` if the index holds it whole for this very text (no second parse)."""
         file = Path(os.path.realpath(filename))
         definitions = self._definitions.get(file)
-        if definitions is None or self._text_hashes.get(file) != hash(text) or file in self._skeletal:
+        if definitions is None or self._text_hashes.get(file) != hash(text) or (
+                definitions.module is not None and is_skeleton(definitions.module)):
             return None
         return definitions.module
 
@@ -259,7 +258,6 @@ class ProjectIndex:
         definitions.reading_cost = {**reads, str(file): budget.READ_STEPS_PER_LINE * (text.count("\n") + 1)}
         self._definitions[file] = definitions
         self._short.pop(file, None)
-        self._skeletal.discard(file)
         self._definitions.move_to_end(file)
         self._note_text(file, hash(text))
         self._texts[file] = text
@@ -315,17 +313,12 @@ class ProjectIndex:
         stored = self.environment.stored_reading(file, text) if installed else None
         if stored is not None and stored.definitions is not None:
             stored.definitions.text = text
-            self._skeletal.add(file)  # its tree may be a skeleton
             return stored.definitions
-        whole = file in self._analysed
         try:
-            module = stored.module if stored is not None else parse_module(text) if whole else parse_skeleton(text)
+            module = stored.module if stored is not None else \
+                parse_module(text) if file in self._analysed else parse_skeleton(text)
         except (cst.ParserSyntaxError, RecursionError, ValueError):
             return None
-        if stored is None and whole:
-            self._skeletal.discard(file)
-        else:  # a stored tree may be a skeleton
-            self._skeletal.add(file)
         with self.recording(str(file)) as reading:
             try:
                 definitions = self._reader(module, str(file), self, text)

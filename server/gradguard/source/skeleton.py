@@ -27,12 +27,12 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
+from gradguard.source.lines import lines_of
 from gradguard.source.parser import MAX_BRACKET_DEPTH, TooDeeplyNested, bracket_depth, parse_module, python_ast
 
-__all__ = ["LazyBlock", "MIN_LINES", "parse_skeleton", "unparsed_bodies"]
+__all__ = ["LazyBlock", "MIN_LINES", "is_skeleton", "parse_skeleton", "unparsed_bodies"]
 
 MIN_LINES = 4  # a shorter body is parsed with the skeleton: its own parse would cost more than it saves
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\n)|[^\r\n]+\Z")
 _BLANK_OR_COMMENT = re.compile(r"[ \t\f]*(?:#.*)?(?:\r\n|\n)?\Z")
 _INDENT = re.compile(r"[ \t\f]*")
 _realizing = threading.Lock()
@@ -72,13 +72,8 @@ class LazyBlock(cst.IndentedBlock):
     def standing_in(cls, placeholder: cst.IndentedBlock, source: str, module: cst.Module) -> LazyBlock:
         """The block `placeholder` (the skeleton's `...` in `module`) stands in for: its statements
         those of `source`, the original lines of the body."""
-        block = cls.__new__(cls)
-        for name in ("header", "indent", "footer"):
-            object.__setattr__(block, name, getattr(placeholder, name))
-        object.__setattr__(block, "_statements", None)
-        object.__setattr__(block, "_source", (source, module.default_indent, module.default_newline))
-        object.__setattr__(block, "_placeholder", placeholder.body)
-        return block
+        return _rebuilt(placeholder.header, placeholder.indent, placeholder.footer, None,
+                        (source, module.default_indent, module.default_newline), placeholder.body)
 
     @property
     def parsed(self) -> bool:
@@ -115,7 +110,7 @@ def parse_skeleton(text: str) -> cst.Module:
     when first read (raises what `parse_module` raises)."""
     if "\r" in text.replace("\r\n", "") or bracket_depth(text) > MAX_BRACKET_DEPTH:
         return parse_module(text)  # the whole text's answer, or its error now: never at a body's first read
-    lines = _LINES.findall(text)
+    lines = lines_of(text)
     try:
         functions = list(_ast_functions(python_ast(text).body))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -152,6 +147,11 @@ def parse_skeleton(text: str) -> cst.Module:
         # a tree fresh from the parser, which nothing else holds yet: its `def` gets the body it stands for
         object.__setattr__(defined[index], "body", LazyBlock.standing_in(placeholder, source, module))  # type: ignore[arg-type]
     return module
+
+
+def is_skeleton(module: cst.Module) -> bool:
+    """Whether `module` is a skeleton with bodies of its own to parse (then it is no document's tree)."""
+    return any(isinstance(f.body, LazyBlock) for f in _cst_functions(module.body))
 
 
 def unparsed_bodies(module: cst.Module) -> int:
