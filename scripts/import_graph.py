@@ -4,8 +4,10 @@
 
 Reads every module's imports with `ast` (nothing is imported). Prints one line per package (or,
 with `--modules`, per module): what it imports from the rest of gradguard. Then the import
-cycles (between packages, and between modules) and every arrow from one adapter (`cli`, `lsp`:
-the front ends) into the other; `verify/`, the runtime verifier, is a service both use. With `--check`, exits 1 when there is any.
+cycles (between packages, and between modules, where an import made only for type checking, under
+`if TYPE_CHECKING:`, runs nothing and is left out: the interpreter's parts name each other's types
+in `analysis/shared.py`'s `Parts`) and every arrow from one adapter (`cli`, `lsp`: the front ends)
+into the other; `verify/`, the runtime verifier, is a service both use. With `--check`, exits 1 when there is any.
 """
 
 from __future__ import annotations
@@ -24,11 +26,18 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path) -> set[str]:
-    """The gradguard modules `path` imports (at any depth of its code)."""
+def imports_of(path: Path, typing: bool = True) -> set[str]:
+    """The gradguard modules `path` imports (at any depth of its code; without `typing`, those
+    imported under `if TYPE_CHECKING:` aside)."""
     found: set[str] = set()
     package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = set() if typing else {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                                    and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
+                                    for statement in block.body for n in ast.walk(statement)}
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.startswith("gradguard"))
         elif isinstance(node, ast.ImportFrom):
@@ -55,7 +64,7 @@ def graph(by_module: bool) -> dict[str, set[str]]:
     for module, path in MODULES.items():
         source = module if by_module else package_of(module)
         targets = edges.setdefault(source, set())
-        for target in imports_of(path):
+        for target in imports_of(path, typing=not by_module):
             target = target if by_module else package_of(target)
             if target != source:
                 targets.add(target)

@@ -10,7 +10,7 @@ import libcst as cst
 from gradguard.analysis.callers import grad_evidence
 from gradguard.analysis.events import Seen
 from gradguard.analysis.names import dotted_name
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -40,15 +40,15 @@ UNSET = object()  # an attribute a module did not have
 _CODE = (ImportRef, FunctionRef, BuiltinRef, SuperValue, PartialValue, GeneratorValue, EitherCode)  # no hover describes these
 
 
-class Bindings(InterpreterState):
+class Bindings(Part):
     """Binds values to assignment targets and rebinds every holder of a value that changed kind or flags."""
 
     def see(self, node: cst.Name, value: Value, state: State) -> None:
         """Remember the value a name of the file's own code holds (not while following a call),
         unless it names code (a function, a class, an import)."""
-        if self.hovers and not self.call_stack and not isinstance(value, _CODE):
+        if self.run.hovers and not self.run.call_stack and not isinstance(value, _CODE):
             saved = state.saves.get(value.version_counter, ()) if isinstance(value, TensorValue) else ()
-            self.seen[node] = Seen(value, saved)
+            self.run.seen[node] = Seen(value, saved)
 
     def bind(self, target: cst.BaseExpression, value: Value, state: State, value_node: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
@@ -58,11 +58,11 @@ class Bindings(InterpreterState):
             for element, item in zip(target.elements, self.unpacked(value, target.elements, state, value_node)):
                 self.bind(element.value, item, state, value_node)
         elif isinstance(target, cst.Attribute):
-            owner = self.eval(target.value, state)
+            owner = self.parts.expressions.eval(target.value, state)
             attribute = target.attr.value
             if isinstance(owner, ModuleValue):
-                if self.assuming is not None:  # undone after the branch (`_other_branch`)
-                    self.undo.append((owner.named_children, attribute, owner.named_children.get(attribute, UNSET)))
+                if self.run.assuming is not None:  # undone after the branch (`_other_branch`)
+                    self.run.undo.append((owner.named_children, attribute, owner.named_children.get(attribute, UNSET)))
                 owner.named_children[attribute] = value
                 if attribute == "forward" and _compiled_forward_of(value, owner):  # `self.forward = torch.compile(self.forward)`
                     owner.compiled = value.compiled
@@ -71,16 +71,16 @@ class Bindings(InterpreterState):
                 self.set_flags(state, owner, evolved(
                     owner, requires_grad=Tri.MAYBE if flag is None else Tri.of(bool(flag))))
             elif isinstance(owner, (ArgumentValue, LostValue)) or owner is UNKNOWN:
-                self.hand_over([value])  # `trainer.h = h`: kept by an object the analysis does not know
+                self.parts.saved_tensors.hand_over([value])  # `trainer.h = h`: kept by an object the analysis does not know
         elif isinstance(target, cst.Subscript):
-            base = self.eval(target.value, state)
-            kinds = [self.eval_slice(element, state) for element in target.slice]
+            base = self.parts.expressions.eval(target.value, state)
+            kinds = [self.parts.expressions.eval_slice(element, state) for element in target.slice]
             base = self.keyed(base, kinds, state)
             if isinstance(base, DictValue) and not base.complete or isinstance(base, LostValue) or base is UNKNOWN \
                     or isinstance(base, ArgumentValue) and not isinstance(value, TensorValue):
-                self.hand_over([value])  # `cache["h"] = h`: a container not known whole (an argument's) may keep it
+                self.parts.saved_tensors.hand_over([value])  # `cache["h"] = h`: a container not known whole (an argument's) may keep it
             if isinstance(base, (SequenceValue, DictValue)):
-                self.store_item(base, single_index(kinds), value, state)
+                self.parts.containers.store_item(base, single_index(kinds), value, state)
                 return
             if not isinstance(base, (ArgumentValue, TensorValue)):
                 return
@@ -88,8 +88,8 @@ class Bindings(InterpreterState):
                 base = self.promote(base, state)
             if isinstance(base, TensorValue):
                 name = dotted_name(target.value)
-                self.mutate(base, target, target.value, f"`{name}[...] = …`" if name else "an index assignment", state)
-                written = self.requires_grad_of(value) & state.grad_enabled
+                self.parts.saved_tensors.mutate(base, target, target.value, f"`{name}[...] = …`" if name else "an index assignment", state)
+                written = self.parts.tensor_ops.requires_grad_of(value) & state.grad_enabled
                 history = value.history if isinstance(value, TensorValue) else frozenset()
                 if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):
                     self.rebind(state, base, evolved(  # `copy_` records a grad_fn: the value joins the graph
@@ -104,7 +104,7 @@ class Bindings(InterpreterState):
         star = next((i for i, e in enumerate(targets) if isinstance(e, cst.StarredElement)), None)
         if isinstance(value, TensorValue):
             value = self.unbind(value, value_node, state)
-        elif not isinstance(value, SequenceValue) and (known := self.elements(value)) is not None:
+        elif not isinstance(value, SequenceValue) and (known := self.parts.containers.elements(value)) is not None:
             value = SequenceValue(tuple(known))
         if not isinstance(value, SequenceValue):
             return [UNKNOWN] * len(targets)
@@ -139,8 +139,8 @@ class Bindings(InterpreterState):
     def set_flags(self, state: State, old: TensorValue, new: TensorValue) -> None:
         """`old`'s flags (requires_grad, leaf) are now `new`'s, for every holder of the tensor: the
         names of this scope and the modules whose parameter it is."""
-        self.shared_changed = True
-        self.touched.append(old.version_counter)
+        self.run.shared_changed = True
+        self.run.touched.append(old.version_counter)
         self.rebind(state, old, new)
         roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
         for module in {id(m): m for root in roots for m in root.tree()}.values():
@@ -152,10 +152,10 @@ class Bindings(InterpreterState):
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
         """An argument used as a tensor from now on: one that may require grad (a finding that
         holds only if it does is a warning; a caller that shows it does makes it an error)."""
-        function = self.analysing
-        if function is not None and function not in self.evidence:
-            self.evidence[function] = grad_evidence(function)
-        requires_grad = Tri.MAYBE if function is None or self.evidence[function] else Tri.NO
+        function = self.run.analysing
+        if function is not None and function not in self.run.evidence:
+            self.run.evidence[function] = grad_evidence(function)
+        requires_grad = Tri.MAYBE if function is None or self.run.evidence[function] else Tri.NO
         tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"),
                              from_argument=True)
         self.rebind(state, value, tensor)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import libcst as cst
 
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
-from gradguard.analysis.custom_functions import CustomFunctions, ctx_method
-from gradguard.analysis.module_calls import ModuleCalls
+from gradguard.analysis.custom_functions import ctx_method
 from gradguard.analysis.names import dotted_name, is_static_method, is_torch_name, normalise_torch_name, qualname_of
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.torch_calls import compiled
 from gradguard.analysis.values import (
@@ -42,32 +41,29 @@ from gradguard.analysis.values import (
 from gradguard.knowledge import surface
 
 
-class Calls(InterpreterState):
+class Calls(Part):
     """Evaluates a call's arguments and dispatches it to the part that knows its callee or receiver."""
 
-    custom_functions: CustomFunctions  # runs `Fn.apply(...)` (given by `Interpreter`)
-    module_calls: ModuleCalls  # calls modules and their methods (given by `Interpreter`)
-
     def eval_call(self, node: cst.Call, state: State) -> Value:
-        self.budget.step()
+        self.run.budget.step()
         func = node.func
         receiver: Value | None = None
         if isinstance(func, cst.Attribute):
-            receiver = self.eval(func.value, state)
+            receiver = self.parts.expressions.eval(func.value, state)
             method = func.attr.value
             if isinstance(receiver, ImportRef):
                 callee: Value = ImportRef(f"{receiver.qualname}.{method}")
             else:
                 callee = UNKNOWN
         elif isinstance(func, cst.Name) and func.value == "super" and state.lookup("super") is None:
-            return self.super_of(state)
+            return self.parts.module_objects.super_of(state)
         else:
             method = None
-            callee = self.eval(func, state)
+            callee = self.parts.expressions.eval(func, state)
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
         for arg in node.args:
-            value = self.eval(arg.value, state)
+            value = self.parts.expressions.eval(arg.value, state)
             if arg.star == "*":
                 if isinstance(value, SequenceValue) and value.repeated is None:
                     args.extend(value.items)
@@ -88,7 +84,7 @@ class Calls(InterpreterState):
         if isinstance(receiver, ModuleValue) and method in receiver.named_children:
             callee, method = receiver.named_children[method], None
         if isinstance(receiver, FunctionRef) and isinstance(receiver.node, cst.ClassDef) and method is not None:
-            callee, method = self.class_member(receiver, method), None
+            callee, method = self.parts.expressions.class_member(receiver, method), None
         if method is not None and receiver is not None and not isinstance(receiver, ImportRef):
             return self.call_method(receiver, method, args, kwargs, node, state)
         return self.call_value(callee, args, kwargs, node, state)
@@ -102,51 +98,51 @@ class Calls(InterpreterState):
         if isinstance(callee, PartialValue):  # `act(x)` for `act = partial(F.relu, inplace=True)`
             callee, args, kwargs = callee.func, [*callee.args, *args], {**callee.kwargs, **kwargs}
         if isinstance(callee, BuiltinRef):
-            return self.call_builtin(callee.name, args, kwargs, node, state)
-        if isinstance(callee, ImportRef) and not is_torch_name(callee.qualname) and not (self.library and not self.call_stack):
-            callee = self.custom_functions.function_apply(callee) or callee  # `Fn.apply(x)` for `Fn` of another file
+            return self.parts.containers.call_builtin(callee.name, args, kwargs, node, state)
+        if isinstance(callee, ImportRef) and not is_torch_name(callee.qualname) and not (self.run.library and not self.run.call_stack):
+            callee = self.parts.custom_functions.function_apply(callee) or callee  # `Fn.apply(x)` for `Fn` of another file
         if isinstance(callee, FunctionApply):
-            return self.custom_functions.apply_function(callee, args, kwargs, node, state)
+            return self.parts.custom_functions.apply_function(callee, args, kwargs, node, state)
         if isinstance(callee, Compiler):  # `torch._dynamo.optimize("inductor")(fn)`
             return compiled(args[0], callee.backend) if args else UNKNOWN
         if isinstance(callee, FunctionRef) and callee.compiled is not None:
-            with self.compiling(callee.compiled, node):
+            with self.run.compiling(callee.compiled, node):
                 return self.call_value(evolved(callee, compiled=None), args, kwargs, node, state)
         name = qualname_of(callee)
         if name == "functools.partial":
             return _partial(args, kwargs)
         if name in ("copy.deepcopy", "copy.copy") and args:
-            return self.copy_object(args[0])
+            return self.parts.module_objects.copy_object(args[0])
         if name == "itertools.repeat" and len(args) == 2 and isinstance(args[1], ConstValue) \
                 and isinstance(args[1].value, int) and 0 <= args[1].value <= MAX_UNROLLED_ELEMENTS:
             return SequenceValue((args[0],) * args[1].value)  # `tuple(repeat(block, 4))`
         if name == "collections.OrderedDict":
-            return self.call_builtin("dict", args, kwargs, node, state)
+            return self.parts.containers.call_builtin("dict", args, kwargs, node, state)
         if name is not None and not is_torch_name(name):
-            if self.library and not self.call_stack:
+            if self.run.library and not self.run.call_stack:
                 return UNKNOWN  # a library's module-level call into another file (`get_logger(__name__)`)
-            callee, name = self.resolve_import(callee), None
+            callee, name = self.parts.user_calls.resolve_import(callee), None
         if name is not None:
-            return self.call_qualified(normalise_torch_name(name), args, kwargs, node, state)
+            return self.parts.torch_calls.call_qualified(normalise_torch_name(name), args, kwargs, node, state)
         if isinstance(callee, ModuleValue):
-            return self.module_calls.call_module(callee, args, kwargs, node, state, report_node=node)
+            return self.parts.module_calls.call_module(callee, args, kwargs, node, state, report_node=node)
         if isinstance(callee, FunctionRef) and isinstance(callee.node, cst.ClassDef):
-            return self.instantiate(callee, args, kwargs, node, state)
-        elif isinstance(callee, FunctionRef) and self.library and not self.call_stack:
+            return self.parts.module_objects.instantiate(callee, args, kwargs, node, state)
+        elif isinstance(callee, FunctionRef) and self.run.library and not self.run.call_stack:
             return UNKNOWN  # a library's module-level call of its functions (`default_cfgs = generate(...)`)
         elif isinstance(callee, FunctionRef) and callee.bound_self is None and \
-                (entry := self.registered_entry(callee, args)) is not None:
-            return self.summarised(entry.node, entry.definitions, [], kwargs, state, lambda: self.call_user_function(
+                (entry := self.parts.user_calls.registered_entry(callee, args)) is not None:
+            return self.parts.user_calls.summarised(entry.node, entry.definitions, [], kwargs, state, lambda: self.parts.user_calls.call_user_function(
                 entry.node, entry.definitions, None, [], kwargs, node, state))
         elif isinstance(callee, FunctionRef) and callee.bound_self is None and callee.closure is not None:
-            return self.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state,
+            return self.parts.user_calls.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state,
                                            closure=callee.closure)
         elif isinstance(callee, FunctionRef) and callee.bound_self is None:
-            return self.summarised(callee.node, callee.definitions, args, kwargs, state, lambda: self.call_user_function(
+            return self.parts.user_calls.summarised(callee.node, callee.definitions, args, kwargs, state, lambda: self.parts.user_calls.call_user_function(
                 callee.node, callee.definitions, None, args, kwargs, node, state))
         elif isinstance(callee, FunctionRef):
-            return self.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
-        self.hand_over([*args, *kwargs.values()])
+            return self.parts.user_calls.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
+        self.parts.saved_tensors.hand_over([*args, *kwargs.values()])
         return lost_from([*args, *kwargs.values()]) if callee is UNKNOWN else UNKNOWN
 
     def call_either(self, callee: EitherCode, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
@@ -176,7 +172,7 @@ class Calls(InterpreterState):
         """`scaler.scale(loss)`: the loss times the scale (nothing saved that a change could meet);
         `scaler.step(optimizer, ...)`: `optimizer.step(...)`; the rest change no tensor of the graph."""
         if method == "scale" and args and isinstance(args[0], TensorValue):
-            return self.apply_aten("mul", [args[0], ConstValue(65536.0)], {}, node, state, None, label="scaler.scale")
+            return self.parts.tensor_ops.apply_aten("mul", [args[0], ConstValue(65536.0)], {}, node, state, None, label="scaler.scale")
         if method == "scale" and args:
             return lost_from(args)
         if method == "step" and args and isinstance(args[0], OptimizerValue):
@@ -193,49 +189,49 @@ class Calls(InterpreterState):
                     return UNKNOWN
             return UNKNOWN
         if isinstance(receiver, SuperValue):
-            return self.call_super(receiver, method, args, kwargs, node, state)
+            return self.parts.module_objects.call_super(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, FunctionCtx):
             return ctx_method(receiver, method, args)
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
             found = receiver.definitions.method(receiver.user_class, method)
             if found is not None:
                 bound = None if is_static_method(found[0]) else receiver
-                return self.call_user_function(found[0], found[1], bound, args, kwargs, node, state)
+                return self.parts.user_calls.call_user_function(found[0], found[1], bound, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue):
-            return self.module_calls.call_module_method(receiver, method, args, kwargs, node, state)
+            return self.parts.module_calls.call_module_method(receiver, method, args, kwargs, node, state)
         if isinstance(receiver, OptimizerValue):
             if method == "step":
                 self.run_step_closure(args[0] if args else kwargs.get("closure"), node, state)
                 for parameter in receiver.parameters:
                     saved_mode = state.grad_enabled
                     state.grad_enabled = Tri.NO
-                    self.mutate(parameter, node, None, f"`{dotted_name(node.func)}()`", state)
+                    self.parts.saved_tensors.mutate(parameter, node, None, f"`{dotted_name(node.func)}()`", state)
                     state.grad_enabled = saved_mode
             return UNKNOWN
         if isinstance(receiver, GradScalerValue):
             return self.scaler_method(method, args, kwargs, node, state)
         if isinstance(receiver, DistributionValue):
-            return self.distribution_method(receiver, method, args, node, state)
+            return self.parts.torch_calls.distribution_method(receiver, method, args, node, state)
         if isinstance(receiver, (SequenceValue, DictValue)):
-            return self.call_container_method(receiver, method, args, kwargs, state)
+            return self.parts.containers.call_container_method(receiver, method, args, kwargs, state)
         if isinstance(receiver, ArgumentValue):
-            if method in surface.NOT_TENSORS or not self.is_tensor_method(method) or any(
+            if method in surface.NOT_TENSORS or not self.parts.tensor_ops.is_tensor_method(method) or any(
                     isinstance(a, ConstValue) and isinstance(a.value, str) for a in args):
-                self.hand_over([*args, *kwargs.values()])  # `outputs.append(h)`: the caller's list keeps it
+                self.parts.saved_tensors.hand_over([*args, *kwargs.values()])  # `outputs.append(h)`: the caller's list keeps it
                 return UNKNOWN  # `s.split("_")`, `d.pop("key")`: not a tensor
-            receiver = self.promote(receiver, state)
+            receiver = self.parts.bindings.promote(receiver, state)
         if isinstance(receiver, LostValue):
             if method == "backward":
-                self.run_backward(receiver, kwargs, state)
+                self.parts.saved_tensors.run_backward(receiver, kwargs, state)
             else:
-                self.hand_over([*args, *kwargs.values()])
+                self.parts.saved_tensors.hand_over([*args, *kwargs.values()])
             return receiver  # `criterion(out, y).mean()`: as lost, from the same tensors
         if not isinstance(receiver, TensorValue):
-            self.hand_over([*args, *kwargs.values()])
+            self.parts.saved_tensors.hand_over([*args, *kwargs.values()])
             if receiver is UNKNOWN:
                 return lost_from([*args, *kwargs.values()])  # `self.loss_fn(out, y)`, `trainer.criterion(out, y)`
             return UNKNOWN
-        return self.call_tensor_method(receiver, method, args, kwargs, node, state)
+        return self.parts.tensor_ops.call_tensor_method(receiver, method, args, kwargs, node, state)
 
 
     def run_step_closure(self, closure: Value | None, node: cst.Call, state: State) -> None:
@@ -243,7 +239,7 @@ class Calls(InterpreterState):
         if not isinstance(closure, FunctionRef) or not isinstance(closure.node, cst.FunctionDef):
             return
         saved_mode, state.grad_enabled = state.grad_enabled, Tri.YES
-        self.call_user_function(closure.node, closure.definitions, closure.bound_self, [], {}, node, state,
+        self.parts.user_calls.call_user_function(closure.node, closure.definitions, closure.bound_self, [], {}, node, state,
                                 closure=closure.closure)
         state.grad_enabled = saved_mode
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 import libcst as cst
 
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -38,7 +38,7 @@ from gradguard.analysis.values import (
 MAX_UNROLLED_ELEMENTS = 16  # a loop or comprehension over a known sequence runs once per element up to this many
 
 
-class Containers(InterpreterState):
+class Containers(Part):
     """The interpreter's part for Python's containers, comprehensions and builtins."""
 
     def join_elements(self, items: list[Value] | tuple[Value, ...], state: State) -> Value:
@@ -79,11 +79,11 @@ class Containers(InterpreterState):
     def iterate(self, iterable: Value, node: cst.CSTNode, state: State) -> Value:
         """What one iteration over `iterable` binds (any of its elements)."""
         if isinstance(iterable, GeneratorValue):
-            return self.run_generator(iterable, state)  # type: ignore[attr-defined]
+            return self.parts.user_calls.run_generator(iterable, state)
         if isinstance(iterable, TensorValue) and iterable.from_argument:
             return ArgumentValue("an element of an argument")  # a list as likely as a tensor's rows
         if isinstance(iterable, TensorValue):
-            return self.unbind(iterable, node, state).item(0)
+            return self.parts.bindings.unbind(iterable, node, state).item(0)
         if isinstance(iterable, ArgumentValue):  # a tensor's rows or a list's elements: not known which
             return ArgumentValue(f"{iterable.name}[i]")
         if isinstance(iterable, SequenceValue) and iterable.repeated is not None:
@@ -226,17 +226,17 @@ class Containers(InterpreterState):
             entries.update({k: v for k, v in kwargs.items() if k not in ("*", "**")})
             return DictValue(entries, complete and "**" not in kwargs)
         if name == "getattr" and len(args) >= 2 and isinstance(args[1], ConstValue) and isinstance(args[1].value, str):
-            found = self.attribute_of(args[0], args[1].value, node, state)
+            found = self.parts.expressions.attribute_of(args[0], args[1].value, node, state)
             return args[2] if found is UNKNOWN and len(args) > 2 else found
         if name == "getattr" and len(args) >= 2 and isinstance(args[1], StringPattern) and isinstance(args[0], ModuleValue):
             names = [n for n in (*args[0].parameters, *args[0].named_children) if args[1].matches(n)]
-            found = self.join_elements([self.attribute_of(args[0], n, node, state) for n in names], state)
+            found = self.join_elements([self.parts.expressions.attribute_of(args[0], n, node, state) for n in names], state)
             return args[2] if found is UNKNOWN and len(args) > 2 else found
         if name == "setattr" and len(args) == 3 and isinstance(args[0], ModuleValue) and isinstance(args[1], ConstValue):
             args[0].named_children[str(args[1].value)] = args[2]
             return ConstValue(None)
         if name == "isinstance" and len(args) == 2:
-            known = self.isinstance_of(args[0], args[1])
+            known = self.parts.expressions.isinstance_of(args[0], args[1])
             return ConstValue(known) if known is not None else UNKNOWN
         return UNKNOWN
 
@@ -245,9 +245,9 @@ class Containers(InterpreterState):
         of them when they are not known one by one)."""
         columns = [self.elements(i) if not isinstance(i, TensorValue) else None for i in iterables]
         if all(c is not None for c in columns) and min(map(len, columns)) <= MAX_UNROLLED_ELEMENTS:  # type: ignore[arg-type]
-            return SequenceValue(tuple(self.call_value(function, list(row), {}, node, state)  # type: ignore[attr-defined]
+            return SequenceValue(tuple(self.parts.calls.call_value(function, list(row), {}, node, state)
                                        for row in zip(*columns)))  # type: ignore[misc]
-        element = self.call_value(function, [self.iterate(i, node, state) for i in iterables], {}, node, state)  # type: ignore[attr-defined]
+        element = self.parts.calls.call_value(function, [self.iterate(i, node, state) for i in iterables], {}, node, state)
         return SequenceValue(repeated=element) if element is not UNKNOWN else UNKNOWN
 
     def filtered(self, predicate: Value, iterable: Value, node: cst.Call, state: State) -> Value:
@@ -260,7 +260,7 @@ class Containers(InterpreterState):
         kept, decided = [], True
         for item in items:
             verdict = truth(item if isinstance(predicate, ConstValue) and predicate.value is None
-                                else self.call_value(predicate, [item], {}, node, state))  # type: ignore[attr-defined]
+                                else self.parts.calls.call_value(predicate, [item], {}, node, state))
             if verdict is not False:
                 kept.append(item)
             decided = decided and verdict is not None
@@ -284,7 +284,7 @@ class Containers(InterpreterState):
         history = frozenset().union(*(t.history for t in tensors))
         known = all(t.graph_known for t in tensors) and all(
             isinstance(term, TensorValue) or (isinstance(term, ConstValue) and _is_number(term.value)) for term in terms)
-        result = self.fresh_result(requires_grad & state.grad_enabled, Origin("a `sum()`", node), history)
+        result = self.parts.tensor_ops.fresh_result(requires_grad & state.grad_enabled, Origin("a `sum()`", node), history)
         return result if known else evolved(result, graph_known=False)
 
     def sequence_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
@@ -330,21 +330,21 @@ class Containers(InterpreterState):
 
         def element() -> None:
             if isinstance(node, cst.DictComp):
-                key = self.eval(node.key, state)
-                value = self.eval(node.value, state)
+                key = self.parts.expressions.eval(node.key, state)
+                value = self.parts.expressions.eval(node.value, state)
                 if isinstance(key, ConstValue):
                     entries[key.value] = value
                 else:
                     exact[0] = False
                 produced.append(value)
             else:
-                produced.append(self.eval(node.elt, state))
+                produced.append(self.parts.expressions.eval(node.elt, state))
 
         def clause(comp: cst.BaseCompFor | None) -> None:
             if comp is None:
                 element()
                 return
-            iterable = self.eval(comp.iter, state)
+            iterable = self.parts.expressions.eval(comp.iter, state)
             items = self.elements(iterable)
             if items is None or len(items) > MAX_UNROLLED_ELEMENTS:  # twice, as a loop: a second element sees the first
                 exact[0] = False
@@ -353,8 +353,8 @@ class Containers(InterpreterState):
                 if not exact[0] and index and produced and all(isinstance(v, ModuleValue) for v in produced):
                     break  # modules built from an unknown range: one of each is enough
                 self.remember_names(comp.target, state, bound)
-                self.bind(comp.target, item, state, comp.iter)
-                if not any(self.eval(test.test, state) == ConstValue(False) for test in comp.ifs):
+                self.parts.bindings.bind(comp.target, item, state, comp.iter)
+                if not any(self.parts.expressions.eval(test.test, state) == ConstValue(False) for test in comp.ifs):
                     clause(comp.inner_for_in)
 
         clause(node.for_in)
@@ -383,14 +383,14 @@ class Containers(InterpreterState):
         complete = True
         for element in node.elements:
             if isinstance(element, cst.DictElement):
-                key = self.eval(element.key, state)
-                value = self.eval(element.value, state)
+                key = self.parts.expressions.eval(element.key, state)
+                value = self.parts.expressions.eval(element.value, state)
                 if isinstance(key, ConstValue):
                     entries[key.value] = value
                 else:
                     complete = False
             else:
-                spread = self.eval(element.value, state)
+                spread = self.parts.expressions.eval(element.value, state)
                 if isinstance(spread, DictValue):
                     entries.update(spread.entries)
                     complete = complete and spread.complete

@@ -3,21 +3,19 @@ makes its outputs nodes of the graph that save what `ctx.save_for_backward` was 
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol
 
 import libcst as cst
 
 from gradguard.analysis.names import normalise_torch_name, qualname_of
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
     ConstValue,
-    Definitions,
     FunctionApply,
     FunctionCtx,
     FunctionRef,
     ImportRef,
-    ModuleValue,
     Origin,
     SavedRecord,
     SequenceValue,
@@ -49,28 +47,6 @@ def _tensors(value: Value) -> list[TensorValue]:
     return [item for item in contents(value) if isinstance(item, TensorValue)]
 
 
-class Interpreting(Protocol):
-    """What running a custom Function needs of the interpreter: its calls, saves and tensor ops."""
-
-    next_serial: int
-
-    def resolve_import(self, ref: Value) -> Value: ...
-
-    def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
-                           args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value: ...
-
-    def mutate(self, tensor: TensorValue, node: cst.CSTNode, target_node: cst.CSTNode | None, verb: str,
-               state: State) -> None: ...
-
-    def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None: ...
-
-    def requires_grad_of(self, value: Value | None) -> Tri: ...
-
-    def rebind(self, state: State, old: Value, new: Value) -> None: ...
-
-    def with_history(self, result: Value, inputs: Iterable[Value], first_serial: int, state: State) -> Value: ...
-
-
 def ctx_method(ctx: FunctionCtx, method: str, args: list[Value]) -> Value:
     """`ctx.save_for_backward(...)`, `ctx.mark_dirty(...)`; the other methods of `ctx` change nothing we model."""
     if method == "save_for_backward":
@@ -80,18 +56,15 @@ def ctx_method(ctx: FunctionCtx, method: str, args: list[Value]) -> Value:
     return ConstValue(None)
 
 
-class CustomFunctions:
-    """Runs custom autograd Functions with the interpreter it is given."""
-
-    def __init__(self, interpreter: Interpreting) -> None:
-        self._interpreter = interpreter
+class CustomFunctions(Part):
+    """Runs custom autograd Functions."""
 
     def function_apply(self, ref: ImportRef) -> FunctionApply | None:
         """`Fn.apply` for `Fn` a custom Function of another file (`from ops import Fn`)."""
         owner, _, attribute = ref.qualname.rpartition(".")
         if attribute != "apply" or not owner:
             return None
-        cls = self._interpreter.resolve_import(ImportRef(owner))
+        cls = self.parts.user_calls.resolve_import(ImportRef(owner))
         return FunctionApply(cls) if isinstance(cls, FunctionRef) and is_autograd_function(cls) else None
 
     def apply_function(self, apply: FunctionApply, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
@@ -101,7 +74,7 @@ class CustomFunctions:
         An output that is an input, or a view (of one, or of a tensor `forward` made), is a custom-Function
         view unless `mark_dirty` said the input was changed in place: an in-place change of it raises. An
         input marked dirty is changed in place at `apply`, where torch refuses a leaf that requires grad."""
-        interpreter, cls = self._interpreter, apply.function
+        cls = apply.function
         forward = cls.definitions.method(cls.name, "forward")
         setup = cls.definitions.method(cls.name, "setup_context")
         if forward is None:
@@ -110,9 +83,9 @@ class CustomFunctions:
         state.grad_enabled = Tri.NO
         try:
             given = args if setup is not None else [ctx, *args]
-            result = interpreter.call_user_function(forward[0], forward[1], None, given, kwargs, node, state)
+            result = self.parts.user_calls.call_user_function(forward[0], forward[1], None, given, kwargs, node, state)
             if setup is not None:
-                interpreter.call_user_function(setup[0], setup[1], None, [ctx, SequenceValue(tuple(args)), result],
+                self.parts.user_calls.call_user_function(setup[0], setup[1], None, [ctx, SequenceValue(tuple(args)), result],
                                                {}, node, state)
         finally:
             state.grad_enabled = outer
@@ -121,32 +94,32 @@ class CustomFunctions:
                 starred = any(arg.star for arg in node.args)  # `apply(*tensors)`: no argument node is its own
                 written = None if starred else next((arg.value for arg, value in zip(node.args, args)
                                                      if value is changed), None)
-                interpreter.mutate(changed, node, written, f"`{cls.name}.apply` (its `forward` marks it dirty)", state)
+                self.parts.saved_tensors.mutate(changed, node, written, f"`{cls.name}.apply` (its `forward` marks it dirty)", state)
         if result is UNKNOWN:
             return lost_from([*args, *kwargs.values()])
         inputs = [*args, *kwargs.values()]
         requires_grad = Tri.NO
         for value in inputs:
-            requires_grad = requires_grad | interpreter.requires_grad_of(value)
+            requires_grad = requires_grad | self.parts.tensor_ops.requires_grad_of(value)
         requires_grad = requires_grad & outer
         if requires_grad is Tri.NO:
             return result
         label = f"{cls.name}.apply"
-        first_serial = interpreter.next_serial
+        first_serial = self.run.next_serial
         output_counters = {t.version_counter for t in _tensors(result)}
         for saved in _tensors(SequenceValue(tuple(ctx.saved))):
             output = saved.version_counter in output_counters
             record = SavedRecord(label, cls.name, "output" if output else "input", node,
                                  requires_grad is Tri.YES and saved.alias_certain, at_call=output)
-            interpreter.save(saved, record, state)
+            self.parts.saved_tensors.save(saved, record, state)
         dirty = {t.version_counter for t in _tensors(SequenceValue(tuple(ctx.dirty)))}
         made = _function_outputs(result, cls.name, requires_grad, dirty,
                                  {id(t) for t in _tensors(SequenceValue(tuple(inputs)))}, node)
         for old in _tensors(SequenceValue(tuple(ctx.dirty))):  # the input, changed in place, is now an output
             new = next((t for t in _tensors(made) if t.version_counter == old.version_counter), None)
             if new is not None:
-                interpreter.rebind(state, old, new)
-        return interpreter.with_history(made, inputs, first_serial, state)
+                self.parts.bindings.rebind(state, old, new)
+        return self.parts.tensor_ops.with_history(made, inputs, first_serial, state)
 
 
 def _function_outputs(result: Value, name: str, requires_grad: Tri, dirty: set[int], inputs: set[int],

@@ -10,11 +10,10 @@ from typing import Callable
 import libcst as cst
 
 from gradguard.analysis.bindings import single_index
-from gradguard.analysis.calls import Calls
-from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, Containers
+from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS
 from gradguard.analysis.custom_functions import is_autograd_function
 from gradguard.analysis.names import decorated_as, is_torch_name, normalise_torch_name, qualname_of
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -47,7 +46,7 @@ from gradguard.knowledge import surface
 _PROPERTIES = ("property", "functools.cached_property", "cached_property")  # read as an attribute: the method runs
 
 
-class Expressions(InterpreterState):
+class Expressions(Part):
     """Evaluates expressions to abstract values: one handler per kind of expression, in `_expression_handlers`."""
 
     def eval(self, node: cst.BaseExpression, state: State) -> Value:
@@ -63,16 +62,16 @@ class Expressions(InterpreterState):
         name = node.value
         value = state.lookup(name)
         if value is not None:
-            self.see(node, value, state)
+            self.parts.bindings.see(node, value, state)
             return value
-        if name in self.definitions.globals:
-            return self.definitions.globals[name]
+        if name in self.run.definitions.globals:
+            return self.run.definitions.globals[name]
         if name in ("True", "False", "None"):
             return ConstValue({"True": True, "False": False, "None": None}[name])
         if name in BUILTINS:
             return BuiltinRef(name)
-        if self.definitions.star_imports and self.project is not None and self.definitions.path is not None:
-            found = self.project.star_imported(self.definitions.path, self.definitions.star_imports, name)
+        if self.run.definitions.star_imports and self.run.project is not None and self.run.definitions.path is not None:
+            found = self.run.project.star_imported(self.run.definitions.path, self.run.definitions.star_imports, name)
             if found is not None:
                 return ImportRef(found)
         return UNKNOWN
@@ -124,19 +123,19 @@ class Expressions(InterpreterState):
         if isinstance(owner, ImportRef):
             return ImportRef(f"{owner.qualname}.{attribute}")
         if isinstance(owner, ModuleValue):
-            found = self.module_attribute(owner, attribute, node)
+            found = self.parts.module_objects.module_attribute(owner, attribute, node)
             if isinstance(found, FunctionRef) and found.bound_self is owner and isinstance(found.node, cst.FunctionDef) \
                     and any(decorated_as(found.node, kind) for kind in _PROPERTIES):
-                return self.call_user_function(found.node, found.definitions, owner, [], {}, node, state)
+                return self.parts.user_calls.call_user_function(found.node, found.definitions, owner, [], {}, node, state)
             return found
         if isinstance(owner, SequenceValue) and owner.repeated is None and attribute in _NAMED_RESULTS:
             return owner.item(_NAMED_RESULTS[attribute])  # `x.max(dim=1).values`
         if isinstance(owner, ArgumentValue) and attribute in ("data", "T", "mT", "grad"):
-            owner = self.promote(owner, state)
+            owner = self.parts.bindings.promote(owner, state)
         if isinstance(owner, TensorValue):
-            return self.tensor_attribute(owner, attribute, node, state)
+            return self.parts.tensor_ops.tensor_attribute(owner, attribute, node, state)
         if isinstance(owner, DistributionValue) and attribute in surface.DISTRIBUTION_TENSORS:
-            return self.distribution_method(owner, attribute, [], node, state)
+            return self.parts.torch_calls.distribution_method(owner, attribute, [], node, state)
         if isinstance(owner, FunctionRef) and isinstance(owner.node, cst.ClassDef):
             return self.class_member(owner, attribute)
         return UNKNOWN
@@ -152,7 +151,7 @@ class Expressions(InterpreterState):
         found = owner.definitions.method(owner.name, attribute)
         if found is not None:  # a classmethod's `cls` is a copy: templates never change once built
             template = owner.definitions.classes[owner.name][1]
-            return FunctionRef(attribute, found[0], found[1], bound_self=self.instance_copy(template)
+            return FunctionRef(attribute, found[0], found[1], bound_self=self.parts.module_objects.instance_copy(template)
                                if decorated_as(found[0], "classmethod") else None)
         shared = owner.definitions.class_attribute(owner.name, attribute)
         return shared if shared is not None else UNKNOWN
@@ -160,25 +159,25 @@ class Expressions(InterpreterState):
     def _subscript(self, node: cst.Subscript, state: State) -> Value:
         base = self.eval(node.value, state)
         if isinstance(base, ImportRef) and not is_torch_name(base.qualname):
-            base = self.resolve_import(base)  # `ACT2FN["gelu"]`
+            base = self.parts.user_calls.resolve_import(base)  # `ACT2FN["gelu"]`
         kinds = [self.eval_slice(element, state) for element in node.slice]
-        base = self.keyed(base, kinds, state)
+        base = self.parts.bindings.keyed(base, kinds, state)
         if isinstance(base, SequenceValue) and base.repeated is None and len(node.slice) == 1 \
                 and isinstance(node.slice[0].slice, cst.Slice) \
                 and (bounds := _constant_slice(node.slice[0].slice)) is not None:
             return SequenceValue(base.items[bounds], mutable=base.mutable)  # `list(model.children())[:-2]`
         if isinstance(base, (SequenceValue, DictValue)):
             if isinstance(base, SequenceValue) and len(kinds) == 1 and kinds[0] == "basic":
-                return SequenceValue(repeated=self.join_elements(base.items, state)) if base.repeated is None \
+                return SequenceValue(repeated=self.parts.containers.join_elements(base.items, state)) if base.repeated is None \
                     else base  # a slice of the list
-            return self.subscript_of(base, single_index(kinds), state)
+            return self.parts.containers.subscript_of(base, single_index(kinds), state)
         if isinstance(base, ModuleValue) and base.user_class is not None and base.definitions is not None \
                 and len(kinds) == 1 and not isinstance(kinds[0], str) \
                 and (getitem := base.definitions.method(base.user_class, "__getitem__")) is not None:
-            return self.call_user_function(getitem[0], getitem[1], base, [kinds[0]], {}, node, state)
+            return self.parts.user_calls.call_user_function(getitem[0], getitem[1], base, [kinds[0]], {}, node, state)
         if isinstance(base, ModuleValue) and base.mapping is not None and len(kinds) == 1 \
                 and not isinstance(kinds[0], str):
-            return self.subscript_of(base.mapping, kinds[0], state)
+            return self.parts.containers.subscript_of(base.mapping, kinds[0], state)
         if isinstance(base, ModuleValue) and base.user_class is None and base.children is not None \
                 and base.children_exact and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice) \
                 and (bounds := _constant_slice(node.slice[0].slice)) is not None:
@@ -192,10 +191,10 @@ class Expressions(InterpreterState):
             if isinstance(index, ConstValue) and isinstance(index.value, str) and index.value in base.named_children:
                 return base.named_children[index.value]
             if base.children and not isinstance(index, ConstValue):
-                return self.join_elements(base.children, state)
+                return self.parts.containers.join_elements(base.children, state)
             return UNKNOWN
         if isinstance(base, ArgumentValue):
-            base = self.promote(base, state)
+            base = self.parts.bindings.promote(base, state)
         if not isinstance(base, TensorValue):
             return UNKNOWN
         basic = all(k == "basic" or isinstance(k, IntValue) or (isinstance(k, ConstValue) and isinstance(k.value, int))
@@ -213,8 +212,8 @@ class Expressions(InterpreterState):
             return base.fresh_view(Origin("an indexed view", node), grad_enabled=state.grad_enabled,
                                    node="Select" if selects else None)
         if advanced:
-            return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed copy", node), base.history)
-        return self.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed tensor", node), base.history)
+            return self.parts.tensor_ops.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed copy", node), base.history)
+        return self.parts.tensor_ops.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed tensor", node), base.history)
 
     def eval_slice(self, element: cst.SubscriptElement, state: State) -> Value | str:
         inner = element.slice
@@ -249,7 +248,7 @@ class Expressions(InterpreterState):
         listed = _list_arithmetic(operator, left, right)
         if listed is not None:
             return listed
-        integer = self.int_arithmetic(left, right, _INT_OPERATORS.get(operator))
+        integer = self.parts.containers.int_arithmetic(left, right, _INT_OPERATORS.get(operator))
         if integer is not None:
             return integer
         if isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "Add" \
@@ -259,15 +258,15 @@ class Expressions(InterpreterState):
             return UNKNOWN
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
             if isinstance(left, ArgumentValue):
-                left = self.promote(left, state)
+                left = self.parts.bindings.promote(left, state)
             if isinstance(right, ArgumentValue):
-                right = self.promote(right, state)
+                right = self.parts.bindings.promote(right, state)
             if isinstance(left, TensorValue):
-                return self.apply_aten(aten, [left, right], {}, node, state, None)
+                return self.parts.tensor_ops.apply_aten(aten, [left, right], {}, node, state, None)
             reflected = {"add": "add", "mul": "mul"}.get(aten)
             if reflected is not None:
-                return self.apply_aten(reflected, [right, left], {}, node, state, None)
-            return self.fresh_result(right.requires_grad & state.grad_enabled, Origin(f"the result of `{aten}`", node),
+                return self.parts.tensor_ops.apply_aten(reflected, [right, left], {}, node, state, None)
+            return self.parts.tensor_ops.fresh_result(right.requires_grad & state.grad_enabled, Origin(f"the result of `{aten}`", node),
                                      right.history)
         return UNKNOWN
 
@@ -302,7 +301,7 @@ class Expressions(InterpreterState):
     def _unary(self, node: cst.UnaryOperation, state: State) -> Value:
         operand = self.eval(node.expression, state)
         if isinstance(operand, TensorValue):
-            return self.fresh_result(operand.requires_grad & state.grad_enabled, Origin("a negation", node),
+            return self.parts.tensor_ops.fresh_result(operand.requires_grad & state.grad_enabled, Origin("a negation", node),
                                      operand.history)
         if isinstance(operand, ConstValue) and isinstance(operand.value, (int, float)) and isinstance(node.operator, cst.Minus):
             return ConstValue(-operand.value)
@@ -312,25 +311,34 @@ class Expressions(InterpreterState):
 
     def _named_expr(self, node: cst.NamedExpr, state: State) -> Value:
         value = self.eval(node.value, state)
-        self.bind(node.target, value, state, node.value)
+        self.parts.bindings.bind(node.target, value, state, node.value)
         return value
 
     def _yield(self, node: cst.Yield, state: State) -> Value:
         """`yield value` (`yield from iterable`: each of its elements): an element of the iteration
         running the generator, if one does; what the generator is sent back is not known."""
         if isinstance(node.value, cst.From):
-            value = self.iterate(self.eval(node.value.item, state), node, state)
+            value = self.parts.containers.iterate(self.eval(node.value.item, state), node, state)
         else:
             value = self.eval(node.value, state) if node.value is not None else ConstValue(None)
-        self.yielded(node, value, state)
+        self.parts.user_calls.yielded(node, value, state)
         return UNKNOWN
 
     def _lambda(self, node: cst.Lambda, state: State) -> Value:
         """`lambda x: ...`: a function like a `def` returning its expression, seeing the names around it."""
-        definitions = self.call_definitions[-1] if self.call_stack else self.definitions
-        inside = bool(self.call_stack) or self.analysing is not None
-        return FunctionRef("<lambda>", self.syntax_fact(node, _lambda_function), definitions,
+        definitions = self.run.call_definitions[-1] if self.run.call_stack else self.run.definitions
+        inside = bool(self.run.call_stack) or self.run.analysing is not None
+        return FunctionRef("<lambda>", self.parts.user_calls.syntax_fact(node, _lambda_function), definitions,
                            closure=state.env if inside else None)
+
+    def _call(self, node: cst.Call, state: State) -> Value:
+        return self.parts.calls.eval_call(node, state)
+
+    def _comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp, state: State) -> Value:
+        return self.parts.containers.comprehension(node, state)
+
+    def _dict(self, node: cst.Dict, state: State) -> Value:
+        return self.parts.containers.dict_display(node, state)
 
     def _if_exp(self, node: cst.IfExp, state: State) -> Value:
         test = self.eval(node.test, state)
@@ -392,12 +400,12 @@ class Expressions(InterpreterState):
         cst.Lambda: _lambda,
         cst.Yield: _yield,
         cst.NamedExpr: _named_expr,
-        cst.Call: Calls.eval_call,
-        cst.ListComp: Containers.comprehension,
-        cst.GeneratorExp: Containers.comprehension,
-        cst.SetComp: Containers.comprehension,
-        cst.DictComp: Containers.comprehension,
-        cst.Dict: Containers.dict_display,
+        cst.Call: _call,
+        cst.ListComp: _comprehension,
+        cst.GeneratorExp: _comprehension,
+        cst.SetComp: _comprehension,
+        cst.DictComp: _comprehension,
+        cst.Dict: _dict,
     }
 
 

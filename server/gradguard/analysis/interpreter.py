@@ -16,15 +16,13 @@ This file runs them over a file: the module level, then each function as an entr
 
 from __future__ import annotations
 
-from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.bindings import Bindings
 from gradguard.analysis.budget import OverBudget
-from gradguard.analysis.callers import GRAD_MODE_WORDS, grad_off_functions
 from gradguard.analysis.calls import Calls
 from gradguard.analysis.checkpoint import MAX_CHECKPOINTS, restore as checkpoint_restore, take as checkpoint_take
 from gradguard.analysis.containers import Containers
@@ -37,6 +35,7 @@ from gradguard.analysis.module_objects import ModuleObjects
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.reuse import Reuse, defined_in, first_changed
 from gradguard.analysis.saved_tensors import SavedTensors
+from gradguard.analysis.shared import InterpreterState, Parts
 from gradguard.analysis.state import State
 from gradguard.analysis.statements import Statements
 from gradguard.analysis.tensor_ops import TensorOps
@@ -50,38 +49,32 @@ if TYPE_CHECKING:
 __all__ = ["Interpreter", "dotted_name", "interpret", "read_top_level"]
 
 
-class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, ModuleObjects, TorchCalls, TensorOps,
-                  Containers, SavedTensors):
-    """Interprets one parsed file and collects its in-place changes."""
+class Interpreter:
+    """Interprets one parsed file with its parts and collects its in-place changes."""
 
     def __init__(self, module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
                  previous: ScopeResult | None = None, replaced: Iterable[cst.CSTNode] = (), hovers: bool = False,
                  source: Callable[[cst.CSTNode], str | None] | None = None,
                  checkpoints_at: frozenset[int] = frozenset(), text: str | None = None) -> None:
         replaced = list(replaced)
-        super().__init__(module, path, project, previous,
-                         frozenset(f for node in replaced for f in defined_in(node) if isinstance(f, cst.FunctionDef)), hovers)
+        run = self.run_state = InterpreterState(
+            module, path, project, previous,
+            frozenset(f for node in replaced for f in defined_in(node) if isinstance(f, cst.FunctionDef)), hovers)
         if source is not None:
-            self.source_of = source
-        self.definitions.text = text
-        self.checkpoints_at = checkpoints_at
-        self.custom_functions = CustomFunctions(self)
-        self.module_calls = ModuleCalls(self)
+            run.source_of = source
+        run.definitions.text = text
+        run.checkpoints_at = checkpoints_at
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
-        self.evidence: dict[cst.FunctionDef, bool] = {}  # `grad_evidence` of each entry point, once
-        self.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
+        run.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
+        parts = self.parts = Parts()
+        parts.statements, parts.expressions = Statements(run, parts), Expressions(run, parts)
+        parts.bindings, parts.calls, parts.frames = Bindings(run, parts), Calls(run, parts), Frames(run, parts)
+        parts.saved_tensors, parts.tensor_ops = SavedTensors(run, parts), TensorOps(run, parts)
+        parts.torch_calls, parts.module_calls = TorchCalls(run, parts), ModuleCalls(run, parts)
+        parts.module_objects, parts.custom_functions = ModuleObjects(run, parts), CustomFunctions(run, parts)
+        parts.user_calls, parts.containers = UserCalls(run, parts), Containers(run, parts)
 
     # ---- entry points -------------------------------------------------------------------
-
-    @cached_property
-    def grad_off(self) -> frozenset[cst.FunctionDef]:
-        """The functions the file refers to only where grad is off (`callers.py`), found when an
-        entry point is first analysed (a file read for its definitions never needs them)."""
-        if not any(self.definitions.mentions(word) for word in GRAD_MODE_WORDS):
-            return frozenset()
-        known = self.previous.references if self.previous is not None else None
-        off, self.result.references = grad_off_functions(self.module, known)  # type: ignore[arg-type]
-        return off
 
     def run(self, *, functions: bool = True) -> ScopeResult:
         """Interpret the module-level code, then (with `functions`) every function and method.
@@ -93,152 +86,126 @@ class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, M
         `reuse.py`). Past the file's budget, the functions not analysed yet are left out (a `Cut`
         says which).
         """
-        with budget.using(self.budget), self.budget.scope(budget.FILE_STEPS) as depth:
+        with budget.using(self.run_state.budget), self.run_state.budget.scope(budget.FILE_STEPS) as depth:
             try:
                 self._module_level()
                 units = self._reusable_units()
-                while self.deferred and functions:
-                    self._analyse_deferred(self.deferred.pop(0), units)
+                while self.run_state.deferred and functions:
+                    self._analyse_deferred(self.run_state.deferred.pop(0), units)
             except OverBudget as error:
                 if error.depth != depth:
                     raise
                 self._cut_file(error.reason)
-        self.deferred = []
-        self.result.cut_calls = bool(self.cut_calls)
-        called = set(self.result.module_entered).union(*(unit.entered for unit in self.result.units.values()))
-        self.result.changes = [c for c in self.result.changes if c.standalone_of not in called]
-        return self.result
+        self.run_state.deferred = []
+        self.run_state.result.cut_calls = bool(self.run_state.cut_calls)
+        called = set(self.run_state.result.module_entered).union(*(unit.entered for unit in self.run_state.result.units.values()))
+        self.run_state.result.changes = [c for c in self.run_state.result.changes if c.standalone_of not in called]
+        return self.run_state.result
 
     def _reusable_units(self) -> dict[cst.FunctionDef, Unit]:
         """The previous version's units that may stand: all of them but those that ran into a
         replaced function when the module level's result stood; else each one checked against
         what the module level built (`reuse.py`)."""
-        previous = self.previous
-        if previous is None or previous.definitions is None or previous.cut_calls or self.cut_calls or (
-                self.module_reused and self.entered & self.replaced):
+        previous = self.run_state.previous
+        if previous is None or previous.definitions is None or previous.cut_calls or self.run_state.cut_calls or (
+                self.run_state.module_reused and self.run_state.entered & self.run_state.replaced):
             return {}  # calls some analyses stopped following: what each reused result saw is not known
-        if not self.module_reused:
+        if not self.run_state.module_reused:
             before = previous.top_level
-            if before is None or before.star_imports != self.definitions.star_imports:
+            if before is None or before.star_imports != self.run_state.definitions.star_imports:
                 return {}
-            self.reuse = Reuse(before.globals, previous.body, self.definitions,
-                               self.result.facts, self.source_of)
+            self.run_state.reuse = Reuse(before.globals, previous.body, self.run_state.definitions,
+                               self.run_state.result.facts, self.run_state.source_of)
         return previous.units
 
     def _module_level(self) -> None:
-        previous = self.previous
+        previous = self.run_state.previous
         if previous is not None:
-            self.result.facts = previous.facts.kept_for(self.module.body)
-        self.result.body = tuple(self.module.body)
-        self.module_reused = previous is not None and self.bodies_only and self._reuse_module_level(previous)
-        if self.module_reused:
-            self.result.checkpoints = previous.checkpoints  # its statements stand; the next version may start there
+            self.run_state.result.facts = previous.facts.kept_for(self.run_state.module.body)
+        self.run_state.result.body = tuple(self.run_state.module.body)
+        self.run_state.module_reused = previous is not None and self.run_state.bodies_only and self._reuse_module_level(previous)
+        if self.run_state.module_reused:
+            self.run_state.result.checkpoints = previous.checkpoints  # its statements stand; the next version may start there
         else:
-            self.definitions.start(self.module)
-            state = State(self.definitions.globals)
+            self.run_state.definitions.start(self.run_state.module)
+            state = State(self.run_state.definitions.globals)
             try:
-                self.run_unit(self._module_statements(state), state, None)
+                self.parts.frames.run_unit(self._module_statements(state), state, None)
             finally:
-                self.definitions.globals = state.env
-            self.result.module_reads = dict(self.budget.charged)  # what the module level used: it runs first
-            self.definitions.unread = frozenset(self.budget.unread)
-            for change in self.pending:
+                self.run_state.definitions.globals = state.env
+            self.run_state.result.module_reads = dict(self.run_state.budget.charged)  # what the module level used: it runs first
+            self.run_state.definitions.unread = frozenset(self.run_state.budget.unread)
+            for change in self.run_state.pending:
                 change.backward_follows = Tri.NO
-            self.pending = []
-        self.result.module_changes = list(self.result.changes)
-        self.result.module_entered = frozenset(self.entered)
-        self.result.module_seen = self.seen
-        self.result.module_next_serial = self.next_serial
-        if self.module_reused:
-            self.result.module_reads = previous.module_reads  # type: ignore[union-attr]
-            self.budget.charge_again(self.result.module_reads, self.definitions.unread)
-        self.result.module_cuts = list(self.result.cuts)
-        self.result.plan = list(self.deferred)
+            self.run_state.pending = []
+        self.run_state.result.module_changes = list(self.run_state.result.changes)
+        self.run_state.result.module_entered = frozenset(self.run_state.entered)
+        self.run_state.result.module_seen = self.run_state.seen
+        self.run_state.result.module_next_serial = self.run_state.next_serial
+        if self.run_state.module_reused:
+            self.run_state.result.module_reads = previous.module_reads  # type: ignore[union-attr]
+            self.run_state.budget.charge_again(self.run_state.result.module_reads, self.run_state.definitions.unread)
+        self.run_state.result.module_cuts = list(self.run_state.result.cuts)
+        self.run_state.result.plan = list(self.run_state.deferred)
 
     def _module_statements(self, state: State) -> Iterator[cst.BaseStatement]:
         """The top-level statements to run (`checkpoint.py`): after the longest of the previous
         version's checkpoints that applies (the state restored as it was there), else all; a
         checkpoint is taken before the first one the previous version did not have."""
-        body, previous = self.module.body, self.previous
-        steps = self.budget.steps
+        body, previous = self.run_state.module.body, self.run_state.previous
+        steps = self.run_state.budget.steps
         start, at = 0, None
         if previous is not None:
-            kept = [c for c in previous.checkpoints if c.applies_to(body, self.hovers)]
+            kept = [c for c in previous.checkpoints if c.applies_to(body, self.run_state.hovers)]
             if kept:
-                checkpoint_restore(kept[-1], self, state)
+                checkpoint_restore(kept[-1], self.run_state, state)
                 start = len(kept[-1].prefix)
-            self.result.checkpoints = tuple(kept)
+            self.run_state.result.checkpoints = tuple(kept)
             at = first_changed(body, previous.body)
         for index in range(start, len(body)):
-            if index > start and (index == at or index in self.checkpoints_at):
-                taken = checkpoint_take(self, state, index, self.budget.steps - steps)
+            if index > start and (index == at or index in self.run_state.checkpoints_at):
+                taken = checkpoint_take(self.run_state, state, index, self.run_state.budget.steps - steps)
                 if taken is not None:  # typing moves on, or back to a statement above: a few are kept
-                    self.result.checkpoints = (*self.result.checkpoints, taken)[-MAX_CHECKPOINTS:]
+                    self.run_state.result.checkpoints = (*self.run_state.result.checkpoints, taken)[-MAX_CHECKPOINTS:]
             yield body[index]
 
     def _analyse_deferred(self, deferred: Deferred, units: dict[cst.FunctionDef, Unit]) -> None:
         unit = units.get(deferred.function)
-        grad_off = deferred.function in self.grad_off
-        if unit is not None and unit.grad_off == grad_off and not unit.entered & self.replaced and not unit.shares and \
-                self.budget.fits(unit.steps) and (self.reuse is None or self.reuse.holds(deferred.function, unit)):
-            self.result.changes.extend(unit.changes)
-            self.result.cuts.extend(unit.cuts)
-            self.defer(*unit.nested)
-            self.budget.steps += unit.steps  # as if it ran: the file's budget cuts where a run from the top would
+        grad_off = deferred.function in self.parts.frames.grad_off
+        if unit is not None and unit.grad_off == grad_off and not unit.entered & self.run_state.replaced and not unit.shares and \
+                self.run_state.budget.fits(unit.steps) and (self.run_state.reuse is None or self.run_state.reuse.holds(deferred.function, unit)):
+            self.run_state.result.changes.extend(unit.changes)
+            self.run_state.result.cuts.extend(unit.cuts)
+            self.parts.frames.defer(*unit.nested)
+            self.run_state.budget.steps += unit.steps  # as if it ran: the file's budget cuts where a run from the top would
         else:
-            start, cuts, queued = len(self.result.changes), len(self.result.cuts), len(self.deferred)
-            steps, stopped = self.budget.steps, len(self.cut_calls)
-            self.entered, self.seen, self.shared_changed = set(), {}, False
-            self.analyse_function(deferred.function, self_value=self.instance_copy(deferred.template),
+            start, cuts, queued = len(self.run_state.result.changes), len(self.run_state.result.cuts), len(self.run_state.deferred)
+            steps, stopped = self.run_state.budget.steps, len(self.run_state.cut_calls)
+            self.run_state.entered, self.run_state.seen, self.run_state.shared_changed = set(), {}, False
+            self.parts.frames.analyse_function(deferred.function, self_value=self.parts.module_objects.instance_copy(deferred.template),
                                   is_forward=deferred.is_forward)
-            unit = Unit(self.result.changes[start:], frozenset(self.entered), tuple(self.deferred[queued:]),
-                        self.seen, tuple(self.result.cuts[cuts:]), self.shared_changed or len(self.cut_calls) > stopped,
-                        self.budget.steps - steps, grad_off)
-        self.result.units[deferred.function] = unit
+            unit = Unit(self.run_state.result.changes[start:], frozenset(self.run_state.entered), tuple(self.run_state.deferred[queued:]),
+                        self.run_state.seen, tuple(self.run_state.result.cuts[cuts:]), self.run_state.shared_changed or len(self.run_state.cut_calls) > stopped,
+                        self.run_state.budget.steps - steps, grad_off)
+        self.run_state.result.units[deferred.function] = unit
 
     def _cut_file(self, reason: str) -> None:
         """The file's budget ran out: what was found stands, the functions left are not analysed
         (the next version of an open document is then analysed afresh: `cut_short`)."""
-        skipped = tuple(d.function.name.value for d in self.deferred)
-        self.result.cuts.append(Cut("file", None, None, reason, skipped))
-        self.result.cut_short = True
-        self.pending = []
-
-    def defer(self, *functions: Deferred) -> None:
-        """Analyse these functions on their own after the module level (each once; a function
-        defined inside a followed call is analysed with the function that defines it)."""
-        for deferred in functions:
-            if deferred.function not in self.planned and not self.call_stack:
-                self.planned.add(deferred.function)
-                self.deferred.append(deferred)
-
-    def run_unit(self, body: Sequence[cst.BaseStatement], state: State, function: cst.FunctionDef | None) -> None:
-        """Run a function's body (the module's, for None) within one function's budget; past it,
-        the unit stops where it is, keeping what it found."""
-        with self.budget.scope(budget.FUNCTION_STEPS) as depth:
-            try:
-                self.exec_block(body, state)
-            except (OverBudget, RecursionError) as error:
-                if isinstance(error, OverBudget) and error.depth != depth:
-                    raise
-                self.note_cut("function", function, function.name if function is not None else self.current_line,
-                              _reason(error))
-
-    def note_cut(self, scope: str, function: cst.FunctionDef | None, node: cst.CSTNode | None,
-                 reason: str) -> None:
-        """Remember, once per function and scope, that its analysis stopped short (`Cut.reason`)."""
-        if not any(c.scope == scope and c.function is function for c in self.result.cuts):
-            self.result.cuts.append(Cut(scope, function, node, reason))
+        skipped = tuple(d.function.name.value for d in self.run_state.deferred)
+        self.run_state.result.cuts.append(Cut("file", None, None, reason, skipped))
+        self.run_state.result.cut_short = True
+        self.run_state.pending = []
 
     def _reuse_module_level(self, previous: ScopeResult) -> bool:
         """Take the previous version's module-level result when the two versions differ only in
         the bodies of functions and methods (not `__init__`) that the module-level code did not
         run; the definitions are updated to the new functions."""
         definitions = previous.definitions
-        if definitions is None or definitions.module is None or previous.module_entered & self.replaced or any(
+        if definitions is None or definitions.module is None or previous.module_entered & self.run_state.replaced or any(
                 unit.shares for unit in previous.units.values()):  # its modules no longer as the module level left them
             return False
-        new_for = _replacements(definitions.module, self.module)
+        new_for = _replacements(definitions.module, self.run_state.module)
         if new_for is None:
             return False
         # new containers: the previous run's `TopLevel` keeps its own (a stopped run puts them back)
@@ -247,21 +214,16 @@ class Interpreter(Statements, Frames, Bindings, Expressions, Calls, UserCalls, M
                                for name, value in definitions.globals.items()}
         definitions.classes = {name: (new_for.get(node, node), template)
                                for name, (node, template) in definitions.classes.items()}
-        definitions.module = self.module
-        self.definitions = definitions
-        self.result.changes.extend(previous.module_changes)
-        self.result.cuts.extend(previous.module_cuts)
-        self.entered = set(previous.module_entered)
-        self.seen = previous.module_seen
+        definitions.module = self.run_state.module
+        self.run_state.definitions = definitions
+        self.run_state.result.changes.extend(previous.module_changes)
+        self.run_state.result.cuts.extend(previous.module_cuts)
+        self.run_state.entered = set(previous.module_entered)
+        self.run_state.seen = previous.module_seen
         # no function's save takes the serial of a module-level one, which a global's history holds
-        self.next_serial = self.result.module_next_serial = previous.module_next_serial
-        self.defer(*(evolved(d, function=new_for[d.function]) if d.function in new_for else d for d in previous.plan))
+        self.run_state.next_serial = self.run_state.result.module_next_serial = previous.module_next_serial
+        self.parts.frames.defer(*(evolved(d, function=new_for[d.function]) if d.function in new_for else d for d in previous.plan))
         return True
-
-
-def _reason(error: OverBudget | RecursionError) -> str:
-    """Why a unit stopped: its budget's "steps" or "time", or "depth" (nesting)."""
-    return error.reason if isinstance(error, OverBudget) else "depth"
 
 
 def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex | None = None,
@@ -284,13 +246,13 @@ def interpret(module: cst.Module, path: str | None = None, project: ProjectIndex
     try:
         result = interpreter.run()
     except BaseException:  # stopped (a newer version): the definitions are the previous run's again
-        if interpreter.adopted:
-            previous.top_level.put_into(interpreter.definitions)  # type: ignore[union-attr]
+        if interpreter.run_state.adopted:
+            previous.top_level.put_into(interpreter.run_state.definitions)  # type: ignore[union-attr]
         raise
-    result.definitions = interpreter.definitions
-    result.top_level = TopLevel.of(interpreter.definitions)
-    if interpreter.budget.unread:
-        result.cuts.append(Cut("imports", None, None, "time", tuple(sorted(interpreter.budget.unread))))
+    result.definitions = interpreter.run_state.definitions
+    result.top_level = TopLevel.of(interpreter.run_state.definitions)
+    if interpreter.run_state.budget.unread:
+        result.cuts.append(Cut("imports", None, None, "time", tuple(sorted(interpreter.run_state.budget.unread))))
     return result
 
 
@@ -299,10 +261,10 @@ def read_top_level(module: cst.Module, path: str, project: ProjectIndex, text: s
     builds), for the files that import it (`text`: what `module` was parsed from); its functions
     are not analysed."""
     interpreter = Interpreter(module, path, project, text=text)
-    interpreter.library = project.is_library(path)
-    interpreter.templates = False
+    interpreter.run_state.library = project.is_library(path)
+    interpreter.run_state.templates = False
     interpreter.run(functions=False)
-    return interpreter.definitions
+    return interpreter.run_state.definitions
 
 
 def _replacements(old: cst.Module, new: cst.Module) -> dict[cst.CSTNode, cst.CSTNode] | None:

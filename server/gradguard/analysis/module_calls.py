@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import Iterable, Protocol
 
 import libcst as cst
 
 from gradguard.analysis.names import dotted_name
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.tensor_ops import TensorOps
 from gradguard.analysis.torch_calls import TorchCalls, compile_backend
@@ -16,7 +15,6 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
-    Definitions,
     FunctionRef,
     ImportRef,
     LostValue,
@@ -37,46 +35,8 @@ MAX_UNROLLED_MODULES = 64  # `model.modules()`, `model.apply(f)`, loops over mod
 _RETURNS_PAIR = frozenset({"RNN", "GRU", "LSTM", "LSTMCell", "MultiheadAttention"})  # torch modules returning two values
 
 
-class Interpreting(Protocol):
-    """What calling a module needs of the interpreter: its names, calls, saves and tensor ops."""
-
-    next_serial: int
-    last_callee_env: dict[str, Value]
-    definitions: Definitions
-
-    def compiling(self, backend: str | None, call: cst.CSTNode | None) -> AbstractContextManager[None]: ...
-
-    def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
-                           args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State, *,
-                           report: str = "caller-saves") -> Value: ...
-
-    def resolve_import(self, ref: Value) -> Value: ...
-
-    def module_attribute(self, owner: ModuleValue, attribute: str, node: cst.CSTNode) -> Value: ...
-
-    def join_elements(self, items: list[Value] | tuple[Value, ...], state: State) -> Value: ...
-
-    def promote(self, value: ArgumentValue, state: State) -> TensorValue: ...
-
-    def requires_grad_of(self, value: Value | None) -> Tri: ...
-
-    def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None: ...
-
-    def mutate(self, tensor: TensorValue, node: cst.CSTNode, target_node: cst.CSTNode | None, verb: str,
-               state: State, *, inside_module: cst.CSTNode | None = None) -> None: ...
-
-    def with_history(self, result: Value, inputs: Iterable[Value], first_serial: int, state: State) -> Value: ...
-
-    def rebind(self, state: State, old: Value, new: Value) -> None: ...
-
-    def set_flags(self, state: State, old: TensorValue, new: TensorValue) -> None: ...
-
-
-class ModuleCalls:
-    """Calls `nn.Module`s and their methods with the interpreter it is given: what running a layer saves."""
-
-    def __init__(self, interpreter: Interpreting) -> None:
-        self._interpreter = interpreter
+class ModuleCalls(Part):
+    """Calls `nn.Module`s and their methods: what running a layer saves."""
 
     def run_in_order(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State) -> Value:
         """`nn.Sequential`'s forward: each child in turn (a subclass's `add_module`s after them)."""
@@ -90,13 +50,12 @@ class ModuleCalls:
     def reported_at(self, child: ModuleValue, node: cst.CSTNode) -> cst.CSTNode:
         """Where a change a container's `child` makes is reported: at its construction when this
         file's code built it, else at the container called (`node`'s callee: another file built it)."""
-        if child.node is not None and child.built_in == self._interpreter.definitions.path:
+        if child.node is not None and child.built_in == self.run.definitions.path:
             return child.node
         return node.func if isinstance(node, cst.Call) else node
 
     def call_module_method(self, module: ModuleValue, method: str, args: list[Value], kwargs: dict[str, Value],
                            node: cst.Call, state: State) -> Value:
-        interpreter = self._interpreter
         if method == "compile":  # compiles the module's calls in place
             module.compiled = compile_backend("torch.compile", [], kwargs)
             return ConstValue(None)
@@ -107,7 +66,7 @@ class ModuleCalls:
             params, complete = module.all_parameters()
             named = _parameter_names(module)
             if not complete or len(named) != len(params):
-                return SequenceValue(repeated=SequenceValue((UNKNOWN, interpreter.join_elements(params, state)))) \
+                return SequenceValue(repeated=SequenceValue((UNKNOWN, self.parts.containers.join_elements(params, state)))) \
                     if params else UNKNOWN
             return SequenceValue(tuple(SequenceValue((ConstValue(n), p)) for n, p in named))
         if method in ("items", "keys", "values") and module.class_name == "ModuleDict" and module.user_class is None:
@@ -135,7 +94,7 @@ class ModuleCalls:
             if method == "requires_grad_":
                 flag = TorchCalls.flag(args, kwargs, 0, "requires_grad", True)
                 for parameter in module.all_parameters()[0]:
-                    interpreter.set_flags(state, parameter, evolved(parameter, requires_grad=flag))
+                    self.parts.bindings.set_flags(state, parameter, evolved(parameter, requires_grad=flag))
             return module
         if method == "forward":
             return self.call_module(module, args, kwargs, node, state, report_node=node)
@@ -144,7 +103,7 @@ class ModuleCalls:
             return SequenceValue(tuple(found)) if complete and len(found) <= MAX_UNROLLED_MODULES else UNKNOWN
         function, bound, keywords = bound_arguments(args[0] if args else None)
         if isinstance(function, ImportRef):
-            function = interpreter.resolve_import(function)
+            function = self.parts.user_calls.resolve_import(function)
         if method == "apply" and isinstance(function, FunctionRef) and isinstance(function.node, cst.FunctionDef):
             self.apply_to_submodules(module, function, bound, keywords, node, state)
             return module
@@ -153,7 +112,7 @@ class ModuleCalls:
         if method in ("register_full_backward_hook", "register_full_backward_pre_hook"):
             module.backward_hooked = True
         if method == "register_forward_hook" and args:
-            hook = interpreter.resolve_import(args[0]) if isinstance(args[0], ImportRef) else args[0]
+            hook = self.parts.user_calls.resolve_import(args[0]) if isinstance(args[0], ImportRef) else args[0]
             module.forward_hooks.append(hook)
         if method == "register_buffer" and len(args) > 1 and isinstance(args[0], ConstValue) \
                 and isinstance(args[1], TensorValue):
@@ -171,7 +130,6 @@ class ModuleCalls:
         model's hundred `Linear`s give one finding, not a hundred, and one followed call). An `fn`
         that tells instances of one class apart by other means (`m is model.head`) is read as if
         it did the same to each."""
-        interpreter = self._interpreter
         found, _ = module.submodules()
         done: dict[tuple[object, ...], dict[str, TensorValue]] = {}
         for submodule in found[:MAX_UNROLLED_MODULES]:
@@ -183,12 +141,12 @@ class ModuleCalls:
                     parameter = own.get(name)
                     if parameter is not None and (flagged.requires_grad, flagged.is_leaf) != \
                             (parameter.requires_grad, parameter.is_leaf):
-                        interpreter.set_flags(state, parameter, evolved(parameter, requires_grad=flagged.requires_grad,
+                        self.parts.bindings.set_flags(state, parameter, evolved(parameter, requires_grad=flagged.requires_grad,
                                                                         is_leaf=flagged.is_leaf))
                 continue
             before = dict(own)
-            report = "inside" if function.definitions is interpreter.definitions else "every-change"
-            interpreter.call_user_function(function.node, function.definitions, function.bound_self,
+            report = "inside" if function.definitions is self.run.definitions else "every-change"
+            self.parts.user_calls.call_user_function(function.node, function.definitions, function.bound_self,
                                            [*bound, submodule], dict(keywords), node, state, report=report)
             done[kind] = {name: parameter for name, parameter in submodule.parameters.items()
                           if name in before and parameter is not before[name]}
@@ -196,8 +154,7 @@ class ModuleCalls:
     def call_module(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                     state: State, report_node: cst.CSTNode) -> Value:
         """`module(*args)`: its forward, then its forward hooks (one that returns a value replaces the output)."""
-        interpreter = self._interpreter
-        with interpreter.compiling(module.compiled, report_node):
+        with self.run.compiling(module.compiled, report_node):
             output = self.module_forward(module, args, kwargs, node, state, report_node)
         if module.user_class is None and module.class_name in _RETURNS_PAIR and isinstance(output, TensorValue):
             second = TensorOps.fresh_result(output.requires_grad, Origin(f"the state of `{module.class_name}`", node),
@@ -211,13 +168,13 @@ class ModuleCalls:
             hook, bound, keywords = bound_arguments(registered)
             if not (isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef)):
                 continue
-            interpreter.last_callee_env = {}
-            returned = interpreter.call_user_function(hook.node, hook.definitions, hook.bound_self,
+            self.run.last_callee_env = {}
+            returned = self.parts.user_calls.call_user_function(hook.node, hook.definitions, hook.bound_self,
                                                       [*bound, module, SequenceValue(tuple(args)), output],
                                                       dict(keywords), node, state)
             positional = [*hook.node.params.posonly_params,
                           *hook.node.params.params][(1 if hook.bound_self else 0) + len(bound):]
-            changed = interpreter.last_callee_env.get(positional[2].name.value) if len(positional) == 3 else None
+            changed = self.run.last_callee_env.get(positional[2].name.value) if len(positional) == 3 else None
             if isinstance(returned, TensorValue):
                 output = returned
             elif isinstance(changed, TensorValue) and isinstance(output, TensorValue) \
@@ -227,13 +184,12 @@ class ModuleCalls:
 
     def module_forward(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                        state: State, report_node: cst.CSTNode) -> Value:
-        interpreter = self._interpreter
         inner = module.wrapped()
         if inner is not None:
             return self.call_module(inner, args, kwargs, node, state, report_node)
         source = args[0] if args else UNKNOWN
         if isinstance(source, ArgumentValue):
-            source = interpreter.promote(source, state)
+            source = self.parts.bindings.promote(source, state)
         if module.class_name == "Sequential" and module.user_class is None:
             if module.children is None:
                 return self.module_output(module, source, node, state)
@@ -244,7 +200,7 @@ class ModuleCalls:
         if module.user_class is not None and module.definitions is not None:
             forward = module.definitions.method(module.user_class, "forward" if module.is_module else "__call__")
             if forward is not None:
-                return interpreter.call_user_function(forward[0], forward[1], module, args, kwargs, report_node, state)
+                return self.parts.user_calls.call_user_function(forward[0], forward[1], module, args, kwargs, report_node, state)
             if module.torch_base == "Sequential":
                 return self.run_in_order(module, source, node, state)
             if not module.is_module:
@@ -259,7 +215,7 @@ class ModuleCalls:
         weight = module.parameters.get("weight")
         if module.renorms_weight and weight is not None:  # `embedding_renorm_`, under no_grad, before the lookup
             saved_mode, state.grad_enabled = state.grad_enabled, Tri.NO
-            interpreter.mutate(weight, report_node, None, f"`{label}(...)` (max_norm renormalizes the weight in place)",
+            self.parts.saved_tensors.mutate(weight, report_node, None, f"`{label}(...)` (max_norm renormalizes the weight in place)",
                                state)
             state.grad_enabled = saved_mode
         if facts.returns_input or module.returns_input or (facts.returns_input_in_eval and training is Tri.NO):
@@ -267,22 +223,22 @@ class ModuleCalls:
         if module.inplace and facts.inplace is not module_facts.InplaceSaves.NO_INPLACE:
             if facts.returns_input_in_eval:  # dropout: `mul_` by the mask, only in train mode
                 if training is Tri.YES:
-                    interpreter.mutate(source, report_node, None, f"`{label}(inplace=True)`", state,
+                    self.parts.saved_tensors.mutate(source, report_node, None, f"`{label}(inplace=True)`", state,
                                        inside_module=module.node)
                 return source
-            interpreter.mutate(source, report_node, None, f"`{label}(inplace=True)`", state, inside_module=module.node)
-            first_serial = interpreter.next_serial
+            self.parts.saved_tensors.mutate(source, report_node, None, f"`{label}(inplace=True)`", state, inside_module=module.node)
+            first_serial = self.run.next_serial
             recorded = (source.requires_grad | module.has_trainable_parameters()) & state.grad_enabled
             if facts.inplace is module_facts.InplaceSaves.RESULT and recorded is not Tri.NO:
-                interpreter.save(source, SavedRecord(label, f"{facts.op}_", "output", report_node,
+                self.parts.saved_tensors.save(source, SavedRecord(label, f"{facts.op}_", "output", report_node,
                                                      recorded is Tri.YES and source.alias_certain, run_by=run_by),
                                  state)
             updated = source
             if recorded is not Tri.NO and source.requires_grad is Tri.NO:
                 updated = evolved(source, requires_grad=recorded, is_leaf=False)
-            updated = interpreter.with_history(updated, [source], first_serial, state)
+            updated = self.parts.tensor_ops.with_history(updated, [source], first_serial, state)
             if updated is not source:
-                interpreter.rebind(state, source, updated)
+                self.parts.bindings.rebind(state, source, updated)
             return updated
         weight_rg = module.has_trainable_parameters()
         recurrent = self.recurrent_state(args, kwargs) if facts.saves_state else []
@@ -291,7 +247,7 @@ class ModuleCalls:
             input_rg = input_rg | hidden.requires_grad
         recorded = (input_rg | weight_rg) & state.grad_enabled
         save_node = report_node
-        first_serial = interpreter.next_serial
+        first_serial = self.run.next_serial
         if recorded is not Tri.NO:
             input_when = {
                 module_facts.Saves.ALWAYS: recorded,
@@ -300,7 +256,7 @@ class ModuleCalls:
                 module_facts.Saves.IF_INPUT_REQUIRES_GRAD: source.requires_grad & recorded,
             }[facts.saves_input]
             if input_when is not Tri.NO and not module.copies_input:
-                interpreter.save(source, SavedRecord(label, facts.op, "input", save_node,
+                self.parts.saved_tensors.save(source, SavedRecord(label, facts.op, "input", save_node,
                                                      input_when is Tri.YES and source.alias_certain, at_call=direct,
                                                      run_by=run_by), state)
             weight_when = {
@@ -311,24 +267,24 @@ class ModuleCalls:
             }[facts.saves_weight]
             weights = [p for name, p in module.parameters.items() if name == "weight" or name.startswith("weight_")]
             for weight in weights if weight_when is not Tri.NO else ():  # an RNN's: weight_ih_l0, weight_hh_l0
-                interpreter.save(weight, SavedRecord(label, facts.op, "weight", save_node, weight_when is Tri.YES,
+                self.parts.saved_tensors.save(weight, SavedRecord(label, facts.op, "weight", save_node, weight_when is Tri.YES,
                                                      at_call=False, run_by=run_by), state)
             for hidden in recurrent:
-                interpreter.save(hidden, SavedRecord(label, facts.op, "recurrent state", save_node,
+                self.parts.saved_tensors.save(hidden, SavedRecord(label, facts.op, "recurrent state", save_node,
                                                      recorded is Tri.YES and hidden.alias_certain, at_call=direct,
                                                      run_by=run_by), state)
             for buffer in facts.saves_buffers:
-                tensor = interpreter.module_attribute(module, buffer, node)
+                tensor = self.parts.module_objects.module_attribute(module, buffer, node)
                 if isinstance(tensor, TensorValue):
-                    interpreter.save(tensor, SavedRecord(label, facts.op, f"`{buffer}` buffer", save_node,
+                    self.parts.saved_tensors.save(tensor, SavedRecord(label, facts.op, f"`{buffer}` buffer", save_node,
                                                          recorded is Tri.YES, at_call=False, run_by=run_by), state)
         if facts.output_views_input:
             return source.fresh_view(Origin(f"the output of `{label}`", node), grad_enabled=state.grad_enabled)
         result = TensorOps.fresh_result(recorded, Origin(f"the output of `{label}`", save_node))
         if facts.saves_output and recorded is not Tri.NO:
-            interpreter.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES,
+            self.parts.saved_tensors.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES,
                                                  at_call=direct, run_by=run_by), state)
-        return interpreter.with_history(result, [source, *recurrent], first_serial, state)
+        return self.parts.tensor_ops.with_history(result, [source, *recurrent], first_serial, state)
 
     @staticmethod
     def recurrent_state(args: list[Value], kwargs: dict[str, Value]) -> list[TensorValue]:
@@ -342,7 +298,7 @@ class ModuleCalls:
         if module.user_class is None and module_facts.module(module.class_name) is None and module.children is None \
                 and not isinstance(source, (TensorValue, ArgumentValue)):
             return UNKNOWN
-        rg = module.has_trainable_parameters() | self._interpreter.requires_grad_of(source)
+        rg = module.has_trainable_parameters() | self.parts.tensor_ops.requires_grad_of(source)
         result = TensorOps.fresh_result(rg & state.grad_enabled, Origin(f"the output of `{module.class_name}`", node))
         if isinstance(source, TensorValue):
             return evolved(result, history=source.history, graph_known=source.graph_known)

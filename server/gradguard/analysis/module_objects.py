@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gradguard.analysis.names import is_static_method, is_torch_name, normalise_torch_name, qualname_of
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -32,21 +32,19 @@ from gradguard.analysis.values import (
 from gradguard.knowledge import modules as module_facts
 
 if TYPE_CHECKING:
-    from gradguard.analysis.module_calls import ModuleCalls
+    pass
 
 
-class ModuleObjects(InterpreterState):
+class ModuleObjects(Part):
     """Builds modules and objects, and reads their attributes: the interpreter's part that knows what a module holds."""
-
-    module_calls: ModuleCalls  # runs a `Sequential` subclass's `super().forward(x)` (given by `Interpreter`)
 
     def class_base(self, base: cst.BaseExpression, state: State) -> Value:
         """A base class as written in a class statement (a class of another project file resolved)."""
-        value = self.eval(base, state)
+        value = self.parts.expressions.eval(base, state)
         if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
-            if self.library and not self.call_stack:
+            if self.run.library and not self.run.call_stack:
                 return value  # a library's base from another of its files: not read for this (see `module_kind`)
-            resolved = self.resolve_import(value)
+            resolved = self.parts.user_calls.resolve_import(value)
             return resolved if resolved is not UNKNOWN else value
         return value
 
@@ -76,7 +74,7 @@ class ModuleObjects(InterpreterState):
         template = cls.definitions.classes.get(cls.name, (None, None))[1]
         if template is None:
             return UNKNOWN
-        return self.summarised(cls.node, cls.definitions, args, kwargs, state,
+        return self.parts.user_calls.summarised(cls.node, cls.definitions, args, kwargs, state,
                                lambda: self.construct_instance(cls, template, args, kwargs, node, state))
 
     def construct_instance(self, cls: FunctionRef, template: ModuleValue, args: list[Value],
@@ -84,7 +82,7 @@ class ModuleObjects(InterpreterState):
         """A new instance of `cls` with its `__init__` run on these arguments."""
         instance = ModuleValue(cls.name, node, user_class=cls.name, definitions=cls.definitions,
                                is_module=template.is_module, torch_base=template.torch_base,
-                               children=[] if template.torch_base else None, built_in=self.current_file())
+                               children=[] if template.torch_base else None, built_in=self.run.current_file())
         init = cls.definitions.method(cls.name, "__init__")
         if init is None:
             self.init_container(instance, args)
@@ -97,8 +95,8 @@ class ModuleObjects(InterpreterState):
                 if key in fields or cls.definitions.class_attribute(cls.name, key) is not None:
                     instance.named_children[key] = value
             return instance
-        if self.call_user_function(init[0], init[1], instance, args, kwargs, node, state) is UNKNOWN:
-            copy = self.instance_copy(template) if cls.definitions is self.definitions else None
+        if self.parts.user_calls.call_user_function(init[0], init[1], instance, args, kwargs, node, state) is UNKNOWN:
+            copy = self.instance_copy(template) if cls.definitions is self.run.definitions else None
             if copy is not None:
                 copy.node = node
                 return copy
@@ -123,8 +121,8 @@ class ModuleObjects(InterpreterState):
 
     def super_of(self, state: State) -> Value:
         """`super()` inside the method running now."""
-        function = self.call_stack[-1] if self.call_stack else self.analysing
-        definitions = self.call_definitions[-1] if self.call_stack else self.definitions
+        function = self.run.call_stack[-1] if self.run.call_stack else self.run.analysing
+        definitions = self.run.call_definitions[-1] if self.run.call_stack else self.run.definitions
         if function is None:
             return UNKNOWN
         owner = definitions.owner_of(function)
@@ -139,14 +137,14 @@ class ModuleObjects(InterpreterState):
         """`super().method(...)`: the method of the first base (of the project) that has it."""
         found = receiver.definitions.method(receiver.class_name, method, after=True)
         if found is not None:
-            return self.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
+            return self.parts.user_calls.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
         instance = receiver.instance
         if method == "__getitem__" and instance.mapping is not None and len(args) == 1:
-            return self.subscript_of(instance.mapping, args[0], state)
+            return self.parts.containers.subscript_of(instance.mapping, args[0], state)
         if method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)
         elif method == "forward" and instance.torch_base == "Sequential":
-            return self.module_calls.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
+            return self.parts.module_calls.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
         return UNKNOWN
 
     def copy_object(self, value: Value) -> Value:
@@ -195,7 +193,7 @@ class ModuleObjects(InterpreterState):
         Only a class of this file has a template built from its `__init__` everywhere: another
         file's is built where that file is analysed, not where it is read (`templates`), so what
         a copy of it holds would depend on which came first. Its copy is bare."""
-        if template is not None and template.definitions is not self.definitions:
+        if template is not None and template.definitions is not self.run.definitions:
             return ModuleValue(template.class_name, None, user_class=template.user_class, definitions=template.definitions,
                                is_module=template.is_module, torch_base=template.torch_base,
                                children=[] if template.torch_base else None)
@@ -263,13 +261,13 @@ class ModuleObjects(InterpreterState):
             value.parameters[name] = TensorValue(new_version_counter(), Tri.YES, True,
                                                  Origin(f"the {name} of `nn.{class_name}`", node))
         if facts.inplace_position is not None:
-            value.inplace = self.flag(args, kwargs, facts.inplace_position, "inplace", False) is Tri.YES
+            value.inplace = self.parts.torch_calls.flag(args, kwargs, facts.inplace_position, "inplace", False) is Tri.YES
         if class_name in ("Embedding", "EmbeddingBag"):
             position = 3 if class_name == "Embedding" else 2
             max_norm = args[position] if len(args) > position else kwargs.get("max_norm", ConstValue(None))
             value.renorms_weight = isinstance(max_norm, ConstValue) and max_norm.value is not None
         if class_name == "MultiheadAttention":  # batch_first transposes the inputs into contiguous copies
-            value.copies_input = self.flag(args, kwargs, 8, "batch_first", False) is Tri.YES
+            value.copies_input = self.parts.torch_calls.flag(args, kwargs, 8, "batch_first", False) is Tri.YES
         return value
 
     @staticmethod

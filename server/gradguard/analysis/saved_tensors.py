@@ -6,28 +6,28 @@ from __future__ import annotations
 import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
-from gradguard.analysis.shared import BACKWARD, InterpreterState
+from gradguard.analysis.shared import BACKWARD, Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import ConstValue, SavedRecord, SequenceValue, TensorValue, Tri, Value, evolved, provenance
 from gradguard.knowledge import surface
 
 
-class SavedTensors(InterpreterState):
+class SavedTensors(Part):
     """The interpreter's part that records saves, reports in-place changes and runs backward."""
 
     def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:
         if state.grad_enabled is Tri.NO:
             return
-        if (self.autocast or self.autocast_maybe) and record.what != "output":  # may be saved as a cast copy
-            if self.autocast and tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
+        if (self.run.autocast or self.run.autocast_maybe) and record.what != "output":  # may be saved as a cast copy
+            if self.run.autocast and tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
                 return  # a parameter (fp32) is cast: the copy is saved, never the parameter
             record = evolved(record, certain=False)  # saved as given only if already in the lower precision
-        record = evolved(record, serial=self.next_serial, compiled=self.compiled,
-                         file=self.current_file(),
-                         scope=self.call_stack[-1] if self.call_stack else self.analysing)
-        self.next_serial += 1
-        if self.call_site is not None:
-            self.callee_records.add(id(record.node))
+        record = evolved(record, serial=self.run.next_serial, compiled=self.run.compiled,
+                         file=self.run.current_file(),
+                         scope=self.run.call_stack[-1] if self.run.call_stack else self.run.analysing)
+        self.run.next_serial += 1
+        if self.run.call_site is not None:
+            self.run.callee_records.add(id(record.node))
         state.saves[tensor.version_counter] = (*state.saves.get(tensor.version_counter, ()), record)
         if tensor.may_alias:  # one of the tensors the name may hold was saved
             uncertain = evolved(record, certain=False)
@@ -45,18 +45,18 @@ class SavedTensors(InterpreterState):
         A save meets one reported change, through its version counter or behind it (`.data`): later
         changes of the same save are not reported again (fixing the first one makes the program run).
         """
-        self.touched.append(tensor.version_counter if tensor.storage_of is None else tensor.storage_of)
+        self.run.touched.append(tensor.version_counter if tensor.storage_of is None else tensor.storage_of)
         saved = state.saves.get(tensor.version_counter, ())
         storage_saved = state.saves.get(tensor.storage_of, ()) if tensor.storage_of is not None else ()
         chain: tuple[cst.CSTNode, ...] = ()
-        if self.call_site is None:
-            chain = tuple(self.call_nodes)
+        if self.run.call_site is None:
+            chain = tuple(self.run.call_nodes)
         else:
-            node, label, every_change = self.call_site
+            node, label, every_change = self.run.call_site
             verb, target_node = f"`{label}(...)` (through {verb} inside it)", None
             if not every_change:
-                saved = tuple(r for r in saved if id(r.node) not in self.callee_records)
-                storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.callee_records)
+                saved = tuple(r for r in saved if id(r.node) not in self.run.callee_records)
+                storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.run.callee_records)
                 if not saved and not storage_saved:
                     return
                 tensor = evolved(tensor, is_leaf=False, view_of_leaf=False, multi_output_view=None, later_view=None,
@@ -72,22 +72,22 @@ class SavedTensors(InterpreterState):
             saved=saved,
             storage_saved=storage_saved,
             backward_follows=Tri.NO,
-            freed_by=None if saved else self.freed.get(tensor.version_counter),
+            freed_by=None if saved else self.run.freed.get(tensor.version_counter),
             inside_module=inside_module,
-            statement=self.current_line if self.call_site is None else None,
+            statement=self.run.current_line if self.run.call_site is None else None,
             aliases=self.aliases_of(tensor, target_node, state),
             call_chain=chain,
-            standalone_of=self.analysing,
-            assumes=self.assuming,
-            compiled=self.compiled,
-            scopes=(self.analysing, *self.call_stack) if self.call_site is None else (self.analysing,),
+            standalone_of=self.run.analysing,
+            assumes=self.run.assuming,
+            compiled=self.run.compiled,
+            scopes=(self.run.analysing, *self.run.call_stack) if self.run.call_site is None else (self.run.analysing,),
         )
-        self.result.changes.append(change)
+        self.run.result.changes.append(change)
         if saved and change.bumps_version:
             forget(state, tensor.version_counter, saved)
         if storage_saved and tensor.storage_of is not None:
             forget(state, tensor.storage_of, storage_saved)
-        self.pending.append(change)  # until a backward pass (or the end of a forward) says whether one follows
+        self.run.pending.append(change)  # until a backward pass (or the end of a forward) says whether one follows
 
     @staticmethod
     def aliases_of(tensor: TensorValue, target_node: cst.CSTNode | None, state: State) -> tuple[str, ...]:
@@ -105,7 +105,7 @@ class SavedTensors(InterpreterState):
         """`values` go to code the analysis does not follow, which may keep them past the entry
         point's exit: the saves their graphs reach stay live there."""
         reached, possible = provenance(SequenceValue(tuple(values)))
-        self.handed_over |= reached | possible
+        self.run.handed_over |= reached | possible
 
     def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State) -> None:
         """A backward pass from `loss`: it runs through (confirms) the pending changes of the saves in
@@ -113,22 +113,22 @@ class SavedTensors(InterpreterState):
         in it, none for a known-empty graph or a value it lost; through a call it did not follow,
         it may."""
         reached, possible = provenance(loss)
-        self.touched.append(BACKWARD)
-        for change in self.pending:
+        self.run.touched.append(BACKWARD)
+        for change in self.run.pending:
             serials = {r.serial for r in (*change.saved, *change.storage_saved)}
             follows = Tri.YES if serials & reached else Tri.MAYBE if serials & possible else None
             if follows is not None:
                 change.backward_follows = follows
-                change.backward_statement = self.current_line if self.call_site is None else None
-        self.pending = [c for c in self.pending if c.backward_follows is Tri.NO]
+                change.backward_statement = self.run.current_line if self.run.call_site is None else None
+        self.run.pending = [c for c in self.run.pending if c.backward_follows is Tri.NO]
         retain = kwargs.get("retain_graph") or kwargs.get("create_graph")
         if isinstance(retain, ConstValue) and retain.value:
             return
         graph = reached | possible
-        statement = self.current_line if self.call_site is None else self.call_site[0]
+        statement = self.run.current_line if self.run.call_site is None else self.run.call_site[0]
         for vc, records in state.saves.items():
             if statement is not None and any(r.serial in graph for r in records):
-                self.freed[vc] = statement
+                self.run.freed[vc] = statement
         state.saves = {vc: kept for vc, records in state.saves.items()
                        if (kept := tuple(r for r in records if r.serial not in graph))}
 

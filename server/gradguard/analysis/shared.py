@@ -1,10 +1,10 @@
-"""The state the interpreter's parts share, declared in one place.
+"""The interpreter's parts and the state they share, each declared in one place.
 
-`Interpreter` is assembled from parts, one per file (`statements`, `expressions`, `bindings`,
-`calls`, `frames`, `saved_tensors`, `tensor_ops`, `torch_calls`, `module_objects`, `user_calls`,
-`containers`); each derives from `InterpreterState`, so every attribute they read or write is
-declared, typed and described here (`module_calls` and `custom_functions` are objects given the
-interpreter).
+`Interpreter` is assembled from parts, one object per file (`statements`, `expressions`,
+`bindings`, `calls`, `frames`, `saved_tensors`, `tensor_ops`, `torch_calls`, `module_calls`,
+`module_objects`, `custom_functions`, `user_calls`, `containers`). Each `Part` is given the run's
+state (`InterpreterState`: every attribute a part reads or writes is declared, typed and described
+there) and the other parts (`Parts`), whose methods it calls by name: `self.parts.expressions.eval(...)`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,21 @@ from gradguard.analysis.state import State
 from gradguard.analysis.values import CompiledRegion, ConstValue, Definitions, SavedRecord, Value
 
 if TYPE_CHECKING:
+    from gradguard.analysis.bindings import Bindings
+    from gradguard.analysis.calls import Calls
+    from gradguard.analysis.containers import Containers
+    from gradguard.analysis.custom_functions import CustomFunctions
+    from gradguard.analysis.expressions import Expressions
+    from gradguard.analysis.frames import Frames
+    from gradguard.analysis.module_calls import ModuleCalls
+    from gradguard.analysis.module_objects import ModuleObjects
     from gradguard.analysis.project import ProjectIndex
     from gradguard.analysis.reuse import Reuse
+    from gradguard.analysis.saved_tensors import SavedTensors
+    from gradguard.analysis.statements import Statements
+    from gradguard.analysis.tensor_ops import TensorOps
+    from gradguard.analysis.torch_calls import TorchCalls
+    from gradguard.analysis.user_calls import UserCalls
 
 
 @dataclass
@@ -139,6 +152,7 @@ class InterpreterState:
         # the function analysed without a known caller, and whether it is a method of an `nn.Module`
         self.analysing: cst.FunctionDef | None = None
         self.in_module_method = False
+        self.evidence: dict[cst.FunctionDef, bool] = {}  # `grad_evidence` of each entry point, once
         # the parameter whose default the branch running skips (`Statements._other_branch`), if any
         self.assuming: str | None = None
         self.undo: list[tuple[dict, str, object]] = []  # the module attributes that branch bound, as they were
@@ -184,3 +198,29 @@ class InterpreterState:
 
 def _no_source(node: cst.CSTNode) -> None:
     return None
+
+
+class Parts:
+    """The interpreter's parts, one of each (`Interpreter` makes them): how a part reaches another."""
+
+    statements: Statements  # each kind of statement
+    expressions: Expressions  # each kind of expression
+    bindings: Bindings  # assignment targets, names bound and rebound
+    calls: Calls  # a call dispatched by its callee or receiver
+    frames: Frames  # a function's body in a frame of its own, entry points planned and cut short
+    saved_tensors: SavedTensors  # saves, in-place changes, backward
+    tensor_ops: TensorOps  # ATen ops and tensor methods
+    torch_calls: TorchCalls  # the torch API by name
+    module_calls: ModuleCalls  # calls of `nn.Module`s and their methods
+    module_objects: ModuleObjects  # modules and objects built, their attributes
+    custom_functions: CustomFunctions  # custom autograd Functions
+    user_calls: UserCalls  # the project's own functions
+    containers: Containers  # lists, dicts, builtins
+
+
+class Part:
+    """One of the interpreter's parts: given the run's state and the other parts."""
+
+    def __init__(self, run: InterpreterState, parts: Parts) -> None:
+        self.run = run
+        self.parts = parts

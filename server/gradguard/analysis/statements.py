@@ -12,7 +12,7 @@ from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
 from gradguard.analysis.events import Deferred
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, is_static_method
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -32,11 +32,11 @@ from gradguard.knowledge import surface
 from gradguard.source.walk import bound_names, descendants
 
 
-class Statements(InterpreterState):
+class Statements(Part):
     """Runs statements on a `State`: one handler per kind of statement, in `_statement_handlers`."""
 
     def exec_block(self, body: Iterable[cst.BaseStatement | cst.BaseSmallStatement], state: State) -> None:
-        step = self.budget.step
+        step = self.run.budget.step
         for statement in body:
             if state.dead:
                 return
@@ -46,7 +46,7 @@ class Statements(InterpreterState):
                 handler(self, statement, state)
 
     def _simple_line(self, node: cst.SimpleStatementLine, state: State) -> None:
-        outer, self.current_line = self.current_line, node
+        outer, self.run.current_line = self.run.current_line, node
         try:
             self.exec_block(node.body, state)
         except RecursionError:  # the line is skipped: what it binds is unknown from here on
@@ -56,70 +56,70 @@ class Statements(InterpreterState):
                 for target in targets:
                     for name in bound_names(target):
                         state.env[name] = UNKNOWN
-            self.note_cut("statement", self.analysing, self.call_nodes[0] if self.call_stack else node, "depth")
+            self.parts.frames.note_cut("statement", self.run.analysing, self.run.call_nodes[0] if self.run.call_stack else node, "depth")
         finally:
-            self.current_line = outer
+            self.run.current_line = outer
 
     def _expr(self, node: cst.Expr, state: State) -> None:
-        self.eval(node.value, state)
+        self.parts.expressions.eval(node.value, state)
 
     def _assign(self, node: cst.Assign, state: State) -> None:
-        value = self.eval(node.value, state)
+        value = self.parts.expressions.eval(node.value, state)
         for target in node.targets:
-            self.bind(target.target, value, state, node.value)
+            self.parts.bindings.bind(target.target, value, state, node.value)
 
     def _ann_assign(self, node: cst.AnnAssign, state: State) -> None:
         if node.value is not None:
-            self.bind(node.target, self.eval(node.value, state), state, node.value)
+            self.parts.bindings.bind(node.target, self.parts.expressions.eval(node.value, state), state, node.value)
 
     def _aug_assign(self, node: cst.AugAssign, state: State) -> None:
         operator = type(node.operator).__name__
-        right = self.eval(node.value, state)
+        right = self.parts.expressions.eval(node.value, state)
         inplace = surface.AUGMENTED_INPLACE.get(operator)
         target = node.target
         if inplace is None:  # `@=`: no in-place form, a rebinding
-            left = self.eval(target, state)
-            self.bind(target, self.apply_aten("matmul", [left, right], {}, node, state, "`@`"), state, node)
+            left = self.parts.expressions.eval(target, state)
+            self.parts.bindings.bind(target, self.parts.tensor_ops.apply_aten("matmul", [left, right], {}, node, state, "`@`"), state, node)
             return
         verb = f"`{OPERATOR_SYMBOLS.get(operator.removesuffix('Assign'), '?')}=`"
         if isinstance(target, cst.Subscript):
-            base = self.eval(target.value, state)
-            kinds = [self.eval_slice(element, state) for element in target.slice]
-            base = self.keyed(base, kinds, state)
+            base = self.parts.expressions.eval(target.value, state)
+            kinds = [self.parts.expressions.eval_slice(element, state) for element in target.slice]
+            base = self.parts.bindings.keyed(base, kinds, state)
             if isinstance(base, (SequenceValue, DictValue)):  # `feats[i] += up`: the element changes in place
-                element = self.subscript_of(base, single_index(kinds), state)
+                element = self.parts.containers.subscript_of(base, single_index(kinds), state)
                 if isinstance(element, TensorValue):
-                    self.apply_aten(inplace, [element, right], {}, node, state, verb, target_node=target)
+                    self.parts.tensor_ops.apply_aten(inplace, [element, right], {}, node, state, verb, target_node=target)
                 return
             if isinstance(base, ArgumentValue):
-                base = self.promote(base, state)
+                base = self.parts.bindings.promote(base, state)
             if isinstance(base, TensorValue):
-                self.mutate(base, node, target.value, verb, state)
+                self.parts.saved_tensors.mutate(base, node, target.value, verb, state)
             return
-        left = self.eval(target, state)
+        left = self.parts.expressions.eval(target, state)
         if isinstance(left, ArgumentValue):
-            left = self.promote(left, state)
+            left = self.parts.bindings.promote(left, state)
         if isinstance(left, TensorValue):
-            self.apply_aten(inplace, [left, right], {}, node, state, verb, target_node=target)
+            self.parts.tensor_ops.apply_aten(inplace, [left, right], {}, node, state, verb, target_node=target)
         elif isinstance(left, SequenceValue) and operator == "AddAssign" and left.mutable:
-            self.call_container_method(left, "extend", [right], {}, state)  # `layers += [...]` extends the list
+            self.parts.containers.call_container_method(left, "extend", [right], {}, state)  # `layers += [...]` extends the list
         elif isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "AddAssign":
-            self.bind(target, SequenceValue(left.items + right.items) if left.repeated is None and right.repeated is None
+            self.parts.bindings.bind(target, SequenceValue(left.items + right.items) if left.repeated is None and right.repeated is None
                       else UNKNOWN, state, node)
         elif not isinstance(left, (TensorValue, ModuleValue)):
             # no in-place form: `left = left + right` (`net_block_idx += 1`; `loss += t` from `loss = 0`: a
             # tensor in `t`'s graph, and in the unknown left's if the analysis lost it)
-            result = self._binary_operation(operator.removesuffix("Assign"), node, left, right, state)
+            result = self.parts.expressions._binary_operation(operator.removesuffix("Assign"), node, left, right, state)
             if left is UNKNOWN and isinstance(result, TensorValue):
                 result = evolved(result, graph_known=False)
-            self.bind(target, result, state, node)
+            self.parts.bindings.bind(target, result, state, node)
 
     def _return(self, node: cst.Return, state: State) -> None:
-        if self.returns and self.returns[-1].tail:
-            self.returns[-1].tail_call = node.value if not self.returns[-1].guarded else None
-        value = self.eval(node.value, state) if node.value is not None else ConstValue(None)
-        if self.returns:
-            self.returns[-1].add(value, state)
+        if self.run.returns and self.run.returns[-1].tail:
+            self.run.returns[-1].tail_call = node.value if not self.run.returns[-1].guarded else None
+        value = self.parts.expressions.eval(node.value, state) if node.value is not None else ConstValue(None)
+        if self.run.returns:
+            self.run.returns[-1].add(value, state)
         state.dead = True
 
     def _raise(self, node: cst.Raise, state: State) -> None:
@@ -136,24 +136,24 @@ class Statements(InterpreterState):
 
     def _import_from(self, node: cst.ImportFrom, state: State) -> None:
         origin = "." * len(node.relative) + (dotted_name(node.module) or "" if node.module is not None else "")
-        here = self.current_file()  # a followed call's relative import is relative to its own file
+        here = self.run.current_file()  # a followed call's relative import is relative to its own file
         if isinstance(node.names, cst.ImportStar):
-            if node.relative and self.project is not None and here is not None:
-                origin = self.project.absolute(here, origin)
-            self.definitions.star_imports.append(origin)
+            if node.relative and self.run.project is not None and here is not None:
+                origin = self.run.project.absolute(here, origin)
+            self.run.definitions.star_imports.append(origin)
             return
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             bound = (dotted_name(alias.asname.name) or "") if alias.asname is not None else name
             qualname = f"{origin}{name}" if origin.endswith(".") else f"{origin}.{name}"
-            if node.relative and self.project is not None and here is not None:
-                qualname = self.project.absolute(here, qualname)
+            if node.relative and self.run.project is not None and here is not None:
+                qualname = self.run.project.absolute(here, qualname)
             state.env[bound] = ImportRef(qualname)
 
     def _if(self, node: cst.If, state: State) -> None:
-        test = self.eval(node.test, state)
+        test = self.parts.expressions.eval(node.test, state)
         known = truth(test)
-        if known is not None and isinstance(test, ConstValue) and test.default_of is not None and not self.call_stack:
+        if known is not None and isinstance(test, ConstValue) and test.default_of is not None and not self.run.call_stack:
             self._other_branch(node, known, test.default_of, state)
         then_state = state.copy()
         if known is not False:
@@ -180,18 +180,18 @@ class Statements(InterpreterState):
             skipped = [node.orelse]
         if not skipped:
             return
-        returns = self.returns[-1] if self.returns else None
+        returns = self.run.returns[-1] if self.run.returns else None
         returned = (list(returns.values), returns.state) if returns is not None else None
-        outer, self.assuming = self.assuming, self.assuming or parameter
-        undo_from, followed = len(self.undo), self.followed
+        outer, self.run.assuming = self.run.assuming, self.run.assuming or parameter
+        undo_from, followed = len(self.run.undo), self.run.followed
         try:
             self.exec_block(skipped, state.copy())
         finally:
-            self.assuming, self.followed = outer, followed  # its calls do not count against the default's
+            self.run.assuming, self.run.followed = outer, followed  # its calls do not count against the default's
             if returns is not None and returned is not None:
                 returns.values, returns.state = returned
-            while len(self.undo) > undo_from:  # the module's attributes as the default left them
-                attributes, attribute, before = self.undo.pop()
+            while len(self.run.undo) > undo_from:  # the module's attributes as the default left them
+                attributes, attribute, before = self.run.undo.pop()
                 if before is UNSET:
                     attributes.pop(attribute, None)
                 else:
@@ -201,11 +201,11 @@ class Statements(InterpreterState):
               orelse: cst.Else | None) -> None:
         entry = state.copy()
         current = state.copy()
-        self.loop_depth += 1
+        self.run.loop_depth += 1
         try:
             self._passes(body, entry, current, bind_target)
         finally:
-            self.loop_depth -= 1
+            self.run.loop_depth -= 1
         state.become(current)
         if orelse is not None:
             self.exec_block(orelse.body.body, state)
@@ -216,7 +216,7 @@ class Statements(InterpreterState):
         leaves for the next, its saves as certain as they were: a loop repeats), one inside
         `MAX_TWO_PASS_LOOPS` loops (so nested loops cost 2**3 times their body at most, not
         2**depth; the second pass could only add findings)."""
-        passes = 2 if self.loop_depth <= MAX_TWO_PASS_LOOPS else 1
+        passes = 2 if self.run.loop_depth <= MAX_TWO_PASS_LOOPS else 1
         for index in range(passes):
             iteration = current.copy()
             iteration.dead = False
@@ -226,36 +226,36 @@ class Statements(InterpreterState):
             current.become(entry.join_repeated(iteration) if index + 1 < passes else entry.join(iteration))
 
     def _for(self, node: cst.For, state: State) -> None:
-        iterable = self.eval(node.iter, state)
-        items = self.elements(iterable)
+        iterable = self.parts.expressions.eval(node.iter, state)
+        items = self.parts.containers.elements(iterable)
         objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(
             isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf) for item in items)
-        if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.unrolling < 2)) \
-                and not self.syntax_fact(node, _jumps, self.call_definitions[-1] if self.call_definitions else None):
-            self.unrolling += 1
+        if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.run.unrolling < 2)) \
+                and not self.parts.user_calls.syntax_fact(node, _jumps, self.run.call_definitions[-1] if self.run.call_definitions else None):
+            self.run.unrolling += 1
             try:
                 for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
-                    self.bind(node.target, item, state, node.iter)
+                    self.parts.bindings.bind(node.target, item, state, node.iter)
                     self.exec_block(node.body.body, state)
                     if state.dead:  # it returned: the remaining elements do not run
                         return
             finally:
-                self.unrolling -= 1
+                self.run.unrolling -= 1
             if node.orelse is not None:
                 self.exec_block(node.orelse.body.body, state)
             return
 
         def bind(iteration: State) -> None:
-            self.bind(node.target, self.iterate(iterable, node.iter, iteration), iteration, node.iter)
+            self.parts.bindings.bind(node.target, self.parts.containers.iterate(iterable, node.iter, iteration), iteration, node.iter)
 
         self._loop(node.body, state, bind, node.orelse)
 
     def _while(self, node: cst.While, state: State) -> None:
-        self.eval(node.test, state)
+        self.parts.expressions.eval(node.test, state)
         self._loop(node.body, state, None, node.orelse)
 
     def _try(self, node: cst.Try | cst.TryStar, state: State) -> None:
-        frame = self.returns[-1] if self.returns else None
+        frame = self.run.returns[-1] if self.run.returns else None
         guards = frame is not None and (bool(node.handlers) or node.finalbody is not None)
         if guards:
             frame.guarded += 1  # type: ignore[union-attr]
@@ -281,68 +281,68 @@ class Statements(InterpreterState):
             state.dead = state.dead or was_dead
 
     def _with(self, node: cst.With, state: State) -> None:
-        saved_mode, autocasts = state.grad_enabled, (self.autocast, self.autocast_maybe)
+        saved_mode, autocasts = state.grad_enabled, (self.run.autocast, self.run.autocast_maybe)
         for item in node.items:
-            mode = self.grad_mode_of(item.item, state)
+            mode = self.parts.torch_calls.grad_mode_of(item.item, state)
             if mode is not None:
                 state.grad_enabled = mode
                 continue
-            autocast = self.autocast_of(item.item, state)
+            autocast = self.parts.torch_calls.autocast_of(item.item, state)
             if autocast is not Tri.NO:
-                self.autocast += 1 if autocast is Tri.YES else 0
-                self.autocast_maybe += 1 if autocast is Tri.MAYBE else 0
+                self.run.autocast += 1 if autocast is Tri.YES else 0
+                self.run.autocast_maybe += 1 if autocast is Tri.MAYBE else 0
                 continue
-            value = self.eval(item.item, state)
+            value = self.parts.expressions.eval(item.item, state)
             if item.asname is not None:
-                self.bind(item.asname.name, UNKNOWN if not isinstance(value, TensorValue) else value, state, item.item)
+                self.parts.bindings.bind(item.asname.name, UNKNOWN if not isinstance(value, TensorValue) else value, state, item.item)
         try:
             self.exec_block(node.body.body, state)
         finally:
-            state.grad_enabled, (self.autocast, self.autocast_maybe) = saved_mode, autocasts
+            state.grad_enabled, (self.run.autocast, self.run.autocast_maybe) = saved_mode, autocasts
 
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
-        definitions = self.call_definitions[-1] if self.call_stack else self.definitions
-        inside = bool(self.call_stack) or self.analysing is not None
+        definitions = self.run.call_definitions[-1] if self.run.call_stack else self.run.definitions
+        inside = bool(self.run.call_stack) or self.run.analysing is not None
         # a function defined inside another sees its names (a closure: `def parse(x): ... repeat(x, n)`)
         state.env[name] = FunctionRef(name, node, definitions, closure=state.env if inside else None)
-        if definitions is self.definitions:  # another file's nested functions are that file's to analyse
-            self.defer(Deferred(node, None, False))
+        if definitions is self.run.definitions:  # another file's nested functions are that file's to analyse
+            self.parts.frames.defer(Deferred(node, None, False))
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
-        state.env[name] = FunctionRef(name, node, self.definitions)
-        bases = tuple(self.class_base(base.value, state) for base in node.bases)
-        self.definitions.bases[name] = bases
-        is_module, torch_base = self.module_kind(bases)
-        if not is_module and self.project is not None and any(
-                isinstance(b, ImportRef) and self.project.derives_from_module(b.qualname) for b in bases):
+        state.env[name] = FunctionRef(name, node, self.run.definitions)
+        bases = tuple(self.parts.module_objects.class_base(base.value, state) for base in node.bases)
+        self.run.definitions.bases[name] = bases
+        is_module, torch_base = self.parts.module_objects.module_kind(bases)
+        if not is_module and self.run.project is not None and any(
+                isinstance(b, ImportRef) and self.run.project.derives_from_module(b.qualname) for b in bases):
             is_module = True  # an installed `nn.Module` of a file left unread (its package's index says)
-        if not is_module and self.library and any(isinstance(b, ImportRef) for b in bases) and any(
+        if not is_module and self.run.library and any(isinstance(b, ImportRef) for b in bases) and any(
                 isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body):
             is_module = True  # a library class with a `forward`, derived from a class of its other files
-        template = ModuleValue(name, None, user_class=name, definitions=self.definitions, is_module=is_module,
+        template = ModuleValue(name, None, user_class=name, definitions=self.run.definitions, is_module=is_module,
                                torch_base=torch_base)
-        self.definitions.classes[name] = (node, template)
-        if self.analysing is not None:  # a class defined inside a function: later analyses see it
-            self.shared_changed = True
-        attributes = self.definitions.class_attributes[name] = {}
+        self.run.definitions.classes[name] = (node, template)
+        if self.run.analysing is not None:  # a class defined inside a function: later analyses see it
+            self.run.shared_changed = True
+        attributes = self.run.definitions.class_attributes[name] = {}
         for line in node.body.body:  # `SIZES = OrderedDict(...)` in the class body
             for statement in line.body if isinstance(line, cst.SimpleStatementLine) else ():
                 value = statement.value if isinstance(statement, (cst.Assign, cst.AnnAssign)) else None
                 targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else \
                     [statement.target] if isinstance(statement, cst.AnnAssign) else []
                 if value is not None and all(isinstance(t, cst.Name) for t in targets):
-                    evaluated = self.eval(value, state)
+                    evaluated = self.parts.expressions.eval(value, state)
                     attributes.update({t.value: evaluated for t in targets if evaluated is not UNKNOWN})
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         init = next((m for m in methods if m.name.value == "__init__"), None)
-        if init is not None and self.templates and not self.library:
-            self.analyse_function(init, self_value=template, is_forward=False, enclosing=state)
+        if init is not None and self.run.templates and not self.run.library:
+            self.parts.frames.analyse_function(init, self_value=template, is_forward=False, enclosing=state)
         for method in methods:
             if method is init:
                 continue
-            self.defer(Deferred(method, None if is_static_method(method) else template,
+            self.parts.frames.defer(Deferred(method, None if is_static_method(method) else template,
                                 is_module and method.name.value == "forward"))
 
     _statement_handlers: dict[type, Callable[[Statements, object, State], None]] = {

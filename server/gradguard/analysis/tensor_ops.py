@@ -7,7 +7,7 @@ from typing import Iterable
 import libcst as cst
 
 from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -28,7 +28,7 @@ from gradguard.analysis.values import (
 from gradguard.knowledge import ops, surface
 
 
-class TensorOps(InterpreterState):
+class TensorOps(Part):
     """The interpreter's part that applies ATen ops and tensor methods and attributes."""
 
     @staticmethod
@@ -41,7 +41,7 @@ class TensorOps(InterpreterState):
         """`tensor.method(*args)` (`bound`) or `torch.Tensor.method(tensor, *args)`."""
         target_node = node.func.value if bound and isinstance(node.func, cst.Attribute) else None
         if method == "backward":
-            self.run_backward(tensor, kwargs, state)
+            self.parts.saved_tensors.run_backward(tensor, kwargs, state)
             return UNKNOWN
         if method in surface.NOT_TENSORS:
             return UNKNOWN
@@ -53,15 +53,15 @@ class TensorOps(InterpreterState):
             flag = args[0] if args else kwargs.get("requires_grad", ConstValue(True))
             rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
             updated = evolved(tensor, requires_grad=rg)
-            self.set_flags(state, tensor, updated)
+            self.parts.bindings.set_flags(state, tensor, updated)
             return updated
         if method in surface.RETURNS_SELF:
             return tensor
         if method == "detach_":
             if tensor.is_view:
-                self.mutate(tensor, node, target_node, "`detach_`", state, detaches=True)
+                self.parts.saved_tensors.mutate(tensor, node, target_node, "`detach_`", state, detaches=True)
             updated = evolved(tensor, requires_grad=Tri.NO, is_leaf=True)
-            self.set_flags(state, tensor, updated)
+            self.parts.bindings.set_flags(state, tensor, updated)
             return updated
         if method == "clone":
             return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node), tensor.history)
@@ -130,7 +130,7 @@ class TensorOps(InterpreterState):
                                        Origin(f"the output of `{label or self.label_of(node, base)}`", node))
             if any(v is UNKNOWN for v in inputs):
                 result = evolved(result, graph_known=False)
-            return self.with_history(result, inputs, self.next_serial, state)
+            return self.with_history(result, inputs, self.run.next_serial, state)
         bound: dict[str, Value] = dict(zip(facts.args, args))
         for key, value in kwargs.items():
             if key == "input" and "input" not in facts.args and facts.args:
@@ -139,9 +139,9 @@ class TensorOps(InterpreterState):
                 bound[key] = value
         for key, value in list(bound.items()):
             if isinstance(value, ArgumentValue) and key in facts.tensor_args:
-                bound[key] = self.promote(value, state)
+                bound[key] = self.parts.bindings.promote(value, state)
         label = label or self.label_of(node, base)
-        first_serial = self.next_serial
+        first_serial = self.run.next_serial
         saves_from = facts
         if facts.composite:
             decomposition = surface.DECOMPOSITIONS.get(base)
@@ -158,12 +158,12 @@ class TensorOps(InterpreterState):
                 saves_from = ops.kernel_of(facts) or ops.derived_of(facts)
         out = kwargs.get("out")
         if isinstance(out, TensorValue):
-            self.mutate(out, node, None, f"`{base}(..., out=...)`", state)
+            self.parts.saved_tensors.mutate(out, node, None, f"`{base}(..., out=...)`", state)
             return out
         for mutated in facts.mutates:
             value = bound.get(mutated)
             if isinstance(value, TensorValue):
-                self.mutate(value, node, target_node, verb or f"`{base}`", state)
+                self.parts.saved_tensors.mutate(value, node, target_node, verb or f"`{base}`", state)
         recorded = self.grad_recorded(saves_from or facts, bound, state)
         if saves_from is not None and recorded is not Tri.NO:
             self.record_input_saves(saves_from, bound, recorded, node, label, state)
@@ -176,7 +176,7 @@ class TensorOps(InterpreterState):
                 repeated = isinstance(result, SequenceValue) and result.repeated is not None
                 output = outputs[0] if repeated and outputs else (outputs[index] if index < len(outputs) else None)
                 if isinstance(output, TensorValue):
-                    self.save(output, SavedRecord(label, saves_from.name, "output", node, recorded is Tri.YES
+                    self.parts.saved_tensors.save(output, SavedRecord(label, saves_from.name, "output", node, recorded is Tri.YES
                                                   and output.alias_certain and saves_from.saves_certain), state)
         if facts.view_of is not None or not facts.differentiable:
             return result  # a view is in its base's graph; no gradient flows back through the others
@@ -185,13 +185,13 @@ class TensorOps(InterpreterState):
             updated = SequenceValue(tuple(plain if i in facts.nondifferentiable_outputs else item
                                           for i, (item, plain) in enumerate(zip(updated.items, result.items))))
         if facts.kind == "inplace" and updated is not result:
-            self.rebind(state, result, updated)
+            self.parts.bindings.rebind(state, result, updated)
         return updated
 
     def with_history(self, result: Value, inputs: Iterable[Value], first_serial: int, state: State) -> Value:
         """`result` as a node of the graph: its inputs' saves and those its op just made; partly
         unknown (`graph_known` False) where an input's graph is, or an input is a value the analysis lost."""
-        history = frozenset(range(first_serial, self.next_serial))
+        history = frozenset(range(first_serial, self.run.next_serial))
         known = True
         for value in inputs:
             if isinstance(value, TensorValue):
@@ -240,7 +240,7 @@ class TensorOps(InterpreterState):
             for item in contents(value):
                 result = result | self.requires_grad_of(item)
             return result
-        return Tri.MAYBE if self.in_module_method else Tri.NO
+        return Tri.MAYBE if self.run.in_module_method else Tri.NO
 
     def record_input_saves(self, facts: ops.OpFacts, bound: dict[str, Value], recorded: Tri, node: cst.CSTNode,
                            label: str, state: State) -> None:
@@ -260,7 +260,7 @@ class TensorOps(InterpreterState):
             if when is Tri.NO:
                 continue
             what = "input" if name in ("self", "input") else f"`{name}` argument"
-            self.save(value, SavedRecord(label, facts.name, what, node,
+            self.parts.saved_tensors.save(value, SavedRecord(label, facts.name, what, node,
                                          when is Tri.YES and value.alias_certain and facts.saves_certain, None), state)
 
     def result_of(self, facts: ops.OpFacts, bound: dict[str, Value], recorded: Tri, node: cst.CSTNode,
@@ -272,7 +272,7 @@ class TensorOps(InterpreterState):
             if isinstance(target, TensorValue):
                 if recorded is not Tri.NO and target.requires_grad is Tri.NO:
                     updated = evolved(target, requires_grad=recorded, is_leaf=False)
-                    self.rebind(state, target, updated)
+                    self.parts.bindings.rebind(state, target, updated)
                     return updated
                 return target
             return UNKNOWN

@@ -7,7 +7,7 @@ from typing import Sequence
 import libcst as cst
 
 from gradguard.analysis.names import normalise_torch_name, qualname_of
-from gradguard.analysis.shared import InterpreterState
+from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -43,7 +43,7 @@ _DISTRIBUTIONS = "torch.distributions."
 _ATEN_NAMESPACES = ("linalg", "special", "fft")
 
 
-class TorchCalls(InterpreterState):
+class TorchCalls(Part):
     """The interpreter's part that calls `torch.*`, `torch.nn.functional.*`, `torch.linalg/special/fft.*` and grad-mode constructs."""
 
     def checkpointed(self, function: Value, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
@@ -54,19 +54,19 @@ class TorchCalls(InterpreterState):
         passed = {k: v for k, v in kwargs.items() if k not in surface.CHECKPOINT_OPTIONS}
         grad_enabled, state.grad_enabled = state.grad_enabled, Tri.NO
         try:
-            result = self.call_value(function, args, passed, node, state)
+            result = self.parts.calls.call_value(function, args, passed, node, state)
         finally:
             state.grad_enabled = grad_enabled
         requires_grad = function.has_trainable_parameters() if isinstance(function, ModuleValue) else Tri.NO
         for value in args:
-            requires_grad = requires_grad | self.requires_grad_of(value)
+            requires_grad = requires_grad | self.parts.tensor_ops.requires_grad_of(value)
         recorded = requires_grad & state.grad_enabled
         if recorded is Tri.NO:
             return result
-        first_serial = self.next_serial
+        first_serial = self.run.next_serial
         for value in args:
             if isinstance(value, TensorValue):
-                self.save(value, SavedRecord("checkpoint", "checkpoint", "input", node,
+                self.parts.saved_tensors.save(value, SavedRecord("checkpoint", "checkpoint", "input", node,
                                              recorded is Tri.YES and value.alias_certain), state)
 
         def in_graph(value: Value) -> Value:
@@ -76,14 +76,14 @@ class TorchCalls(InterpreterState):
                 return SequenceValue(tuple(in_graph(item) for item in value.items))
             return value
 
-        return self.with_history(in_graph(result), args, first_serial, state)
+        return self.parts.tensor_ops.with_history(in_graph(result), args, first_serial, state)
 
     def autocast_of(self, node: cst.BaseExpression, state: State) -> Tri:
         """Whether a `with` item opens an enabled autocast region: YES, NO (not autocast, or
         `enabled=False`), MAYBE (a flag not known: `enabled=args.amp`)."""
         if not isinstance(node, cst.Call):
             return Tri.NO
-        name = qualname_of(self.eval(node.func, state))
+        name = qualname_of(self.parts.expressions.eval(node.func, state))
         name = normalise_torch_name(name) if name is not None else None
         if name not in surface.AUTOCASTS:
             return Tri.NO
@@ -93,14 +93,14 @@ class TorchCalls(InterpreterState):
                        positional[position] if len(positional) > position else None)
         if enabled is None:
             return Tri.YES
-        flag = self.eval(enabled, state)
+        flag = self.parts.expressions.eval(enabled, state)
         return Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
 
     def grad_mode_of(self, node: cst.BaseExpression, state: State) -> Tri | None:
         """The grad mode a `with` item or decorator sets, or None if it is not a grad-mode construct."""
         call = node if isinstance(node, cst.Call) else None
         target = call.func if call is not None else node
-        name = qualname_of(self.eval(target, state))
+        name = qualname_of(self.parts.expressions.eval(target, state))
         if name is None:
             return None
         name = normalise_torch_name(name)
@@ -108,7 +108,7 @@ class TorchCalls(InterpreterState):
             return None
         fixed = surface.GRAD_MODES[name]
         first = call.args[0].value if call is not None and call.args else None
-        flag = self.eval(first, state) if first is not None else None
+        flag = self.parts.expressions.eval(first, state) if first is not None else None
         if "inference_mode" in name:
             if isinstance(flag, ConstValue) and flag.value is False:
                 return state.grad_enabled
@@ -124,11 +124,11 @@ class TorchCalls(InterpreterState):
         decorator (or one bound to a compiler) compiles the function for, if one of them does."""
         for decorator in decorators:
             call = decorator.decorator if isinstance(decorator.decorator, cst.Call) else None
-            applied = self.eval(call.func if call is not None else decorator.decorator, state)
+            applied = self.parts.expressions.eval(call.func if call is not None else decorator.decorator, state)
             name = qualname_of(applied)
             if name is not None and normalise_torch_name(name) in surface.COMPILERS:
-                args = [self.eval(a.value, state) for a in call.args if a.keyword is None] if call else []
-                kwargs = {a.keyword.value: self.eval(a.value, state) for a in call.args if a.keyword} if call else {}
+                args = [self.parts.expressions.eval(a.value, state) for a in call.args if a.keyword is None] if call else []
+                kwargs = {a.keyword.value: self.parts.expressions.eval(a.value, state) for a in call.args if a.keyword} if call else {}
                 return compile_backend(normalise_torch_name(name), args, kwargs)
             if isinstance(applied, Compiler) and call is None:
                 return applied.backend
@@ -147,7 +147,7 @@ class TorchCalls(InterpreterState):
             return UNKNOWN
         if name in surface.BACKWARD_FUNCTIONS:
             outputs = args[0] if args else kwargs.get("tensors", kwargs.get("outputs", UNKNOWN))
-            self.run_backward(outputs, kwargs, state)
+            self.parts.saved_tensors.run_backward(outputs, kwargs, state)
             if name == "torch.autograd.grad":
                 return self.gradients(outputs, args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN),
                                       kwargs, node, state)
@@ -170,7 +170,7 @@ class TorchCalls(InterpreterState):
             if args and isinstance(args[0], TensorValue) and name.endswith("_"):
                 saved_mode = state.grad_enabled
                 state.grad_enabled = Tri.NO
-                self.mutate(args[0], node, None, f"`{name.removeprefix('torch.')}`", state)
+                self.parts.saved_tensors.mutate(args[0], node, None, f"`{name.removeprefix('torch.')}`", state)
                 state.grad_enabled = saved_mode
             return args[0] if args else UNKNOWN
         if name in surface.GRAD_SCALERS:
@@ -188,23 +188,23 @@ class TorchCalls(InterpreterState):
                 return UNKNOWN
             return ModuleValue(name.rsplit(".", 1)[-1], node, children=[], named_children={"module": inner})
         if name.startswith("torch.nn.") and name.count(".") == 2:
-            built = self.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
+            built = self.parts.module_objects.construct_module(name.rsplit(".", 1)[-1], args, kwargs, node, state)
             if isinstance(built, ModuleValue):  # its construction is where a change it makes is reported, in its file only
-                built.built_in = self.current_file()
+                built.built_in = self.run.current_file()
             return built
         if name.startswith("torch.Tensor.") and args:
             receiver = args[0]
             if isinstance(receiver, ArgumentValue):
-                receiver = self.promote(receiver, state)
+                receiver = self.parts.bindings.promote(receiver, state)
             if isinstance(receiver, TensorValue):
-                return self.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state,
+                return self.parts.tensor_ops.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state,
                                                bound=False)
             return UNKNOWN
         namespace, _, function = name.removeprefix("torch.").partition(".")
         if name.startswith("torch.") and namespace in _ATEN_NAMESPACES and function.isidentifier():
             if args and isinstance(args[0], ArgumentValue):
-                args[0] = self.promote(args[0], state)
-            return self.apply_aten(f"{namespace}_{function}", args, kwargs, node, state, None)
+                args[0] = self.parts.bindings.promote(args[0], state)
+            return self.parts.tensor_ops.apply_aten(f"{namespace}_{function}", args, kwargs, node, state, None)
         if name.startswith(_FUNCTIONAL):
             return self.call_functional(name.removeprefix(_FUNCTIONAL), args, kwargs, node, state)
         if name.startswith("torch.") and name.count(".") == 1:
@@ -217,13 +217,13 @@ class TorchCalls(InterpreterState):
                 rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else (Tri.NO if flag is None else Tri.MAYBE)
                 if function == "clone" and args and isinstance(args[0], TensorValue):
                     rg = args[0].requires_grad & state.grad_enabled
-                    return self.fresh_result(rg, Origin("a clone", node), args[0].history)
+                    return self.parts.tensor_ops.fresh_result(rg, Origin("a clone", node), args[0].history)
                 return TensorValue(new_version_counter(), rg, True, Origin(f"`torch.{function}`", node))
             if function in surface.MAYBE_RETURNS_SELF and args and isinstance(args[0], TensorValue):
                 return args[0].fresh_view(Origin(f"`torch.{function}`", node), certain=False)
             if args and isinstance(args[0], ArgumentValue):
-                args[0] = self.promote(args[0], state)
-            return self.apply_aten(function, args, kwargs, node, state, None)
+                args[0] = self.parts.bindings.promote(args[0], state)
+            return self.parts.tensor_ops.apply_aten(function, args, kwargs, node, state, None)
         return UNKNOWN
 
     @staticmethod
@@ -256,16 +256,16 @@ class TorchCalls(InterpreterState):
             history = frozenset().union(*(t.history for t in contents(outputs) if isinstance(t, TensorValue)))
         origin = Origin("a gradient from `torch.autograd.grad`", node)
         if isinstance(inputs, SequenceValue) and inputs.repeated is None:
-            return SequenceValue(tuple(self.fresh_result(create_graph, origin, history) for _ in inputs.items))
+            return SequenceValue(tuple(self.parts.tensor_ops.fresh_result(create_graph, origin, history) for _ in inputs.items))
         if isinstance(inputs, SequenceValue) or inputs is UNKNOWN:
-            return SequenceValue(repeated=self.fresh_result(create_graph, origin, history))
-        return SequenceValue((self.fresh_result(create_graph, origin, history),))
+            return SequenceValue(repeated=self.parts.tensor_ops.fresh_result(create_graph, origin, history))
+        return SequenceValue((self.parts.tensor_ops.fresh_result(create_graph, origin, history),))
 
     def call_functional(self, function: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                         state: State) -> Value:
         args, kwargs = ops.by_position(f"{_FUNCTIONAL}{function}", args, kwargs)
         if args and isinstance(args[0], ArgumentValue):
-            args[0] = self.promote(args[0], state)
+            args[0] = self.parts.bindings.promote(args[0], state)
         source = args[0] if args else kwargs.get("input", UNKNOWN)
         if function in surface.FUNCTIONAL_DROPOUT:
             training_at, inplace_at = surface.FUNCTIONAL_DROPOUT[function]
@@ -277,25 +277,25 @@ class TorchCalls(InterpreterState):
             if not isinstance(source, TensorValue):
                 return UNKNOWN
             if inplace is Tri.YES and training is Tri.YES:
-                self.mutate(source, node, node.args[0].value if node.args else None, "`F.dropout(..., inplace=True)`", state)
+                self.parts.saved_tensors.mutate(source, node, node.args[0].value if node.args else None, "`F.dropout(..., inplace=True)`", state)
                 return source
-            return self.fresh_result(source.requires_grad & state.grad_enabled, Origin(f"`F.{function}`", node),
+            return self.parts.tensor_ops.fresh_result(source.requires_grad & state.grad_enabled, Origin(f"`F.{function}`", node),
                                      source.history)
         if function in surface.FUNCTIONAL_INPLACE:
             position, inplace_op = surface.FUNCTIONAL_INPLACE[function]
             if self.flag(args, kwargs, position, "inplace", False) is Tri.YES:
-                return self.apply_aten(inplace_op, args[:1], {}, node, state, f"`F.{function}(..., inplace=True)`",
+                return self.parts.tensor_ops.apply_aten(inplace_op, args[:1], {}, node, state, f"`F.{function}(..., inplace=True)`",
                                        label=f"F.{function}")
         if function == "adaptive_avg_pool2d" and len(args) > 1 and isinstance(args[1], ConstValue) and args[1].value == 1:
-            return self.fresh_result(source.requires_grad & state.grad_enabled, Origin("a mean", node), source.history) \
+            return self.parts.tensor_ops.fresh_result(source.requires_grad & state.grad_enabled, Origin("a mean", node), source.history) \
                 if isinstance(source, TensorValue) else UNKNOWN
-        return self.apply_aten(function, args, kwargs, node, state, None, label=f"F.{function}")
+        return self.parts.tensor_ops.apply_aten(function, args, kwargs, node, state, None, label=f"F.{function}")
 
     def distribution(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                      state: State) -> Value:
         """`torch.distributions.Normal(mu, std)` and the like (a class: a distribution, nesting ones it
         wraps; a function such as `kl_divergence`: a tensor in the graph of what it is given)."""
-        given = [self.promote(v, state) if isinstance(v, ArgumentValue) else v for v in (*args, *kwargs.values())]
+        given = [self.parts.bindings.promote(v, state) if isinstance(v, ArgumentValue) else v for v in (*args, *kwargs.values())]
         parameters = tuple(t for value in given for item in contents(value)
                            for t in (item.parameters if isinstance(item, DistributionValue) else (item,))
                            if isinstance(t, TensorValue))
@@ -320,7 +320,7 @@ class TorchCalls(InterpreterState):
         requires_grad, history = Tri.NO, frozenset()
         for tensor in tensors:
             requires_grad, history = requires_grad | tensor.requires_grad, history | tensor.history
-        return self.fresh_result(requires_grad & state.grad_enabled, origin, history)
+        return self.parts.tensor_ops.fresh_result(requires_grad & state.grad_enabled, origin, history)
 
     @staticmethod
     def flag(args: list[Value], kwargs: dict[str, Value], position: int, keyword: str, default: bool) -> Tri:

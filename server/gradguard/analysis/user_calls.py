@@ -9,7 +9,7 @@ import libcst as cst
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.names import dotted_name, is_torch_name, normalise_torch_name
-from gradguard.analysis.shared import CHANGED_OBJECT, RETURNED, GeneratorRun, InterpreterState, Returns
+from gradguard.analysis.shared import CHANGED_OBJECT, RETURNED, GeneratorRun, Part, Returns
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -228,7 +228,7 @@ def _add_saves(saves: dict[int, tuple[SavedRecord, ...]], more: dict[int, tuple[
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
 
 
-class UserCalls(InterpreterState):
+class UserCalls(Part):
     """The interpreter's part that follows calls into the file's and the project's own code."""
 
     def syntax_fact(self, node: NodeT, fact: Callable[[NodeT], FactT], definitions: Definitions | None = None) -> FactT:
@@ -236,12 +236,12 @@ class UserCalls(InterpreterState):
         analysis, or for as long as the index keeps the reading of `definitions`' file (another
         file's, whose functions every file importing it calls); `node` is of `definitions`' file
         (None: this one), whose text may answer for the walk (`absent_without`)."""
-        facts = definitions.syntax_facts if definitions is not None and definitions is not self.definitions \
-            else self.syntax_facts
+        facts = definitions.syntax_facts if definitions is not None and definitions is not self.run.definitions \
+            else self.run.syntax_facts
         key = (node, fact)
         if key not in facts:
             word, absent = getattr(fact, "absent_without", (None, None))
-            facts[key] = absent if word is not None and not (definitions or self.definitions).mentions(word) \
+            facts[key] = absent if word is not None and not (definitions or self.run.definitions).mentions(word) \
                 else fact(node)
         return facts[key]  # type: ignore[return-value]
 
@@ -253,19 +253,19 @@ class UserCalls(InterpreterState):
         constants = constant_key(args, kwargs)
         if constants is None or self.syntax_fact(callee, _yields, definitions):
             return run()  # a generator: each call makes a new one, which runs when iterated
-        key = (id(callee), constants, state.grad_enabled, self.analysing, self.call_site is None)
-        if key in self.summaries:
-            result, entered = self.summaries[key]
-            self.entered |= entered
-            return self.copy_object(result)
-        before, serial, touched, first_new = set(self.entered), self.next_serial, len(self.touched), new_version_counter()
+        key = (id(callee), constants, state.grad_enabled, self.run.analysing, self.run.call_site is None)
+        if key in self.run.summaries:
+            result, entered = self.run.summaries[key]
+            self.run.entered |= entered
+            return self.parts.module_objects.copy_object(result)
+        before, serial, touched, first_new = set(self.run.entered), self.run.next_serial, len(self.run.touched), new_version_counter()
         result = run()
-        if self.next_serial == serial and all(vc > first_new for vc in self.touched[touched:]) \
+        if self.run.next_serial == serial and all(vc > first_new for vc in self.run.touched[touched:]) \
                 and not _holds_older(result, first_new):
             # no save made, no tensor of before changed (a global's `add_`) nor an object of before (a
             # global module's attribute, a global list), no backward, and a result made by the call
             # alone (not a global tensor it returns): a copy of the result gives the call again
-            self.summaries[key] = (self.copy_object(result), frozenset(self.entered - before))
+            self.run.summaries[key] = (self.parts.module_objects.copy_object(result), frozenset(self.run.entered - before))
         return result
 
     @staticmethod
@@ -283,20 +283,20 @@ class UserCalls(InterpreterState):
 
     def in_library(self, definitions: Definitions) -> bool:
         """Whether `definitions` are of an installed library's file."""
-        return self.project is not None and definitions.path is not None and self.project.is_library(definitions.path)
+        return self.run.project is not None and definitions.path is not None and self.run.project.is_library(definitions.path)
 
     def registered_entry(self, callee: FunctionRef, args: list[Value]) -> FunctionRef | None:
         """For a library factory called with a constant name first (`timm.create_model("resnet18",
         ...)`, `torchvision.models.get_model("resnet18")`): the function its package's registry
         decorator registered under that name, which the factory ends up calling."""
-        if self.project is None or not args or not isinstance(args[0], ConstValue) \
+        if self.run.project is None or not args or not isinstance(args[0], ConstValue) \
                 or not isinstance(args[0].value, str) or not isinstance(callee.node, cst.FunctionDef) \
                 or not self.in_library(callee.definitions):
             return None
         first = [*callee.node.params.posonly_params, *callee.node.params.params][:1]
         if not first or "name" not in first[0].name.value:  # `create_model(model_name, ...)`, `get_model(name)`
             return None
-        entry = self.project.registered(callee.definitions.path, args[0].value)
+        entry = self.run.project.registered(callee.definitions.path, args[0].value)
         if not isinstance(entry, FunctionRef) or not isinstance(entry.node, cst.FunctionDef) \
                 or entry.definitions.path == callee.definitions.path:
             return None
@@ -304,9 +304,9 @@ class UserCalls(InterpreterState):
 
     def resolve_import(self, ref: Value) -> Value:
         """What an imported name is, when it is defined in another file of the project."""
-        if self.project is None or not isinstance(ref, ImportRef) or self.definitions.path is None:
+        if self.run.project is None or not isinstance(ref, ImportRef) or self.run.definitions.path is None:
             return UNKNOWN
-        return self.project.resolve(self.definitions.path, ref.qualname)
+        return self.run.project.resolve(self.run.definitions.path, ref.qualname)
 
     def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
                            args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
@@ -335,26 +335,26 @@ class UserCalls(InterpreterState):
         only once the consumer asks for the next element, never runs before the consumer's code."""
         function = generator.func
         run = GeneratorRun(function.node)  # type: ignore[arg-type]
-        self.generator_runs.append(run)
+        self.run.generator_runs.append(run)
         try:
             ran = self.run_user_function(function.node, function.definitions,  # type: ignore[arg-type]
                                          function.bound_self, list(generator.args), dict(generator.kwargs),
                                          generator.node, state, report=generator.report, closure=function.closure)
         finally:
-            self.generator_runs.pop()
+            self.run.generator_runs.pop()
         yields = self.syntax_fact(function.node, yield_nodes, function.definitions)  # type: ignore[arg-type]
         if ran is UNKNOWN or not run.yields or len(run.reached) < len(yields):
             return UNKNOWN
         _add_saves(state.saves, run.saves)
-        value = self.join_elements(run.yields, state)  # type: ignore[attr-defined]
+        value = self.parts.containers.join_elements(run.yields, state)
         return SequenceValue((IntValue(), value)) if generator.enumerated and value is not UNKNOWN else value
 
     def yielded(self, node: cst.Yield, value: Value, state: State) -> None:
         """`node` gave `value`: the element of the iteration running the generator (if one does)."""
-        if not self.call_stack:  # the entry point's own `yield`: what it gives escapes it
-            self.yielded_here.append(value)
-        run = self.generator_runs[-1] if self.generator_runs else None
-        if run is None or not self.call_stack or self.call_stack[-1] is not run.function:
+        if not self.run.call_stack:  # the entry point's own `yield`: what it gives escapes it
+            self.run.yielded_here.append(value)
+        run = self.run.generator_runs[-1] if self.run.generator_runs else None
+        if run is None or not self.run.call_stack or self.run.call_stack[-1] is not run.function:
             return
         run.yields.append(value)
         run.reached.add(node)
@@ -366,24 +366,24 @@ class UserCalls(InterpreterState):
                           *, report: str = "caller-saves", closure: dict[str, Value] | None = None) -> Value:
         """`call_user_function`'s interpretation of the body, for a function or a generator's iteration."""
         depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) else 0)
-        if function in self.call_stack or len(self.call_stack) >= depth or "*" in kwargs \
-                or function in self.cut_calls:
-            self.hand_over([self_value, *args, *kwargs.values()])
+        if function in self.run.call_stack or len(self.run.call_stack) >= depth or "*" in kwargs \
+                or function in self.run.cut_calls:
+            self.parts.saved_tensors.hand_over([self_value, *args, *kwargs.values()])
             return UNKNOWN
-        caller = self.returns[-1] if self.returns else None
+        caller = self.run.returns[-1] if self.run.returns else None
         tail = caller is not None and caller.tail and caller.tail_call is node
-        if tail and report == "caller-saves" and definitions is not self.definitions and not state.saves \
-                and not self.pending:
+        if tail and report == "caller-saves" and definitions is not self.run.definitions and not state.saves \
+                and not self.run.pending:
             # another file's function, whose result goes straight to the entry point's own `return`
             # (a model factory's `return build_model(...)`), with nothing saved yet that what it changes
             # could meet: it can add no finding here (its own analysis has its own)
-            self.hand_over([self_value, *args, *kwargs.values()])
+            self.parts.saved_tensors.hand_over([self_value, *args, *kwargs.values()])
             return UNKNOWN
-        if self.followed >= MAX_FOLLOWED_CALLS:
-            where = self.analysing.name if self.analysing is not None else self.call_nodes[0] if self.call_nodes else node
-            self.note_cut("calls", self.analysing, where, "calls")
+        if self.run.followed >= MAX_FOLLOWED_CALLS:
+            where = self.run.analysing.name if self.run.analysing is not None else self.run.call_nodes[0] if self.run.call_nodes else node
+            self.parts.frames.note_cut("calls", self.run.analysing, where, "calls")
             return UNKNOWN
-        here = definitions is self.definitions
+        here = definitions is self.run.definitions
         if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
                 self.syntax_fact(function, _may_build, definitions)
                 or (self.in_library(definitions) and self.syntax_fact(function, _returns, definitions))
@@ -398,9 +398,9 @@ class UserCalls(InterpreterState):
             # registry's pick included, and a library's; a closure, or a function of this file that
             # names its globals holding tensors or modules, may reach them)
             return UNKNOWN
-        self.followed += 1
+        self.run.followed += 1
         if any(_changeable(definitions.globals.get(root)) for root in self.syntax_fact(function, _changed_roots, definitions)):
-            self.touched.append(CHANGED_OBJECT)
+            self.run.touched.append(CHANGED_OBJECT)
         params = function.params
         positional = [*params.posonly_params, *params.params]
         env: dict[str, Value] = dict(closure) if closure is not None else {}
@@ -413,7 +413,7 @@ class UserCalls(InterpreterState):
             elif name in kwargs:
                 value = kwargs[name]
             elif param.default is not None:
-                value = self.eval(param.default, defaults)
+                value = self.parts.expressions.eval(param.default, defaults)
             else:
                 value = UNKNOWN
             env[name] = self.argument(param) if value is UNKNOWN else value
@@ -425,36 +425,36 @@ class UserCalls(InterpreterState):
                 {k: v for k, v in kwargs.items() if k not in named and k != "**"}, complete="**" not in kwargs)
         callee_state = State(env, state.saves, state.grad_enabled, globals=definitions.globals)
         for decorator in function.decorators:
-            mode = self.grad_mode_of(decorator.decorator, callee_state)
+            mode = self.parts.torch_calls.grad_mode_of(decorator.decorator, callee_state)
             if mode is not None:
                 callee_state.grad_enabled = mode
-        outer_site = self.call_site
-        if outer_site is None and report != "inside" and definitions is not self.definitions:
+        outer_site = self.run.call_site
+        if outer_site is None and report != "inside" and definitions is not self.run.definitions:
             label = dotted_name(node.func) if isinstance(node, cst.Call) else None
-            self.call_site = (node, label or function.name.value, report == "every-change")
-        self.call_stack.append(function)
-        self.call_definitions.append(definitions)
-        self.call_nodes.append(node)
-        self.entered.add(function)
-        self.returns.append(Returns(tail=tail))
+            self.run.call_site = (node, label or function.name.value, report == "every-change")
+        self.run.call_stack.append(function)
+        self.run.call_definitions.append(definitions)
+        self.run.call_nodes.append(node)
+        self.run.entered.add(function)
+        self.run.returns.append(Returns(tail=tail))
         try:
-            with self.budget.scope(budget.CALL_STEPS) as depth, \
-                    self.compiling(self.compiled_by(function.decorators, callee_state), node):
-                self.exec_block(function.body.body, callee_state)
+            with self.run.budget.scope(budget.CALL_STEPS) as depth, \
+                    self.run.compiling(self.parts.torch_calls.compiled_by(function.decorators, callee_state), node):
+                self.parts.statements.exec_block(function.body.body, callee_state)
         except OverBudget as error:
             if error.depth != depth:
                 raise
-            self.cut_calls.add(function)  # its effects on the caller are unknown: a miss, never a false alarm
-            self.note_cut("call", function, function.name if here else self.call_nodes[0], error.reason)
+            self.run.cut_calls.add(function)  # its effects on the caller are unknown: a miss, never a false alarm
+            self.parts.frames.note_cut("call", function, function.name if here else self.run.call_nodes[0], error.reason)
             return UNKNOWN
         finally:
-            returns = self.returns.pop()
-            self.call_stack.pop()
-            self.call_definitions.pop()
-            self.call_nodes.pop()
-            self.call_site = outer_site
+            returns = self.run.returns.pop()
+            self.run.call_stack.pop()
+            self.run.call_definitions.pop()
+            self.run.call_nodes.pop()
+            self.run.call_site = outer_site
             if outer_site is None:
-                self.callee_records = set()
+                self.run.callee_records = set()
         callee_state = returns.exit(callee_state)
         state.saves = callee_state.saves
         given = [*zip((p.name.value for p in positional), values),
@@ -464,6 +464,6 @@ class UserCalls(InterpreterState):
             if isinstance(passed, TensorValue) and isinstance(final, TensorValue) and final is not passed \
                     and final.version_counter == passed.version_counter \
                     and (final.requires_grad, final.is_leaf) != (passed.requires_grad, passed.is_leaf):
-                self.set_flags(state, passed, final)  # `requires_grad_()` inside the callee holds for the caller
-        self.last_callee_env = callee_state.env
+                self.parts.bindings.set_flags(state, passed, final)  # `requires_grad_()` inside the callee holds for the caller
+        self.run.last_callee_env = callee_state.env
         return callee_state.env.get(RETURNED, ConstValue(None))
