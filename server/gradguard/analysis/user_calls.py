@@ -194,10 +194,13 @@ def _holds_older(value: Value, first_new: int) -> bool:
 
 def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, ...] | None:
     """What identifies a call whose arguments are all constants (numbers, strings, classes,
-    functions), or None when one of them is an object or a tensor."""
+    functions, or values not known at all, which carry nothing of the caller's), or None when one
+    of them is an object or a tensor."""
     key: list[object] = []
     for name, value in [*enumerate(args), *sorted(kwargs.items())]:
-        if isinstance(value, ConstValue) and isinstance(value.value, (int, float, str, bool, type(None))):
+        if value is UNKNOWN:
+            key.append((name, "?"))
+        elif isinstance(value, ConstValue) and isinstance(value.value, (int, float, str, bool, type(None))):
             key.append((name, "c", type(value.value).__name__, value.value))
         elif isinstance(value, IntValue):
             key.append((name, "int"))
