@@ -3,7 +3,6 @@ makes its outputs nodes of the graph that save what `ctx.save_for_backward` was 
 
 from __future__ import annotations
 
-
 import libcst as cst
 
 from gradguard.analysis.names import normalise_torch_name, qualname_of

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-
 import libcst as cst
 
 from gradguard.analysis.names import dotted_name

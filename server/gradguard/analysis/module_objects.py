@@ -3,8 +3,6 @@ built by `__init__` or from the module facts, `super()`, deep copies, attributes
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from gradguard.analysis.names import is_static_method, is_torch_name, normalise_torch_name, qualname_of
@@ -30,9 +28,6 @@ from gradguard.analysis.values import (
     new_version_counter,
 )
 from gradguard.knowledge import modules as module_facts
-
-if TYPE_CHECKING:
-    pass
 
 
 class ModuleObjects(Part):
@@ -149,7 +144,8 @@ class ModuleObjects(Part):
 
     def copy_object(self, value: Value) -> Value:
         """`copy.deepcopy(value)`: modules and their submodules with parameters of their own (a
-        tensor shared between two of them stays shared in the copy), or a new tensor."""
+        tensor shared between two of them stays shared in the copy), or a new tensor; lists,
+        tuples and dicts holding them are copied with them."""
         remap: dict[int, int] = {}
         copies: dict[int, Value] = {}
 
@@ -166,6 +162,11 @@ class ModuleObjects(Part):
                 listed.items = tuple(fresh(v) for v in item.items)
                 listed.repeated = fresh(item.repeated) if item.repeated is not None else None
                 return listed
+            if isinstance(item, SequenceValue):  # a tuple: its modules and tensors are copied too
+                tupled = copies[id(item)] = evolved(item)
+                tupled.items = tuple(fresh(v) for v in item.items)
+                tupled.repeated = fresh(item.repeated) if item.repeated is not None else None
+                return tupled
             if isinstance(item, PartialValue):  # `self.act = partial(...)` of a copied module
                 return evolved(item, func=fresh(item.func), args=tuple(fresh(a) for a in item.args),
                                kwargs={k: fresh(v) for k, v in item.kwargs.items()})

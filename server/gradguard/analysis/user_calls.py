@@ -263,11 +263,13 @@ class UserCalls(Part):
             return self.parts.module_objects.copy_object(result)
         before, serial, touched, first_new = set(self.run.entered), self.run.next_serial, len(self.run.touched), new_version_counter()
         result = run()
-        if self.run.next_serial == serial and all(vc > first_new for vc in self.run.touched[touched:]) \
-                and not _holds_older(result, first_new):
-            # no save made, no tensor of before changed (a global's `add_`) nor an object of before (a
-            # global module's attribute, a global list), no backward, and a result made by the call
-            # alone (not a global tensor it returns): a copy of the result gives the call again
+        if result is not UNKNOWN and self.run.next_serial == serial \
+                and all(vc > first_new for vc in self.run.touched[touched:]) and not _holds_older(result, first_new):
+            # a result (not a call left unfollowed here: a tail call, the depth or the count of calls
+            # reached, which another call may follow), no save made, no tensor of before changed (a
+            # global's `add_`) nor an object of before (a global module's attribute, a global list), no
+            # backward, and a result made by the call alone (not a global tensor it returns): a copy of
+            # the result gives the call again
             self.run.summaries[key] = (self.parts.module_objects.copy_object(result), frozenset(self.run.entered - before))
         return result
 
