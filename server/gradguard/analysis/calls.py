@@ -136,7 +136,7 @@ class Calls(Part):
                 entry.node, entry.definitions, None, [], kwargs, node, state))
         elif isinstance(callee, FunctionRef) and callee.bound_self is None and callee.closure is not None:
             return self.parts.user_calls.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state,
-                                           closure=callee.closure)
+                                                            closure=callee.closure)
         elif isinstance(callee, FunctionRef) and callee.bound_self is None:
             return self.parts.user_calls.summarised(callee.node, callee.definitions, args, kwargs, state, lambda: self.parts.user_calls.call_user_function(
                 callee.node, callee.definitions, None, args, kwargs, node, state))
@@ -240,7 +240,7 @@ class Calls(Part):
             return
         saved_mode, state.grad_enabled = state.grad_enabled, Tri.YES
         self.parts.user_calls.call_user_function(closure.node, closure.definitions, closure.bound_self, [], {}, node, state,
-                                closure=closure.closure)
+                                                 closure=closure.closure)
         state.grad_enabled = saved_mode
 
 

@@ -85,7 +85,7 @@ class CustomFunctions(Part):
             result = self.parts.user_calls.call_user_function(forward[0], forward[1], None, given, kwargs, node, state)
             if setup is not None:
                 self.parts.user_calls.call_user_function(setup[0], setup[1], None, [ctx, SequenceValue(tuple(args)), result],
-                                               {}, node, state)
+                                                         {}, node, state)
         finally:
             state.grad_enabled = outer
         for changed in _tensors(SequenceValue(tuple(ctx.dirty))):  # torch checks them at `apply`, grad on

@@ -267,7 +267,7 @@ class Expressions(Part):
             if reflected is not None:
                 return self.parts.tensor_ops.apply_aten(reflected, [right, left], {}, node, state, None)
             return self.parts.tensor_ops.fresh_result(right.requires_grad & state.grad_enabled, Origin(f"the result of `{aten}`", node),
-                                     right.history)
+                                                      right.history)
         return UNKNOWN
 
     def _comparison(self, node: cst.Comparison, state: State) -> Value:
@@ -302,7 +302,7 @@ class Expressions(Part):
         operand = self.eval(node.expression, state)
         if isinstance(operand, TensorValue):
             return self.parts.tensor_ops.fresh_result(operand.requires_grad & state.grad_enabled, Origin("a negation", node),
-                                     operand.history)
+                                                      operand.history)
         if isinstance(operand, ConstValue) and isinstance(operand.value, (int, float)) and isinstance(node.operator, cst.Minus):
             return ConstValue(-operand.value)
         if isinstance(node.operator, cst.Not) and isinstance(operand, ConstValue):

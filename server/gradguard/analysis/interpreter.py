@@ -115,7 +115,7 @@ class Interpreter:
             if before is None or before.star_imports != self.run_state.definitions.star_imports:
                 return {}
             self.run_state.reuse = Reuse(before.globals, previous.body, self.run_state.definitions,
-                               self.run_state.result.facts, self.run_state.source_of)
+                                         self.run_state.result.facts, self.run_state.source_of)
         return previous.units
 
     def _module_level(self) -> None:
@@ -183,7 +183,7 @@ class Interpreter:
             steps, stopped = self.run_state.budget.steps, len(self.run_state.cut_calls)
             self.run_state.entered, self.run_state.seen, self.run_state.shared_changed = set(), {}, False
             self.parts.frames.analyse_function(deferred.function, self_value=self.parts.module_objects.instance_copy(deferred.template),
-                                  is_forward=deferred.is_forward)
+                                               is_forward=deferred.is_forward)
             unit = Unit(self.run_state.result.changes[start:], frozenset(self.run_state.entered), tuple(self.run_state.deferred[queued:]),
                         self.run_state.seen, tuple(self.run_state.result.cuts[cuts:]), self.run_state.shared_changed or len(self.run_state.cut_calls) > stopped,
                         self.run_state.budget.steps - steps, grad_off)

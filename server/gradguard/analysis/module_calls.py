@@ -141,12 +141,12 @@ class ModuleCalls(Part):
                     if parameter is not None and (flagged.requires_grad, flagged.is_leaf) != \
                             (parameter.requires_grad, parameter.is_leaf):
                         self.parts.bindings.set_flags(state, parameter, evolved(parameter, requires_grad=flagged.requires_grad,
-                                                                        is_leaf=flagged.is_leaf))
+                                                                                is_leaf=flagged.is_leaf))
                 continue
             before = dict(own)
             report = "inside" if function.definitions is self.run.definitions else "every-change"
             self.parts.user_calls.call_user_function(function.node, function.definitions, function.bound_self,
-                                           [*bound, submodule], dict(keywords), node, state, report=report)
+                                                     [*bound, submodule], dict(keywords), node, state, report=report)
             done[kind] = {name: parameter for name, parameter in submodule.parameters.items()
                           if name in before and parameter is not before[name]}
 
@@ -169,8 +169,8 @@ class ModuleCalls(Part):
                 continue
             self.run.last_callee_env = {}
             returned = self.parts.user_calls.call_user_function(hook.node, hook.definitions, hook.bound_self,
-                                                      [*bound, module, SequenceValue(tuple(args)), output],
-                                                      dict(keywords), node, state)
+                                                                [*bound, module, SequenceValue(tuple(args)), output],
+                                                                dict(keywords), node, state)
             positional = [*hook.node.params.posonly_params,
                           *hook.node.params.params][(1 if hook.bound_self else 0) + len(bound):]
             changed = self.run.last_callee_env.get(positional[2].name.value) if len(positional) == 3 else None
@@ -215,7 +215,7 @@ class ModuleCalls(Part):
         if module.renorms_weight and weight is not None:  # `embedding_renorm_`, under no_grad, before the lookup
             saved_mode, state.grad_enabled = state.grad_enabled, Tri.NO
             self.parts.saved_tensors.mutate(weight, report_node, None, f"`{label}(...)` (max_norm renormalizes the weight in place)",
-                               state)
+                                            state)
             state.grad_enabled = saved_mode
         if facts.returns_input or module.returns_input or (facts.returns_input_in_eval and training is Tri.NO):
             return source
@@ -223,15 +223,15 @@ class ModuleCalls(Part):
             if facts.returns_input_in_eval:  # dropout: `mul_` by the mask, only in train mode
                 if training is Tri.YES:
                     self.parts.saved_tensors.mutate(source, report_node, None, f"`{label}(inplace=True)`", state,
-                                       inside_module=module.node)
+                                                    inside_module=module.node)
                 return source
             self.parts.saved_tensors.mutate(source, report_node, None, f"`{label}(inplace=True)`", state, inside_module=module.node)
             first_serial = self.run.next_serial
             recorded = (source.requires_grad | module.has_trainable_parameters()) & state.grad_enabled
             if facts.inplace is module_facts.InplaceSaves.RESULT and recorded is not Tri.NO:
                 self.parts.saved_tensors.save(source, SavedRecord(label, f"{facts.op}_", "output", report_node,
-                                                     recorded is Tri.YES and source.alias_certain, run_by=run_by),
-                                 state)
+                                                                  recorded is Tri.YES and source.alias_certain, run_by=run_by),
+                                              state)
             updated = source
             if recorded is not Tri.NO and source.requires_grad is Tri.NO:
                 updated = evolved(source, requires_grad=recorded, is_leaf=False)
@@ -256,8 +256,8 @@ class ModuleCalls(Part):
             }[facts.saves_input]
             if input_when is not Tri.NO and not module.copies_input:
                 self.parts.saved_tensors.save(source, SavedRecord(label, facts.op, "input", save_node,
-                                                     input_when is Tri.YES and source.alias_certain, at_call=direct,
-                                                     run_by=run_by), state)
+                                                                  input_when is Tri.YES and source.alias_certain, at_call=direct,
+                                                                  run_by=run_by), state)
             weight_when = {
                 module_facts.Saves.ALWAYS: recorded,
                 module_facts.Saves.IF_INPUT_REQUIRES_GRAD: input_rg & recorded,
@@ -267,22 +267,22 @@ class ModuleCalls(Part):
             weights = [p for name, p in module.parameters.items() if name == "weight" or name.startswith("weight_")]
             for weight in weights if weight_when is not Tri.NO else ():  # an RNN's: weight_ih_l0, weight_hh_l0
                 self.parts.saved_tensors.save(weight, SavedRecord(label, facts.op, "weight", save_node, weight_when is Tri.YES,
-                                                     at_call=False, run_by=run_by), state)
+                                                                  at_call=False, run_by=run_by), state)
             for hidden in recurrent:
                 self.parts.saved_tensors.save(hidden, SavedRecord(label, facts.op, "recurrent state", save_node,
-                                                     recorded is Tri.YES and hidden.alias_certain, at_call=direct,
-                                                     run_by=run_by), state)
+                                                                  recorded is Tri.YES and hidden.alias_certain, at_call=direct,
+                                                                  run_by=run_by), state)
             for buffer in facts.saves_buffers:
                 tensor = self.parts.module_objects.module_attribute(module, buffer, node)
                 if isinstance(tensor, TensorValue):
                     self.parts.saved_tensors.save(tensor, SavedRecord(label, facts.op, f"`{buffer}` buffer", save_node,
-                                                         recorded is Tri.YES, at_call=False, run_by=run_by), state)
+                                                                      recorded is Tri.YES, at_call=False, run_by=run_by), state)
         if facts.output_views_input:
             return source.fresh_view(Origin(f"the output of `{label}`", node), grad_enabled=state.grad_enabled)
         result = TensorOps.fresh_result(recorded, Origin(f"the output of `{label}`", save_node))
         if facts.saves_output and recorded is not Tri.NO:
             self.parts.saved_tensors.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES,
-                                                 at_call=direct, run_by=run_by), state)
+                                                              at_call=direct, run_by=run_by), state)
         return self.parts.tensor_ops.with_history(result, [source, *recurrent], first_serial, state)
 
     @staticmethod

@@ -70,7 +70,7 @@ class ModuleObjects(Part):
         if template is None:
             return UNKNOWN
         return self.parts.user_calls.summarised(cls.node, cls.definitions, args, kwargs, state,
-                               lambda: self.construct_instance(cls, template, args, kwargs, node, state))
+                                                lambda: self.construct_instance(cls, template, args, kwargs, node, state))
 
     def construct_instance(self, cls: FunctionRef, template: ModuleValue, args: list[Value],
                            kwargs: dict[str, Value], node: cst.CSTNode, state: State) -> Value:

@@ -105,7 +105,7 @@ class Statements(Part):
             self.parts.containers.call_container_method(left, "extend", [right], {}, state)  # `layers += [...]` extends the list
         elif isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "AddAssign":
             self.parts.bindings.bind(target, SequenceValue(left.items + right.items) if left.repeated is None and right.repeated is None
-                      else UNKNOWN, state, node)
+                                     else UNKNOWN, state, node)
         elif not isinstance(left, (TensorValue, ModuleValue)):
             # no in-place form: `left = left + right` (`net_block_idx += 1`; `loss += t` from `loss = 0`: a
             # tensor in `t`'s graph, and in the unknown left's if the analysis lost it)
@@ -343,7 +343,7 @@ class Statements(Part):
             if method is init:
                 continue
             self.parts.frames.defer(Deferred(method, None if is_static_method(method) else template,
-                                is_module and method.name.value == "forward"))
+                                             is_module and method.name.value == "forward"))
 
     _statement_handlers: dict[type, Callable[[Statements, object, State], None]] = {
         cst.SimpleStatementLine: _simple_line,

@@ -177,7 +177,7 @@ class TensorOps(Part):
                 output = outputs[0] if repeated and outputs else (outputs[index] if index < len(outputs) else None)
                 if isinstance(output, TensorValue):
                     self.parts.saved_tensors.save(output, SavedRecord(label, saves_from.name, "output", node, recorded is Tri.YES
-                                                  and output.alias_certain and saves_from.saves_certain), state)
+                                                                      and output.alias_certain and saves_from.saves_certain), state)
         if facts.view_of is not None or not facts.differentiable:
             return result  # a view is in its base's graph; no gradient flows back through the others
         updated = self.with_history(result, bound.values(), first_serial, state)
@@ -261,7 +261,7 @@ class TensorOps(Part):
                 continue
             what = "input" if name in ("self", "input") else f"`{name}` argument"
             self.parts.saved_tensors.save(value, SavedRecord(label, facts.name, what, node,
-                                         when is Tri.YES and value.alias_certain and facts.saves_certain, None), state)
+                                                             when is Tri.YES and value.alias_certain and facts.saves_certain, None), state)
 
     def result_of(self, facts: ops.OpFacts, bound: dict[str, Value], recorded: Tri, node: cst.CSTNode,
                   state: State, label: str) -> Value:

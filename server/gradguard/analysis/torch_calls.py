@@ -67,7 +67,7 @@ class TorchCalls(Part):
         for value in args:
             if isinstance(value, TensorValue):
                 self.parts.saved_tensors.save(value, SavedRecord("checkpoint", "checkpoint", "input", node,
-                                             recorded is Tri.YES and value.alias_certain), state)
+                                                                 recorded is Tri.YES and value.alias_certain), state)
 
         def in_graph(value: Value) -> Value:
             if isinstance(value, TensorValue):
@@ -198,7 +198,7 @@ class TorchCalls(Part):
                 receiver = self.parts.bindings.promote(receiver, state)
             if isinstance(receiver, TensorValue):
                 return self.parts.tensor_ops.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state,
-                                               bound=False)
+                                                                bound=False)
             return UNKNOWN
         namespace, _, function = name.removeprefix("torch.").partition(".")
         if name.startswith("torch.") and namespace in _ATEN_NAMESPACES and function.isidentifier():
@@ -280,12 +280,12 @@ class TorchCalls(Part):
                 self.parts.saved_tensors.mutate(source, node, node.args[0].value if node.args else None, "`F.dropout(..., inplace=True)`", state)
                 return source
             return self.parts.tensor_ops.fresh_result(source.requires_grad & state.grad_enabled, Origin(f"`F.{function}`", node),
-                                     source.history)
+                                                      source.history)
         if function in surface.FUNCTIONAL_INPLACE:
             position, inplace_op = surface.FUNCTIONAL_INPLACE[function]
             if self.flag(args, kwargs, position, "inplace", False) is Tri.YES:
                 return self.parts.tensor_ops.apply_aten(inplace_op, args[:1], {}, node, state, f"`F.{function}(..., inplace=True)`",
-                                       label=f"F.{function}")
+                                                        label=f"F.{function}")
         if function == "adaptive_avg_pool2d" and len(args) > 1 and isinstance(args[1], ConstValue) and args[1].value == 1:
             return self.parts.tensor_ops.fresh_result(source.requires_grad & state.grad_enabled, Origin("a mean", node), source.history) \
                 if isinstance(source, TensorValue) else UNKNOWN
