@@ -340,24 +340,7 @@ class Containers(Part):
             else:
                 produced.append(self.parts.expressions.eval(node.elt, state))
 
-        def clause(comp: cst.BaseCompFor | None) -> None:
-            if comp is None:
-                element()
-                return
-            iterable = self.parts.expressions.eval(comp.iter, state)
-            items = self.elements(iterable)
-            if items is None or len(items) > MAX_UNROLLED_ELEMENTS:  # twice, as a loop: a second element sees the first
-                exact[0] = False
-                items = [self.iterate(iterable, comp.iter, state)] * 2
-            for index, item in enumerate(items):
-                if not exact[0] and index and produced and all(isinstance(v, ModuleValue) for v in produced):
-                    break  # modules built from an unknown range: one of each is enough
-                self.remember_names(comp.target, state, bound)
-                self.parts.bindings.bind(comp.target, item, state, comp.iter)
-                if not any(self.parts.expressions.eval(test.test, state) == ConstValue(False) for test in comp.ifs):
-                    clause(comp.inner_for_in)
-
-        clause(node.for_in)
+        self._clause(node.for_in, state, element, exact, produced, bound)
         for name, value in bound.items():  # the comprehension's own names do not leak out
             if value is None:
                 state.env.pop(name, None)
@@ -369,6 +352,26 @@ class Containers(Part):
             # modules built in a loop of unknown length: the ones built, in order (`nn.Sequential(*[...])`)
             return SequenceValue(tuple(produced), mutable=isinstance(node, cst.ListComp), known_length=exact[0])
         return SequenceValue(repeated=self.join_elements(produced, state), mutable=isinstance(node, cst.ListComp))
+
+    def _clause(self, comp: cst.BaseCompFor | None, state: State, element: Callable[[], None], exact: list[bool],
+                produced: list[Value], bound: dict[str, Value | None]) -> None:
+        """A comprehension's `for` clause and those inside it, then `element()` for each element
+        they give (a method: a nested function calling itself would hold all of this in a cycle)."""
+        if comp is None:
+            element()
+            return
+        iterable = self.parts.expressions.eval(comp.iter, state)
+        items = self.elements(iterable)
+        if items is None or len(items) > MAX_UNROLLED_ELEMENTS:  # twice, as a loop: a second element sees the first
+            exact[0] = False
+            items = [self.iterate(iterable, comp.iter, state)] * 2
+        for index, item in enumerate(items):
+            if not exact[0] and index and produced and all(isinstance(v, ModuleValue) for v in produced):
+                break  # modules built from an unknown range: one of each is enough
+            self.remember_names(comp.target, state, bound)
+            self.parts.bindings.bind(comp.target, item, state, comp.iter)
+            if not any(self.parts.expressions.eval(test.test, state) == ConstValue(False) for test in comp.ifs):
+                self._clause(comp.inner_for_in, state, element, exact, produced, bound)
 
     @staticmethod
     def remember_names(target: cst.BaseExpression, state: State, bound: dict[str, Value | None]) -> None:

@@ -96,6 +96,8 @@ class Interpreter:
                 if error.depth != depth:
                     raise
                 self._cut_file(error.reason)
+            finally:  # the parts refer to each other: let go of them, and reference counting frees what they held
+                vars(self.parts).clear()
         self.run_state.deferred = []
         self.run_state.result.cut_calls = bool(self.run_state.cut_calls)
         called = set(self.run_state.result.module_entered).union(*(unit.entered for unit in self.run_state.result.units.values()))

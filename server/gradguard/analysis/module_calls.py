@@ -329,23 +329,22 @@ def _backward_hook_views(output: Value) -> Value:
 def _parameter_names(module: ModuleValue) -> list[tuple[str, TensorValue]]:
     """`named_parameters()`: each parameter with its dotted name, in registration order, once."""
     named: list[tuple[str, TensorValue]] = []
-    visited: set[int] = set()
-
-    def visit(owner: ModuleValue, prefix: str) -> None:
-        if id(owner) in visited:
-            return
-        visited.add(id(owner))
-        named.extend((prefix + k, v) for k, v in owner.parameters.items())
-        for key, child in owner.named_children.items():
-            if isinstance(child, TensorValue) and child.is_leaf and child.requires_grad is Tri.YES:
-                named.append((prefix + key, child))
-            elif isinstance(child, ModuleValue):
-                visit(child, f"{prefix}{key}.")
-        for index, child in enumerate(owner.children or []):
-            visit(child, f"{prefix}{index}.")
-
-    visit(module, "")
+    _visit_parameters(module, "", named, set())
     return named
+
+
+def _visit_parameters(owner: ModuleValue, prefix: str, named: list[tuple[str, TensorValue]], visited: set[int]) -> None:
+    if id(owner) in visited:
+        return
+    visited.add(id(owner))
+    named.extend((prefix + k, v) for k, v in owner.parameters.items())
+    for key, child in owner.named_children.items():
+        if isinstance(child, TensorValue) and child.is_leaf and child.requires_grad is Tri.YES:
+            named.append((prefix + key, child))
+        elif isinstance(child, ModuleValue):
+            _visit_parameters(child, f"{prefix}{key}.", named, visited)
+    for index, child in enumerate(owner.children or []):
+        _visit_parameters(child, f"{prefix}{index}.", named, visited)
 
 
 def _set_training(module: ModuleValue, mode: Tri) -> None:

@@ -146,47 +146,7 @@ class ModuleObjects(Part):
         """`copy.deepcopy(value)`: modules and their submodules with parameters of their own (a
         tensor shared between two of them stays shared in the copy), or a new tensor; lists,
         tuples and dicts holding them are copied with them."""
-        remap: dict[int, int] = {}
-        copies: dict[int, Value] = {}
-
-        def fresh(item: Value) -> Value:
-            if isinstance(item, TensorValue):
-                vc = remap.setdefault(item.version_counter, new_version_counter())
-                return evolved(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
-                               multi_output_view=None, later_view=None, no_grad_view=False, function_view=None,
-                               storage_of=None, may_alias=frozenset())
-            if id(item) in copies:  # an object that refers back to itself, or one shared by two owners
-                return copies[id(item)]
-            if isinstance(item, SequenceValue) and item.mutable:
-                listed = copies[id(item)] = SequenceValue(mutable=True)  # type: ignore[assignment]
-                listed.items = tuple(fresh(v) for v in item.items)
-                listed.repeated = fresh(item.repeated) if item.repeated is not None else None
-                return listed
-            if isinstance(item, SequenceValue):  # a tuple: its modules and tensors are copied too
-                tupled = copies[id(item)] = evolved(item)
-                tupled.items = tuple(fresh(v) for v in item.items)
-                tupled.repeated = fresh(item.repeated) if item.repeated is not None else None
-                return tupled
-            if isinstance(item, PartialValue):  # `self.act = partial(...)` of a copied module
-                return evolved(item, func=fresh(item.func), args=tuple(fresh(a) for a in item.args),
-                               kwargs={k: fresh(v) for k, v in item.kwargs.items()})
-            if isinstance(item, OptimizerValue):  # its parameters are the copied modules' (`self.opt` of a trainer)
-                return evolved(item, parameters=tuple(fresh(p) for p in item.parameters))
-            if isinstance(item, DictValue):
-                mapping = copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
-                mapping.entries = {k: fresh(v) for k, v in item.entries.items()}
-                return mapping
-            if not isinstance(item, ModuleValue):
-                return item
-            copy = copies[id(item)] = evolved(item, parameters={}, named_children={}, forward_hooks=list(item.forward_hooks))
-            copy.parameters = {k: fresh(v) for k, v in item.parameters.items()}  # type: ignore[misc]
-            copy.buffers = {k: fresh(v) for k, v in item.buffers.items()}  # type: ignore[misc]
-            copy.children = None if item.children is None else [fresh(c) for c in item.children]  # type: ignore[misc]
-            copy.named_children = {k: fresh(v) for k, v in item.named_children.items()}
-            copy.mapping = fresh(item.mapping) if item.mapping is not None else None  # type: ignore[assignment]
-            return copy
-
-        return fresh(value)
+        return _Copies().fresh(value)
 
     def instance_copy(self, template: ModuleValue | None) -> ModuleValue | None:
         """A new instance of a user module class: its own parameters (fresh version counters).
@@ -297,3 +257,50 @@ def annotated_fields(cls: cst.ClassDef) -> list[str]:
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     return [small.target.value for line in body if isinstance(line, cst.SimpleStatementLine)
             for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)]
+
+
+class _Copies:
+    """One deep copy's work: the tensors' new version counters and the objects already copied (a
+    class, not a nested function calling itself, which would hold them all in a reference cycle)."""
+
+    def __init__(self) -> None:
+        self.remap: dict[int, int] = {}
+        self.copies: dict[int, Value] = {}
+
+    def fresh(self, item: Value) -> Value:
+        """The copy of `item` (the same copy for each holder of one object)."""
+        if isinstance(item, TensorValue):
+            vc = self.remap.setdefault(item.version_counter, new_version_counter())
+            return evolved(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
+                           multi_output_view=None, later_view=None, no_grad_view=False, function_view=None,
+                           storage_of=None, may_alias=frozenset())
+        if id(item) in self.copies:  # an object that refers back to itself, or one shared by two owners
+            return self.copies[id(item)]
+        if isinstance(item, SequenceValue) and item.mutable:
+            listed = self.copies[id(item)] = SequenceValue(mutable=True)  # type: ignore[assignment]
+            listed.items = tuple(self.fresh(v) for v in item.items)
+            listed.repeated = self.fresh(item.repeated) if item.repeated is not None else None
+            return listed
+        if isinstance(item, SequenceValue):  # a tuple: its modules and tensors are copied too
+            tupled = self.copies[id(item)] = evolved(item)
+            tupled.items = tuple(self.fresh(v) for v in item.items)
+            tupled.repeated = self.fresh(item.repeated) if item.repeated is not None else None
+            return tupled
+        if isinstance(item, PartialValue):  # `self.act = partial(...)` of a copied module
+            return evolved(item, func=self.fresh(item.func), args=tuple(self.fresh(a) for a in item.args),
+                           kwargs={k: self.fresh(v) for k, v in item.kwargs.items()})
+        if isinstance(item, OptimizerValue):  # its parameters are the copied modules' (`self.opt` of a trainer)
+            return evolved(item, parameters=tuple(self.fresh(p) for p in item.parameters))
+        if isinstance(item, DictValue):
+            mapping = self.copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
+            mapping.entries = {k: self.fresh(v) for k, v in item.entries.items()}
+            return mapping
+        if not isinstance(item, ModuleValue):
+            return item
+        copy = self.copies[id(item)] = evolved(item, parameters={}, named_children={}, forward_hooks=list(item.forward_hooks))
+        copy.parameters = {k: self.fresh(v) for k, v in item.parameters.items()}  # type: ignore[misc]
+        copy.buffers = {k: self.fresh(v) for k, v in item.buffers.items()}  # type: ignore[misc]
+        copy.children = None if item.children is None else [self.fresh(c) for c in item.children]  # type: ignore[misc]
+        copy.named_children = {k: self.fresh(v) for k, v in item.named_children.items()}
+        copy.mapping = self.fresh(item.mapping) if item.mapping is not None else None  # type: ignore[assignment]
+        return copy

@@ -63,22 +63,8 @@ class State:
         env: dict[str, Value] = {}
         mine, others = self.env, other.env
 
-        def joined(value: Value, theirs: Value) -> Value:
-            if (isinstance(value, TensorValue) and isinstance(theirs, TensorValue)
-                    and value.version_counter != theirs.version_counter):
-                merged, records = merge_tensors(value, theirs, self.saves.get(value.version_counter, ()),
-                                                other.saves.get(theirs.version_counter, ()))
-                if records:
-                    saves[merged.version_counter] = records
-                return merged
-            if (isinstance(value, SequenceValue) and isinstance(theirs, SequenceValue) and value is not theirs
-                    and not (value.mutable or theirs.mutable) and value.repeated is None and theirs.repeated is None
-                    and len(value.items) == len(theirs.items)):  # a tuple carried by a loop: an LSTM's (h, c)
-                return SequenceValue(tuple(joined(a, b) for a, b in zip(value.items, theirs.items)))
-            return join_values(value, theirs)
-
         def bind(name: str, value: Value, theirs: Value) -> None:
-            env[name] = joined(value, theirs)
+            env[name] = _joined(value, theirs, self.saves, other.saves, saves)
 
         for name, value in mine.items():
             theirs = others.get(name, _ABSENT)
@@ -132,3 +118,22 @@ def merge_tensors(a: TensorValue, b: TensorValue, saved_a: tuple[SavedRecord, ..
                      version_counter=new_version_counter(),
                      may_alias=a.may_alias | b.may_alias | {a.version_counter, b.version_counter})
     return merged, records
+
+
+def _joined(value: Value, theirs: Value, mine: dict[int, tuple[SavedRecord, ...]],
+            others: dict[int, tuple[SavedRecord, ...]], saves: dict[int, tuple[SavedRecord, ...]]) -> Value:
+    """What a name holds where a path on which it held `value` (saves `mine`) meets one on which it
+    held `theirs` (saves `others`); the records of two tensors merged into one go to `saves`. (A
+    function of the module's: a nested one calling itself would hold both states in a reference
+    cycle, left for the garbage collector to walk.)"""
+    if isinstance(value, TensorValue) and isinstance(theirs, TensorValue) and value.version_counter != theirs.version_counter:
+        merged, records = merge_tensors(value, theirs, mine.get(value.version_counter, ()),
+                                        others.get(theirs.version_counter, ()))
+        if records:
+            saves[merged.version_counter] = records
+        return merged
+    if (isinstance(value, SequenceValue) and isinstance(theirs, SequenceValue) and value is not theirs
+            and not (value.mutable or theirs.mutable) and value.repeated is None and theirs.repeated is None
+            and len(value.items) == len(theirs.items)):  # a tuple carried by a loop: an LSTM's (h, c)
+        return SequenceValue(tuple(_joined(a, b, mine, others, saves) for a, b in zip(value.items, theirs.items)))
+    return join_values(value, theirs)

@@ -68,15 +68,7 @@ class TorchCalls(Part):
             if isinstance(value, TensorValue):
                 self.parts.saved_tensors.save(value, SavedRecord("checkpoint", "checkpoint", "input", node,
                                                                  recorded is Tri.YES and value.alias_certain), state)
-
-        def in_graph(value: Value) -> Value:
-            if isinstance(value, TensorValue):
-                return evolved(value, requires_grad=recorded, is_leaf=False, no_grad_view=False)
-            if isinstance(value, SequenceValue) and value.repeated is None:
-                return SequenceValue(tuple(in_graph(item) for item in value.items))
-            return value
-
-        return self.parts.tensor_ops.with_history(in_graph(result), args, first_serial, state)
+        return self.parts.tensor_ops.with_history(_in_graph(result, recorded), args, first_serial, state)
 
     def autocast_of(self, node: cst.BaseExpression, state: State) -> Tri:
         """Whether a `with` item opens an enabled autocast region: YES, NO (not autocast, or
@@ -362,3 +354,12 @@ def compiled(code: Value, backend: str) -> Value:
     if (isinstance(code, FunctionRef) and isinstance(code.node, cst.FunctionDef)) or isinstance(code, ModuleValue):
         return evolved(code, compiled=backend)
     return code
+
+
+def _in_graph(value: Value, recorded: Tri) -> Value:
+    """A checkpointed function's result, its tensors nodes of the graph (`recorded`: whether one is)."""
+    if isinstance(value, TensorValue):
+        return evolved(value, requires_grad=recorded, is_leaf=False, no_grad_view=False)
+    if isinstance(value, SequenceValue) and value.repeated is None:
+        return SequenceValue(tuple(_in_graph(item, recorded) for item in value.items))
+    return value
