@@ -78,7 +78,8 @@ class Bindings(Part):
             base = self.keyed(base, kinds, state)
             if isinstance(base, DictValue) and not base.complete or isinstance(base, LostValue) or base is UNKNOWN \
                     or isinstance(base, ArgumentValue) and not isinstance(value, TensorValue):
-                self.parts.saved_tensors.hand_over([value])  # `cache["h"] = h`: a container not known whole (an argument's) may keep it
+                # `cache["h"] = h`: a container not known whole (an argument's) may keep it
+                self.parts.saved_tensors.hand_over([value])
             if isinstance(base, (SequenceValue, DictValue)):
                 self.parts.containers.store_item(base, single_index(kinds), value, state)
                 return
@@ -88,7 +89,8 @@ class Bindings(Part):
                 base = self.promote(base, state)
             if isinstance(base, TensorValue):
                 name = dotted_name(target.value)
-                self.parts.saved_tensors.mutate(base, target, target.value, f"`{name}[...] = …`" if name else "an index assignment", state)
+                verb = f"`{name}[...] = …`" if name else "an index assignment"
+                self.parts.saved_tensors.mutate(base, target, target.value, verb, state)
                 written = self.parts.tensor_ops.requires_grad_of(value) & state.grad_enabled
                 history = value.history if isinstance(value, TensorValue) else frozenset()
                 if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):

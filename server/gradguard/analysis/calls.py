@@ -99,7 +99,8 @@ class Calls(Part):
             callee, args, kwargs = callee.func, [*callee.args, *args], {**callee.kwargs, **kwargs}
         if isinstance(callee, BuiltinRef):
             return self.parts.containers.call_builtin(callee.name, args, kwargs, node, state)
-        if isinstance(callee, ImportRef) and not is_torch_name(callee.qualname) and not (self.run.library and not self.run.call_stack):
+        if isinstance(callee, ImportRef) and not is_torch_name(callee.qualname) \
+                and not (self.run.library and not self.run.call_stack):
             callee = self.parts.custom_functions.function_apply(callee) or callee  # `Fn.apply(x)` for `Fn` of another file
         if isinstance(callee, FunctionApply):
             return self.parts.custom_functions.apply_function(callee, args, kwargs, node, state)
@@ -132,16 +133,19 @@ class Calls(Part):
             return UNKNOWN  # a library's module-level call of its functions (`default_cfgs = generate(...)`)
         elif isinstance(callee, FunctionRef) and callee.bound_self is None and \
                 (entry := self.parts.user_calls.registered_entry(callee, args)) is not None:
-            return self.parts.user_calls.summarised(entry.node, entry.definitions, [], kwargs, state, lambda: self.parts.user_calls.call_user_function(
-                entry.node, entry.definitions, None, [], kwargs, node, state))
+            user_calls = self.parts.user_calls
+            return user_calls.summarised(entry.node, entry.definitions, [], kwargs, state, lambda: (
+                user_calls.call_user_function(entry.node, entry.definitions, None, [], kwargs, node, state)))
         elif isinstance(callee, FunctionRef) and callee.bound_self is None and callee.closure is not None:
             return self.parts.user_calls.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state,
                                                             closure=callee.closure)
         elif isinstance(callee, FunctionRef) and callee.bound_self is None:
-            return self.parts.user_calls.summarised(callee.node, callee.definitions, args, kwargs, state, lambda: self.parts.user_calls.call_user_function(
-                callee.node, callee.definitions, None, args, kwargs, node, state))
+            user_calls = self.parts.user_calls
+            return user_calls.summarised(callee.node, callee.definitions, args, kwargs, state, lambda: (
+                user_calls.call_user_function(callee.node, callee.definitions, None, args, kwargs, node, state)))
         elif isinstance(callee, FunctionRef):
-            return self.parts.user_calls.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs, node, state)
+            return self.parts.user_calls.call_user_function(callee.node, callee.definitions, callee.bound_self, args, kwargs,
+                                                            node, state)
         self.parts.saved_tensors.hand_over([*args, *kwargs.values()])
         return lost_from([*args, *kwargs.values()]) if callee is UNKNOWN else UNKNOWN
 
@@ -172,7 +176,8 @@ class Calls(Part):
         """`scaler.scale(loss)`: the loss times the scale (nothing saved that a change could meet);
         `scaler.step(optimizer, ...)`: `optimizer.step(...)`; the rest change no tensor of the graph."""
         if method == "scale" and args and isinstance(args[0], TensorValue):
-            return self.parts.tensor_ops.apply_aten("mul", [args[0], ConstValue(65536.0)], {}, node, state, None, label="scaler.scale")
+            return self.parts.tensor_ops.apply_aten("mul", [args[0], ConstValue(65536.0)], {}, node, state, None,
+                                                    label="scaler.scale")
         if method == "scale" and args:
             return lost_from(args)
         if method == "step" and args and isinstance(args[0], OptimizerValue):

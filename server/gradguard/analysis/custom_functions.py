@@ -93,7 +93,8 @@ class CustomFunctions(Part):
                 starred = any(arg.star for arg in node.args)  # `apply(*tensors)`: no argument node is its own
                 written = None if starred else next((arg.value for arg, value in zip(node.args, args)
                                                      if value is changed), None)
-                self.parts.saved_tensors.mutate(changed, node, written, f"`{cls.name}.apply` (its `forward` marks it dirty)", state)
+                self.parts.saved_tensors.mutate(changed, node, written, f"`{cls.name}.apply` (its `forward` marks it dirty)",
+                                                state)
         if result is UNKNOWN:
             return lost_from([*args, *kwargs.values()])
         inputs = [*args, *kwargs.values()]

@@ -211,9 +211,8 @@ class Expressions(Part):
             selects = len(kinds) == 1 and kinds[0] != "basic"  # `x[0]`; other indexing's last node is not known
             return base.fresh_view(Origin("an indexed view", node), grad_enabled=state.grad_enabled,
                                    node="Select" if selects else None)
-        if advanced:
-            return self.parts.tensor_ops.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed copy", node), base.history)
-        return self.parts.tensor_ops.fresh_result(base.requires_grad & state.grad_enabled, Origin("an indexed tensor", node), base.history)
+        origin = Origin("an indexed copy" if advanced else "an indexed tensor", node)
+        return self.parts.tensor_ops.fresh_result(base.requires_grad & state.grad_enabled, origin, base.history)
 
     def eval_slice(self, element: cst.SubscriptElement, state: State) -> Value | str:
         inner = element.slice
@@ -266,8 +265,8 @@ class Expressions(Part):
             reflected = {"add": "add", "mul": "mul"}.get(aten)
             if reflected is not None:
                 return self.parts.tensor_ops.apply_aten(reflected, [right, left], {}, node, state, None)
-            return self.parts.tensor_ops.fresh_result(right.requires_grad & state.grad_enabled, Origin(f"the result of `{aten}`", node),
-                                                      right.history)
+            origin = Origin(f"the result of `{aten}`", node)
+            return self.parts.tensor_ops.fresh_result(right.requires_grad & state.grad_enabled, origin, right.history)
         return UNKNOWN
 
     def _comparison(self, node: cst.Comparison, state: State) -> Value:

@@ -172,24 +172,26 @@ class Interpreter:
             yield body[index]
 
     def _analyse_deferred(self, deferred: Deferred, units: dict[cst.FunctionDef, Unit]) -> None:
+        run = self.run_state
         unit = units.get(deferred.function)
         grad_off = deferred.function in self.parts.frames.grad_off
-        if unit is not None and unit.grad_off == grad_off and not unit.entered & self.run_state.replaced and not unit.shares and \
-                self.run_state.budget.fits(unit.steps) and (self.run_state.reuse is None or self.run_state.reuse.holds(deferred.function, unit)):
-            self.run_state.result.changes.extend(unit.changes)
-            self.run_state.result.cuts.extend(unit.cuts)
+        if unit is not None and unit.grad_off == grad_off and not unit.entered & run.replaced and not unit.shares and \
+                run.budget.fits(unit.steps) and (run.reuse is None or run.reuse.holds(deferred.function, unit)):
+            run.result.changes.extend(unit.changes)
+            run.result.cuts.extend(unit.cuts)
             self.parts.frames.defer(*unit.nested)
-            self.run_state.budget.steps += unit.steps  # as if it ran: the file's budget cuts where a run from the top would
+            run.budget.steps += unit.steps  # as if it ran: the file's budget cuts where a run from the top would
         else:
-            start, cuts, queued = len(self.run_state.result.changes), len(self.run_state.result.cuts), len(self.run_state.deferred)
-            steps, stopped = self.run_state.budget.steps, len(self.run_state.cut_calls)
-            self.run_state.entered, self.run_state.seen, self.run_state.shared_changed = set(), {}, False
-            self.parts.frames.analyse_function(deferred.function, self_value=self.parts.module_objects.instance_copy(deferred.template),
+            start, cuts, queued = len(run.result.changes), len(run.result.cuts), len(run.deferred)
+            steps, stopped = run.budget.steps, len(run.cut_calls)
+            run.entered, run.seen, run.shared_changed = set(), {}, False
+            self.parts.frames.analyse_function(deferred.function,
+                                               self_value=self.parts.module_objects.instance_copy(deferred.template),
                                                is_forward=deferred.is_forward)
-            unit = Unit(self.run_state.result.changes[start:], frozenset(self.run_state.entered), tuple(self.run_state.deferred[queued:]),
-                        self.run_state.seen, tuple(self.run_state.result.cuts[cuts:]), self.run_state.shared_changed or len(self.run_state.cut_calls) > stopped,
-                        self.run_state.budget.steps - steps, grad_off)
-        self.run_state.result.units[deferred.function] = unit
+            unit = Unit(run.result.changes[start:], frozenset(run.entered), tuple(run.deferred[queued:]), run.seen,
+                        tuple(run.result.cuts[cuts:]), run.shared_changed or len(run.cut_calls) > stopped,
+                        run.budget.steps - steps, grad_off)
+        run.result.units[deferred.function] = unit
 
     def _cut_file(self, reason: str) -> None:
         """The file's budget ran out: what was found stands, the functions left are not analysed
@@ -224,7 +226,8 @@ class Interpreter:
         self.run_state.seen = previous.module_seen
         # no function's save takes the serial of a module-level one, which a global's history holds
         self.run_state.next_serial = self.run_state.result.module_next_serial = previous.module_next_serial
-        self.parts.frames.defer(*(evolved(d, function=new_for[d.function]) if d.function in new_for else d for d in previous.plan))
+        self.parts.frames.defer(*(evolved(d, function=new_for[d.function]) if d.function in new_for else d
+                                  for d in previous.plan))
         return True
 
 

@@ -214,8 +214,8 @@ class ModuleCalls(Part):
         weight = module.parameters.get("weight")
         if module.renorms_weight and weight is not None:  # `embedding_renorm_`, under no_grad, before the lookup
             saved_mode, state.grad_enabled = state.grad_enabled, Tri.NO
-            self.parts.saved_tensors.mutate(weight, report_node, None, f"`{label}(...)` (max_norm renormalizes the weight in place)",
-                                            state)
+            verb = f"`{label}(...)` (max_norm renormalizes the weight in place)"
+            self.parts.saved_tensors.mutate(weight, report_node, None, verb, state)
             state.grad_enabled = saved_mode
         if facts.returns_input or module.returns_input or (facts.returns_input_in_eval and training is Tri.NO):
             return source
@@ -225,7 +225,8 @@ class ModuleCalls(Part):
                     self.parts.saved_tensors.mutate(source, report_node, None, f"`{label}(inplace=True)`", state,
                                                     inside_module=module.node)
                 return source
-            self.parts.saved_tensors.mutate(source, report_node, None, f"`{label}(inplace=True)`", state, inside_module=module.node)
+            self.parts.saved_tensors.mutate(source, report_node, None, f"`{label}(inplace=True)`", state,
+                                            inside_module=module.node)
             first_serial = self.run.next_serial
             recorded = (source.requires_grad | module.has_trainable_parameters()) & state.grad_enabled
             if facts.inplace is module_facts.InplaceSaves.RESULT and recorded is not Tri.NO:

@@ -56,7 +56,8 @@ class Statements(Part):
                 for target in targets:
                     for name in bound_names(target):
                         state.env[name] = UNKNOWN
-            self.parts.frames.note_cut("statement", self.run.analysing, self.run.call_nodes[0] if self.run.call_stack else node, "depth")
+            where = self.run.call_nodes[0] if self.run.call_stack else node
+            self.parts.frames.note_cut("statement", self.run.analysing, where, "depth")
         finally:
             self.run.current_line = outer
 
@@ -79,7 +80,8 @@ class Statements(Part):
         target = node.target
         if inplace is None:  # `@=`: no in-place form, a rebinding
             left = self.parts.expressions.eval(target, state)
-            self.parts.bindings.bind(target, self.parts.tensor_ops.apply_aten("matmul", [left, right], {}, node, state, "`@`"), state, node)
+            product = self.parts.tensor_ops.apply_aten("matmul", [left, right], {}, node, state, "`@`")
+            self.parts.bindings.bind(target, product, state, node)
             return
         verb = f"`{OPERATOR_SYMBOLS.get(operator.removesuffix('Assign'), '?')}=`"
         if isinstance(target, cst.Subscript):
@@ -104,8 +106,8 @@ class Statements(Part):
         elif isinstance(left, SequenceValue) and operator == "AddAssign" and left.mutable:
             self.parts.containers.call_container_method(left, "extend", [right], {}, state)  # `layers += [...]` extends the list
         elif isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "AddAssign":
-            self.parts.bindings.bind(target, SequenceValue(left.items + right.items) if left.repeated is None and right.repeated is None
-                                     else UNKNOWN, state, node)
+            known = left.repeated is None and right.repeated is None
+            self.parts.bindings.bind(target, SequenceValue(left.items + right.items) if known else UNKNOWN, state, node)
         elif not isinstance(left, (TensorValue, ModuleValue)):
             # no in-place form: `left = left + right` (`net_block_idx += 1`; `loss += t` from `loss = 0`: a
             # tensor in `t`'s graph, and in the unknown left's if the analysis lost it)
@@ -231,7 +233,8 @@ class Statements(Part):
         objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(
             isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf) for item in items)
         if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.run.unrolling < 2)) \
-                and not self.parts.user_calls.syntax_fact(node, _jumps, self.run.call_definitions[-1] if self.run.call_definitions else None):
+                and not self.parts.user_calls.syntax_fact(
+                    node, _jumps, self.run.call_definitions[-1] if self.run.call_definitions else None):
             self.run.unrolling += 1
             try:
                 for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
@@ -246,7 +249,8 @@ class Statements(Part):
             return
 
         def bind(iteration: State) -> None:
-            self.parts.bindings.bind(node.target, self.parts.containers.iterate(iterable, node.iter, iteration), iteration, node.iter)
+            element = self.parts.containers.iterate(iterable, node.iter, iteration)
+            self.parts.bindings.bind(node.target, element, iteration, node.iter)
 
         self._loop(node.body, state, bind, node.orelse)
 
@@ -294,7 +298,8 @@ class Statements(Part):
                 continue
             value = self.parts.expressions.eval(item.item, state)
             if item.asname is not None:
-                self.parts.bindings.bind(item.asname.name, UNKNOWN if not isinstance(value, TensorValue) else value, state, item.item)
+                bound = value if isinstance(value, TensorValue) else UNKNOWN
+                self.parts.bindings.bind(item.asname.name, bound, state, item.item)
         try:
             self.exec_block(node.body.body, state)
         finally:

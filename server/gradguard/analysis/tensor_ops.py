@@ -176,8 +176,8 @@ class TensorOps(Part):
                 repeated = isinstance(result, SequenceValue) and result.repeated is not None
                 output = outputs[0] if repeated and outputs else (outputs[index] if index < len(outputs) else None)
                 if isinstance(output, TensorValue):
-                    self.parts.saved_tensors.save(output, SavedRecord(label, saves_from.name, "output", node, recorded is Tri.YES
-                                                                      and output.alias_certain and saves_from.saves_certain), state)
+                    certain = recorded is Tri.YES and output.alias_certain and saves_from.saves_certain
+                    self.parts.saved_tensors.save(output, SavedRecord(label, saves_from.name, "output", node, certain), state)
         if facts.view_of is not None or not facts.differentiable:
             return result  # a view is in its base's graph; no gradient flows back through the others
         updated = self.with_history(result, bound.values(), first_serial, state)
@@ -260,8 +260,8 @@ class TensorOps(Part):
             if when is Tri.NO:
                 continue
             what = "input" if name in ("self", "input") else f"`{name}` argument"
-            self.parts.saved_tensors.save(value, SavedRecord(label, facts.name, what, node,
-                                                             when is Tri.YES and value.alias_certain and facts.saves_certain, None), state)
+            certain = when is Tri.YES and value.alias_certain and facts.saves_certain
+            self.parts.saved_tensors.save(value, SavedRecord(label, facts.name, what, node, certain, None), state)
 
     def result_of(self, facts: ops.OpFacts, bound: dict[str, Value], recorded: Tri, node: cst.CSTNode,
                   state: State, label: str) -> Value:

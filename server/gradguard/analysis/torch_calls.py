@@ -120,7 +120,8 @@ class TorchCalls(Part):
             name = qualname_of(applied)
             if name is not None and normalise_torch_name(name) in surface.COMPILERS:
                 args = [self.parts.expressions.eval(a.value, state) for a in call.args if a.keyword is None] if call else []
-                kwargs = {a.keyword.value: self.parts.expressions.eval(a.value, state) for a in call.args if a.keyword} if call else {}
+                kwargs = {a.keyword.value: self.parts.expressions.eval(a.value, state)
+                          for a in call.args if a.keyword} if call else {}
                 return compile_backend(normalise_torch_name(name), args, kwargs)
             if isinstance(applied, Compiler) and call is None:
                 return applied.backend
@@ -189,8 +190,8 @@ class TorchCalls(Part):
             if isinstance(receiver, ArgumentValue):
                 receiver = self.parts.bindings.promote(receiver, state)
             if isinstance(receiver, TensorValue):
-                return self.parts.tensor_ops.call_tensor_method(receiver, name.removeprefix("torch.Tensor."), args[1:], kwargs, node, state,
-                                                                bound=False)
+                method = name.removeprefix("torch.Tensor.")
+                return self.parts.tensor_ops.call_tensor_method(receiver, method, args[1:], kwargs, node, state, bound=False)
             return UNKNOWN
         namespace, _, function = name.removeprefix("torch.").partition(".")
         if name.startswith("torch.") and namespace in _ATEN_NAMESPACES and function.isidentifier():
@@ -269,18 +270,21 @@ class TorchCalls(Part):
             if not isinstance(source, TensorValue):
                 return UNKNOWN
             if inplace is Tri.YES and training is Tri.YES:
-                self.parts.saved_tensors.mutate(source, node, node.args[0].value if node.args else None, "`F.dropout(..., inplace=True)`", state)
+                written = node.args[0].value if node.args else None
+                self.parts.saved_tensors.mutate(source, node, written, "`F.dropout(..., inplace=True)`", state)
                 return source
             return self.parts.tensor_ops.fresh_result(source.requires_grad & state.grad_enabled, Origin(f"`F.{function}`", node),
                                                       source.history)
         if function in surface.FUNCTIONAL_INPLACE:
             position, inplace_op = surface.FUNCTIONAL_INPLACE[function]
             if self.flag(args, kwargs, position, "inplace", False) is Tri.YES:
-                return self.parts.tensor_ops.apply_aten(inplace_op, args[:1], {}, node, state, f"`F.{function}(..., inplace=True)`",
-                                                        label=f"F.{function}")
+                verb = f"`F.{function}(..., inplace=True)`"
+                return self.parts.tensor_ops.apply_aten(inplace_op, args[:1], {}, node, state, verb, label=f"F.{function}")
         if function == "adaptive_avg_pool2d" and len(args) > 1 and isinstance(args[1], ConstValue) and args[1].value == 1:
-            return self.parts.tensor_ops.fresh_result(source.requires_grad & state.grad_enabled, Origin("a mean", node), source.history) \
-                if isinstance(source, TensorValue) else UNKNOWN
+            if not isinstance(source, TensorValue):
+                return UNKNOWN
+            mean = Origin("a mean", node)
+            return self.parts.tensor_ops.fresh_result(source.requires_grad & state.grad_enabled, mean, source.history)
         return self.parts.tensor_ops.apply_aten(function, args, kwargs, node, state, None, label=f"F.{function}")
 
     def distribution(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,

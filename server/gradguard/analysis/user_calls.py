@@ -261,7 +261,8 @@ class UserCalls(Part):
             result, entered = self.run.summaries[key]
             self.run.entered |= entered
             return self.parts.module_objects.copy_object(result)
-        before, serial, touched, first_new = set(self.run.entered), self.run.next_serial, len(self.run.touched), new_version_counter()
+        before, serial, touched = set(self.run.entered), self.run.next_serial, len(self.run.touched)
+        first_new = new_version_counter()
         result = run()
         if result is not UNKNOWN and self.run.next_serial == serial \
                 and all(vc > first_new for vc in self.run.touched[touched:]) and not _holds_older(result, first_new):
@@ -385,7 +386,8 @@ class UserCalls(Part):
             self.parts.saved_tensors.hand_over([self_value, *args, *kwargs.values()])
             return UNKNOWN
         if self.run.followed >= MAX_FOLLOWED_CALLS:
-            where = self.run.analysing.name if self.run.analysing is not None else self.run.call_nodes[0] if self.run.call_nodes else node
+            where = self.run.analysing.name if self.run.analysing is not None else \
+                self.run.call_nodes[0] if self.run.call_nodes else node
             self.parts.frames.note_cut("calls", self.run.analysing, where, "calls")
             return UNKNOWN
         here = definitions is self.run.definitions
