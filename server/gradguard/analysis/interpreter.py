@@ -10,8 +10,10 @@ Its parts: `state.py` (what holds at a program point), `statements.py` (each kin
 dispatched by callee and receiver), `frames.py` (a function's body in a frame of its own),
 `saved_tensors.py` (saves, in-place changes, backward), `tensor_ops.py` (ATen ops and tensor
 methods), `torch_calls.py` (the torch API by name), `module_calls.py` (`nn.Module`s),
-`containers.py` (lists, dicts, builtins) and `user_calls.py` (the project's own functions).
-This file runs them over a file: the module level, then each function as an entry point.
+`module_objects.py` (objects and their attributes), `custom_functions.py` (autograd Functions),
+`containers.py` (lists, dicts, builtins) and `user_calls.py` (the project's own functions): each a
+`Part` (`shared.py`) given the run's state and the others. This file makes them and runs them over
+a file: the module level, then each function as an entry point.
 """
 
 from __future__ import annotations
