@@ -276,16 +276,11 @@ class _Copies:
                            storage_of=None, may_alias=frozenset())
         if id(item) in self.copies:  # an object that refers back to itself, or one shared by two owners
             return self.copies[id(item)]
-        if isinstance(item, SequenceValue) and item.mutable:
-            listed = self.copies[id(item)] = SequenceValue(mutable=True)  # type: ignore[assignment]
+        if isinstance(item, SequenceValue):  # a list, or a tuple: its modules and tensors are copied too
+            listed = self.copies[id(item)] = SequenceValue(mutable=True) if item.mutable else evolved(item)
             listed.items = tuple(self.fresh(v) for v in item.items)
             listed.repeated = self.fresh(item.repeated) if item.repeated is not None else None
             return listed
-        if isinstance(item, SequenceValue):  # a tuple: its modules and tensors are copied too
-            tupled = self.copies[id(item)] = evolved(item)
-            tupled.items = tuple(self.fresh(v) for v in item.items)
-            tupled.repeated = self.fresh(item.repeated) if item.repeated is not None else None
-            return tupled
         if isinstance(item, PartialValue):  # `self.act = partial(...)` of a copied module
             return evolved(item, func=self.fresh(item.func), args=tuple(self.fresh(a) for a in item.args),
                            kwargs={k: self.fresh(v) for k, v in item.kwargs.items()})

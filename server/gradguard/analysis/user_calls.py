@@ -250,9 +250,9 @@ class UserCalls(Part):
 
     def summarised(self, callee: cst.CSTNode, definitions: Definitions, args: list[Value], kwargs: dict[str, Value],
                    state: State, run: Callable[[], Value]) -> Value:
-        """`run()`'s result, or a copy of what a call of `callee` with the same constant arguments
-        returned in this analysis (the functions it ran count as run again), when that call had no
-        effect but its result."""
+        """`run()`'s result, or a copy of what a call of `callee` with the same constant (or unknown)
+        arguments returned in this analysis (the functions it ran count as run again), when that call
+        had no effect but its result."""
         constants = constant_key(args, kwargs)
         if constants is None or self.syntax_fact(callee, _yields, definitions):
             return run()  # a generator: each call makes a new one, which runs when iterated
