@@ -359,6 +359,31 @@ async def test_fix_all_asked_right_after_a_change_fixes_the_text_as_it_is_now(cl
 
 
 @pytest.mark.asyncio(loop_scope="function")
+async def test_ctrl_dot_right_after_typing_offers_the_fix_of_the_text_as_it_is_now(client: LanguageClient, tmp_path):
+    """Ctrl+. (a code action request the user invoked) made before the last keystroke is analysed
+    waits for that analysis and offers its quick fix, which makes the program run."""
+    path = tmp_path / "train.py"
+    helpers = "".join(f"def step_{n}(t):\n    u = t.exp()\n    return u * {n}\n\n\n" for n in range(1500))  # a long analysis
+    clean = f"import torch\n\n\n{helpers}x = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.sum().backward()\n"
+    path.write_text(clean)
+    assert list(await open_and_wait(client, path)) == []
+    broken = clean.replace("y.sum()", "y.mul_(2)\ny.sum()")
+    line = broken.splitlines().index("y.mul_(2)")
+    where = lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0))
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=2),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=broken)]))
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(path.as_uri()), range=where,
+        context=lsp.CodeActionContext(diagnostics=[], trigger_kind=lsp.CodeActionTriggerKind.Invoked)))
+    fix = next(a for a in actions if a.title == "gradguard: Rewrite out of place: `y = y.mul(2)`")
+    fixed = apply(broken, fix.edit, path.as_uri())
+    assert fixed == broken.replace("y.mul_(2)", "y = y.mul(2)")
+    path.write_text(fixed)
+    assert subprocess.run([sys.executable, str(path)], capture_output=True, timeout=120).returncode == 0
+
+
+@pytest.mark.asyncio(loop_scope="function")
 @pytest.mark.usefixtures("corpus")
 async def test_pulling_clients_get_result_ids_and_no_pushes(client: LanguageClient, tmp_path):
     if not client.pulls:

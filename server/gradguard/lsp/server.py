@@ -667,13 +667,14 @@ async def code_action(ls: GradguardServer, params: lsp.CodeActionParams) -> list
     """Quick fixes of the analysis in hand, and fix-all. As Ruff's server does, a request without
     `only` (VS Code's light bulb) gets every kind; there fix-all is offered when a finding has a safe
     fix, its edit made when the client resolves it (`codeAction/resolve`), where it can. Fix-all
-    asked for by kind (on save) waits for the analysis of the text as it is now, so that a save
-    right after typing is fixed all the same."""
+    asked for by kind (on save), and any request the user made (Ctrl+.), wait for the analysis of
+    the text as it is now, so that a save or a Ctrl+. right after typing is answered all the same."""
     uri = params.text_document.uri
     kinds = [getattr(k, "value", k) for k in params.context.only or ()]
     notebook_uri = notebooks.notebook_of_cell(ls.workspace, uri)
     analysed_uri = notebook_uri or uri
-    if any(FIX_ALL.startswith(k) or NOTEBOOK_FIX_ALL.startswith(k) for k in kinds) \
+    asked = params.context.trigger_kind == lsp.CodeActionTriggerKind.Invoked
+    if (asked or any(FIX_ALL.startswith(k) or NOTEBOOK_FIX_ALL.startswith(k) for k in kinds)) \
             and ls.version_of(analysed_uri) is not False:
         await ls.analysed_now(analysed_uri)
     if notebook_uri is not None:
