@@ -15,6 +15,15 @@ class ModulePaths:
     def __init__(self, environment: Environment) -> None:
         self._environment = environment
         self._packages: dict[Path, tuple[str, ...]] = {}  # folder -> its dotted package name
+        self._folders: dict[str, Path] = {}  # file -> the real folder it is in
+        self._roots: dict[str, Path] = {}  # file -> `package_root`
+
+    def _folder(self, from_path: str | Path) -> Path:
+        """The real folder of `from_path` (asked at every import the files read resolve)."""
+        key = str(from_path)
+        if key not in self._folders:
+            self._folders[key] = Path(os.path.realpath(from_path)).parent
+        return self._folders[key]
 
     def locate(self, from_path: Path, qualname: str) -> tuple[Path, str] | None:
         """(file defining it, name in that file) by Python's module-path rules, without importing:
@@ -24,12 +33,15 @@ class ModulePaths:
         if len(parts) < 1 or not parts[-1]:
             return None
         if level:
-            base = Path(os.path.realpath(from_path)).parent
+            base = self._folder(from_path)
             for _ in range(level - 1):
                 base = base.parent
             roots = [base]
         else:
-            roots = [package_root(from_path)]
+            key = str(from_path)
+            if key not in self._roots:
+                self._roots[key] = package_root(from_path)
+            roots = [self._roots[key]]
         for root in roots:
             module_parts, attribute = parts[:-1], parts[-1]
             candidate = _module_file(root, module_parts)
@@ -48,7 +60,7 @@ class ModulePaths:
         level = len(qualname) - len(qualname.lstrip("."))
         if not level:
             return qualname
-        folder = Path(os.path.realpath(from_path)).parent
+        folder = self._folder(from_path)
         if folder not in self._packages:
             parts: list[str] = []
             inside = folder

@@ -256,7 +256,7 @@ class UserCalls(Part):
         constants = constant_key(args, kwargs)
         if constants is None or self.syntax_fact(callee, _yields, definitions):
             return run()  # a generator: each call makes a new one, which runs when iterated
-        key = (id(callee), constants, state.grad_enabled, self.run.analysing, self.run.call_site is None)
+        key = (id(callee), constants, state.grad_enabled, self.run.call_site is None)
         if key in self.run.summaries:
             result, entered = self.run.summaries[key]
             self.run.entered |= entered

@@ -376,10 +376,11 @@ class Definitions:
     reading_cost: dict[str, int] = field(default_factory=dict, repr=False)
     unread: frozenset[str] = field(default=frozenset(), repr=False)  # the imported files its reading left unread
     text: str | None = field(default=None, repr=False)  # the text `module` was parsed from, when at hand
+    methods: dict[str, tuple[cst.ClassDef, dict[str, cst.FunctionDef]]] = field(default_factory=dict, repr=False)  # `methods_of`
 
     def __getstate__(self) -> dict[str, object]:
         """What a stored reading keeps: not the facts later analyses found about its nodes, nor its text."""
-        return {**self.__dict__, "syntax_facts": {}, "text": None}
+        return {**self.__dict__, "syntax_facts": {}, "text": None, "methods": {}}
 
     def mentions(self, word: str) -> bool:
         """Whether `word` may be in the file's code: False only when its text is at hand without it
@@ -410,11 +411,23 @@ class Definitions:
         """The method `method` of class `class_name` as Python finds it (`after`: as `super()` in
         that class finds it, in its bases), with the file defining it."""
         for definitions, name in itertools.islice(self.mro(class_name), 1 if after else 0, None):
-            body = definitions.classes[name][0].body.body
-            found = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == method), None)
+            found = definitions.methods_of(name).get(method)
             if found is not None:
                 return found, definitions
         return None
+
+    def methods_of(self, class_name: str) -> dict[str, cst.FunctionDef]:
+        """The methods defined in the body of this file's class `class_name`, by name (the first
+        of a name): walked once for each version of the class statement."""
+        node = self.classes[class_name][0]
+        held = self.methods.get(class_name)
+        if held is None or held[0] is not node:
+            methods: dict[str, cst.FunctionDef] = {}
+            for statement in node.body.body:
+                if isinstance(statement, cst.FunctionDef):
+                    methods.setdefault(statement.name.value, statement)
+            held = self.methods[class_name] = (node, methods)
+        return held[1]
 
     def owner_of(self, function: cst.FunctionDef) -> str | None:
         """The class of this file whose body defines `function`, if it is a method."""
