@@ -154,14 +154,21 @@ class Bindings(Part):
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
         """An argument used as a tensor from now on: one that may require grad (a finding that
         holds only if it does is a warning; a caller that shows it does makes it an error)."""
-        function = self.run.analysing
-        if function is not None and function not in self.run.evidence:
-            self.run.evidence[function] = grad_evidence(function)
-        requires_grad = Tri.MAYBE if function is None or self.run.evidence[function] else Tri.NO
+        requires_grad = Tri.NO if self.grad_evidence() is False else Tri.MAYBE
         tensor = TensorValue(new_version_counter(), requires_grad, False, Origin(f"the argument `{value.name}`"),
                              from_argument=True)
         self.rebind(state, value, tensor)
         return tensor
+
+    def grad_evidence(self) -> bool | None:
+        """Whether the function under analysis shows that its arguments may require grad (what
+        an argument promoted to a tensor gets: `promote`); None at the module level."""
+        function = self.run.analysing
+        if function is None:
+            return None
+        if function not in self.run.evidence:
+            self.run.evidence[function] = grad_evidence(function)
+        return bool(self.run.evidence[function])
 
     def unbind(self, tensor: TensorValue, node: cst.CSTNode, state: State) -> SequenceValue:
         """`a, b = x` and `for row in x` call `unbind`: every element is a multi-output view."""

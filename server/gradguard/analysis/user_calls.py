@@ -251,26 +251,31 @@ class UserCalls(Part):
     def summarised(self, callee: cst.CSTNode, definitions: Definitions, args: list[Value], kwargs: dict[str, Value],
                    state: State, run: Callable[[], Value]) -> Value:
         """`run()`'s result, or a copy of what a call of `callee` with the same constant (or unknown)
-        arguments returned in this analysis (the functions it ran count as run again), when that call
-        had no effect but its result."""
+        arguments returned in this file's analysis (in any of its functions; the functions it ran
+        count as run again), when that call had no effect but its result."""
         constants = constant_key(args, kwargs)
         if constants is None or self.syntax_fact(callee, _yields, definitions):
             return run()  # a generator: each call makes a new one, which runs when iterated
-        key = (id(callee), constants, state.grad_enabled, self.run.call_site is None)
+        # not the function under analysis (the same call in another gives the same), but what it
+        # tells of values of unknown origin: an argument made a tensor inside, an unknown operand
+        key = (id(callee), constants, state.grad_enabled, self.parts.bindings.grad_evidence(),
+               self.run.in_module_method, self.run.call_site is None)
         if key in self.run.summaries:
             result, entered = self.run.summaries[key]
             self.run.entered |= entered
             return self.parts.module_objects.copy_object(result)
         before, serial, touched = set(self.run.entered), self.run.next_serial, len(self.run.touched)
-        first_new = new_version_counter()
+        cuts, changes, first_new = len(self.run.result.cuts), len(self.run.result.changes), new_version_counter()
         result = run()
-        if result is not UNKNOWN and self.run.next_serial == serial \
+        if result is not UNKNOWN and self.run.next_serial == serial and len(self.run.result.cuts) == cuts \
+                and len(self.run.result.changes) == changes \
                 and all(vc > first_new for vc in self.run.touched[touched:]) and not _holds_older(result, first_new):
             # a result (not a call left unfollowed here: a tail call, the depth or the count of calls
-            # reached, which another call may follow), no save made, no tensor of before changed (a
-            # global's `add_`) nor an object of before (a global module's attribute, a global list), no
-            # backward, and a result made by the call alone (not a global tensor it returns): a copy of
-            # the result gives the call again
+            # reached, which another call may follow), nothing cut short, no save made, no change
+            # recorded (a finding's, reported once), no tensor of before changed (a global's `add_`)
+            # nor an object of before (a global module's attribute, a global list), no backward, and
+            # a result made by the call alone (not a global tensor it returns): a copy of the result
+            # gives the call again
             self.run.summaries[key] = (self.parts.module_objects.copy_object(result), frozenset(self.run.entered - before))
         return result
 
