@@ -297,3 +297,27 @@ def test_an_analysis_leaves_its_states_and_parts_to_reference_counting():
             gc.enable()
     assert not left & {"State", "InterpreterState", "Parts", "Statements", "Expressions"}
     assert not {name for name in left if "<locals>" in name}
+
+
+def test_a_layer_built_from_the_same_config_in_each_constructor_is_built_once(monkeypatch):
+    """transformers' shape: each class's `__init__` builds the one before it from `config`, an
+    argument of unknown type. Each class statement runs its `__init__` to learn its submodules;
+    the call `Block(config)` it makes is summarised and copied, so a chain of classes costs
+    a run of each `__init__` (its cost grew with the square of the chain's length: 56 runs for 12 classes)."""
+    from gradguard.analysis.user_calls import UserCalls
+
+    chain = ["import torch.nn as nn", "", "", "class Block0(nn.Module):", "    def __init__(self, config):",
+             "        super().__init__()", "        self.lin = nn.Linear(config.hidden, config.hidden)", ""]
+    for n in range(1, 12):
+        chain += ["", f"class Block{n}(nn.Module):", "    def __init__(self, config):", "        super().__init__()",
+                  f"        self.inner = Block{n - 1}(config)", "        self.act = nn.GELU()", ""]
+    runs: list[str] = []
+    followed = UserCalls.run_user_function
+
+    def counted(self, function, *args, **kwargs):
+        runs.append(function.name.value)
+        return followed(self, function, *args, **kwargs)
+
+    monkeypatch.setattr(UserCalls, "run_user_function", counted)
+    assert analyse_text("chain.py", "\n".join(chain), Settings()) == []
+    assert runs.count("__init__") == 11  # Block0's to Block10's, each once, followed from the class after it

@@ -194,12 +194,15 @@ def _holds_older(value: Value, first_new: int) -> bool:
 
 def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, ...] | None:
     """What identifies a call whose arguments are all constants (numbers, strings, classes,
-    functions, or values not known at all, which carry nothing of the caller's), or None when one
-    of them is an object or a tensor."""
+    functions, or values not known at all, which carry nothing of the caller's: an argument of
+    unknown type, `config` in `Block(config)`, carries only its name), or None when one of them
+    is an object or a tensor."""
     key: list[object] = []
     for name, value in [*enumerate(args), *sorted(kwargs.items())]:
         if value is UNKNOWN:
             key.append((name, "?"))
+        elif isinstance(value, ArgumentValue):
+            key.append((name, "argument", value.name))
         elif isinstance(value, ConstValue) and isinstance(value.value, (int, float, str, bool, type(None))):
             key.append((name, "c", type(value.value).__name__, value.value))
         elif isinstance(value, IntValue):
@@ -266,13 +269,14 @@ class UserCalls(Part):
             return self.parts.module_objects.copy_object(result)
         before, serial, touched = set(self.run.entered), self.run.next_serial, len(self.run.touched)
         cuts, changes, first_new = len(self.run.result.cuts), len(self.run.result.changes), new_version_counter()
+        handed_over = len(self.run.handed_over)
         result = run()
         if result is not UNKNOWN and self.run.next_serial == serial and len(self.run.result.cuts) == cuts \
-                and len(self.run.result.changes) == changes \
+                and len(self.run.result.changes) == changes and len(self.run.handed_over) == handed_over \
                 and all(vc > first_new for vc in self.run.touched[touched:]) and not _holds_older(result, first_new):
             # a result (not a call left unfollowed here: a tail call, the depth or the count of calls
-            # reached, which another call may follow), nothing cut short, no save made, no change
-            # recorded (a finding's, reported once), no tensor of before changed (a global's `add_`)
+            # reached, which another call may follow), nothing cut short, no save made nor handed
+            # over, no change recorded (a finding's, reported once), no tensor of before changed (a global's `add_`)
             # nor an object of before (a global module's attribute, a global list), no backward, and
             # a result made by the call alone (not a global tensor it returns): a copy of the result
             # gives the call again
