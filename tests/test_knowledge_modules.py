@@ -127,8 +127,9 @@ CASES: dict[str, Case] = {
     "PixelShuffle": Case((2,), (1, 4, 2, 2)),
     "PixelUnshuffle": Case((2,), (1, 1, 4, 4)),
     "CrossEntropyLoss": Case((), (4, 5), extra=lambda: (torch.randint(0, 5, (4,)),)),
-    "ZeroPad2d": Case((1,), (1, 2, 3, 3)),
-    "ConstantPad2d": Case((1, 0.5), (1, 2, 3, 3)),
+    **{f"{kind}Pad{n}d": Case((1,), (1, 2, *(3,) * n)) for kind in ("Zero", "Reflection", "Replication", "Circular")
+       for n in (1, 2, 3)},
+    **{f"ConstantPad{n}d": Case((1, 0.5), (1, 2, *(3,) * n)) for n in (1, 2, 3)},
     "LSTM": Case((4, 3), (3, 2, 4)),
     "GRU": Case((4, 3), (3, 2, 4)),
     "RNN": Case((4, 3), (3, 2, 4)),

@@ -115,6 +115,17 @@ class TensorOps(Part):
                 best, best_score = facts, score
         return best
 
+    @staticmethod
+    def chosen_kernel(base: str, bound: dict[str, Value]) -> surface.Decomposition | None:
+        """The op a composite runs when a string argument of the call chooses it (`F.pad`'s
+        `mode`), if the call gives it as a constant or leaves it to its default."""
+        if base not in surface.CHOSEN_KERNELS:
+            return None
+        argument, default, kernels = surface.CHOSEN_KERNELS[base]
+        chosen = bound.get(argument, ConstValue(default))
+        kernel = kernels.get(chosen.value) if isinstance(chosen, ConstValue) and isinstance(chosen.value, str) else None
+        return surface.Decomposition(kernel) if kernel is not None else None
+
     def apply_aten(self, base: str, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
                    verb: str | None, *, target_node: cst.CSTNode | None = None, label: str | None = None) -> Value:
         """Apply the ATen op `base` (an overload is chosen from the argument kinds)."""
@@ -144,7 +155,7 @@ class TensorOps(Part):
         first_serial = self.run.next_serial
         saves_from = facts
         if facts.composite:
-            decomposition = surface.DECOMPOSITIONS.get(base)
+            decomposition = surface.DECOMPOSITIONS.get(base) or self.chosen_kernel(base, bound)
             if decomposition is None and facts.traced_kernel is not None:
                 kernel, becomes = facts.traced_kernel
                 decomposition = surface.Decomposition(kernel, (("self", becomes),))
@@ -153,7 +164,7 @@ class TensorOps(Part):
                 target = ops.op(decomposition.aten_op) or next(iter(ops.overloads(decomposition.aten_op)), None)
             if target is not None:
                 bound = {decomposition.argument(k): v for k, v in bound.items()}
-                saves_from = target
+                saves_from = (ops.kernel_of(target) or ops.derived_of(target)) if target.composite else target
             else:
                 saves_from = ops.kernel_of(facts) or ops.derived_of(facts)
         out = kwargs.get("out")

@@ -127,7 +127,11 @@ _TABLE: tuple[ModuleFacts, ...] = (
         ("Upsample", "upsample_nearest2d"), ("UpsamplingNearest2d", "upsample_nearest2d"),
         ("UpsamplingBilinear2d", "upsample_bilinear2d"), ("PixelShuffle", "pixel_shuffle"),
         ("PixelUnshuffle", "pixel_unshuffle"), ("CrossEntropyLoss", "_log_softmax"),
-        ("ZeroPad2d", "constant_pad_nd"), ("ConstantPad2d", "constant_pad_nd"))),
+        *((f"{kind}Pad{n}d", "constant_pad_nd") for kind in ("Zero", "Constant") for n in (1, 2, 3)),
+        *((f"CircularPad{n}d", "_pad_circular") for n in (1, 2, 3)))),
+    # reflection and replication padding save their input; constant and circular padding copy it
+    *(ModuleFacts(f"{kind}Pad{n}d", f"{kind.lower()}_pad{n}d", saves_input=Saves.ALWAYS)
+      for kind in ("Reflection", "Replication") for n in (1, 2, 3)),
     ModuleFacts("LSTM", "mkldnn_rnn_layer", saves_input=Saves.ALWAYS, saves_output=True, saves_weight=Saves.ALWAYS,
                 parameters=("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"), saves_state=True),
     # weight_ih is saved if the input requires grad; weight_hh always (from the second time step on).

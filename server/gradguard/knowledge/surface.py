@@ -135,6 +135,15 @@ DECOMPOSITIONS: dict[str, Decomposition] = {
     "mse_loss": Decomposition("mse_loss", (("input", "self"),)),
 }
 
+#: Composites whose kernel, and so what they save, a string argument chooses: that argument, its
+#: default, and the op each of its values runs. `F.pad`: constant and circular padding copy the
+#: input and save nothing; reflect and replicate padding save it (measured on torch 2.13:
+#: tests/programs/*pad*).
+CHOSEN_KERNELS: dict[str, tuple[str, str, dict[str, str]]] = {
+    "pad": ("mode", "constant", {"constant": "constant_pad_nd", "circular": "_pad_circular",
+                                 "reflect": "reflection_pad1d", "replicate": "replication_pad1d"}),
+}
+
 #: `F.*` functions with `inplace=`: position of the `inplace` argument and the in-place op.
 FUNCTIONAL_INPLACE: dict[str, tuple[int, str]] = {
     "relu": (1, "relu_"),
