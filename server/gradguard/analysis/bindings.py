@@ -130,6 +130,18 @@ class Bindings(Part):
             if value is old and name not in state.env:  # the module's binding stays: this scope's changes
                 state.env[name] = new
 
+    def share_graph(self, state: State, written: TensorValue) -> None:
+        """An in-place op made `written` a node of its graph: the tensors of this scope that share
+        its version counter (the base of a view written in place, its other views) are in that
+        graph from now on, as torch's `CopySlices` puts the view's op in its base's graph."""
+        for scope in (state.env, state.globals):
+            for name, value in scope.items():
+                if isinstance(value, TensorValue) and value is not written \
+                        and value.version_counter == written.version_counter and not written.history <= value.history \
+                        and (scope is state.env or name not in state.env):
+                    state.env[name] = evolved(value, history=value.history | written.history,
+                                              graph_known=value.graph_known and written.graph_known)
+
     def keyed(self, base: Value, kinds: list[Value | str], state: State) -> Value:
         """An argument indexed with a string (`cfg["lr"]`) is a dict, not a tensor, from now on."""
         if isinstance(base, ArgumentValue) and any(isinstance(k, ConstValue) and isinstance(k.value, str) for k in kinds):

@@ -197,6 +197,8 @@ class TensorOps(Part):
                                           for i, (item, plain) in enumerate(zip(updated.items, result.items))))
         if facts.kind == "inplace" and updated is not result:
             self.parts.bindings.rebind(state, result, updated)
+            if isinstance(updated, TensorValue):
+                self.parts.bindings.share_graph(state, updated)
         return updated
 
     def with_history(self, result: Value, inputs: Iterable[Value], first_serial: int, state: State) -> Value:
