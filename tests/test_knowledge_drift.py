@@ -231,3 +231,26 @@ def test_few_differentiable_composites_stay_without_save_facts() -> None:
     assert not {"einsum", "cosine_similarity", "cdist", "outer", "kron", "bilinear", "instance_norm",
                 "pairwise_distance", "scaled_dot_product_attention", "chain_matmul", "lstm.input",
                 "upsample_bilinear2d.vec", "clip", "divide.Tensor_mode", "stft"} & without
+
+
+@pytest.mark.parametrize("name", ["softmin", "logsigmoid", "softsign", "normalize"])
+def test_python_functionals_save_what_the_op_they_stand_for_saves(name: str) -> None:
+    """`torch.nn.functional` functions written in Python (no ATen op of their name) are analysed as
+    the op of `surface.DECOMPOSITIONS`: torch raises at backward when their input, or their output,
+    is changed in place after the call exactly when that op's facts say it is saved."""
+    from gradguard.knowledge import surface
+
+    torch = pytest.importorskip("torch")
+    facts = _op(surface.DECOMPOSITIONS[name].aten_op)
+    facts = (ops.kernel_of(facts) or ops.derived_of(facts)) if facts.composite else facts
+    function = getattr(torch.nn.functional, name)
+    for changed, saved in (("input", bool(facts.saved_inputs({"self": True}))), ("output", facts.saves_result)):
+        x = torch.randn(3, 4, requires_grad=True)
+        given = x * 1
+        out = function(given, dim=-1) if name == "softmin" else function(given)
+        (given if changed == "input" else out).add_(1)
+        if saved:
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                out.sum().backward()
+        else:
+            out.sum().backward()

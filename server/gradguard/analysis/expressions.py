@@ -265,6 +265,8 @@ class Expressions(Part):
             reflected = {"add": "add", "mul": "mul"}.get(aten)
             if reflected is not None:
                 return self.parts.tensor_ops.apply_aten(reflected, [right, left], {}, node, state, None)
+            if aten == "pow":  # `2 ** a`: `pow.Scalar`, which saves its exponent and its result
+                return self.parts.tensor_ops.apply_aten(aten, [left, right], {}, node, state, None)
             origin = Origin(f"the result of `{aten}`", node)
             return self.parts.tensor_ops.fresh_result(right.requires_grad & state.grad_enabled, origin, right.history)
         return UNKNOWN

@@ -130,6 +130,11 @@ class TensorOps(Part):
                    verb: str | None, *, target_node: cst.CSTNode | None = None, label: str | None = None) -> Value:
         """Apply the ATen op `base` (an overload is chosen from the argument kinds)."""
         facts = self.select_overload(base, args, kwargs)
+        if facts is None and base in surface.DECOMPOSITIONS:  # a Python function over an op (`F.softmin`), on its input
+            source = args[0] if args else kwargs.get("input")
+            decomposition = surface.DECOMPOSITIONS[base].aten_op
+            return self.apply_aten(decomposition, [source] if source is not None else [], {}, node, state, verb,
+                                   target_node=target_node, label=label or self.label_of(node, base))
         if facts is None:  # not an op of the table: a new tensor in the graph of its inputs, nothing saved
             inputs = [*args, *kwargs.values()]
             if not any(isinstance(v, (TensorValue, SequenceValue)) for v in inputs):

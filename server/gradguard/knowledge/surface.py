@@ -117,6 +117,12 @@ DECOMPOSITIONS: dict[str, Decomposition] = {
     "softmax": Decomposition("_softmax", (("input", "self"),)),
     "log_softmax": Decomposition("_log_softmax", (("input", "self"),)),
     "softmin": Decomposition("_softmax", (("input", "self"),)),
+    # Python functions of `torch.nn.functional` over ATen ops, each the op that saves what they save
+    # (tests/test_knowledge_drift.py runs them): `logsigmoid` is ATen's `log_sigmoid`; `softsign`'s
+    # `input / (input.abs() + 1)` and `normalize`'s `input / norm(input)` save their input, not their output
+    "logsigmoid": Decomposition("log_sigmoid", (("input", "self"),)),
+    "softsign": Decomposition("abs", (("input", "self"),)),
+    "normalize": Decomposition("abs", (("input", "self"),)),
     "max_pool1d": Decomposition("max_pool2d_with_indices", (("input", "self"),)),
     "max_pool2d": Decomposition("max_pool2d_with_indices", (("input", "self"),)),
     "conv1d": Decomposition("convolution"),
