@@ -321,3 +321,22 @@ def test_a_layer_built_from_the_same_config_in_each_constructor_is_built_once(mo
     monkeypatch.setattr(UserCalls, "run_user_function", counted)
     assert analyse_text("chain.py", "\n".join(chain), Settings()) == []
     assert runs.count("__init__") == 11  # Block0's to Block10's, each once, followed from the class after it
+
+
+def test_a_call_left_unfollowed_inside_gives_no_summary(tmp_path):
+    """`make()` called five calls deep leaves its `act()` unfollowed (the depth), so its result there
+    is not what it builds: analysed first, in `deep`, it must not stand for `make()` at the top of
+    `shallow`, whose sigmoid output is changed in place (torch raises when `shallow` runs)."""
+    chain = "".join(f"def d{n}(x):\n    return d{n + 1}(x)\n\n\n" for n in range(1, 5))
+    text = ("import torch\nfrom torch import nn\n\n\ndef act():\n    return nn.Sigmoid()\n\n\n"
+            "def make():\n    return nn.Sequential(nn.Linear(3, 3), act())\n\n\n"
+            f"def d5(x):\n    return make()(x)\n\n\n{chain}"
+            "def deep(x):\n    y = d1(x)\n    y.sum().backward()\n\n\n"
+            "def shallow(x):\n    m = make()\n    y = m(x)\n    y.add_(1)\n    y.sum().backward()\n")
+    path = tmp_path / "layers.py"
+    path.write_text(text)
+    _, findings, _ = check(path)
+    assert found(findings) == [("GG001", "error", lines_of(text, "y.add_(1)")[0])]
+    run = subprocess.run([sys.executable, "-c", f"{text}\nshallow(torch.randn(2, 3, requires_grad=True))"],
+                         capture_output=True, text=True, timeout=120)
+    assert "modified by an inplace operation" in run.stderr

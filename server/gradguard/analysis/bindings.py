@@ -131,14 +131,19 @@ class Bindings(Part):
                 state.env[name] = new
 
     def share_graph(self, state: State, written: TensorValue) -> None:
-        """An in-place op made `written` a node of its graph: the tensors of this scope that share
-        its version counter (the base of a view written in place, its other views) are in that
-        graph from now on, as torch's `CopySlices` puts the view's op in its base's graph."""
+        """An in-place op made `written` a node of its graph: the tensors of this scope that are
+        certainly its base or other views of that base (not a `.detach()` nor a parameter made of
+        it, which share its version counter only, nor a copy that may be an alias) are in that graph
+        from now on, as torch's `CopySlices` puts the view's op in its base's graph. A global is
+        rebound in this scope's names (the module's binding stays), as `rebind` does."""
+        if not written.alias_certain or written.maybe_other:
+            return
         for scope in (state.env, state.globals):
             for name, value in scope.items():
                 if isinstance(value, TensorValue) and value is not written \
                         and value.version_counter == written.version_counter and not written.history <= value.history \
-                        and (scope is state.env or name not in state.env):
+                        and (value.is_view or written.is_view) and not value.is_leaf and value.alias_certain \
+                        and not value.maybe_other and (scope is state.env or name not in state.env):
                     state.env[name] = evolved(value, history=value.history | written.history,
                                               graph_known=value.graph_known and written.graph_known)
 

@@ -105,6 +105,8 @@ class SavedTensors(Part):
         """`values` go to code the analysis does not follow, which may keep them past the entry
         point's exit: the saves their graphs reach stay live there."""
         reached, possible = provenance(SequenceValue(tuple(values)))
+        if reached or possible:
+            self.run.hand_overs += 1
         self.run.handed_over |= reached | possible
 
     def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State) -> None:

@@ -168,10 +168,17 @@ class InterpreterState:
         # saves made inside it (only changes of this file's saves are reported, at that call)
         self.call_site: tuple[cst.CSTNode, str, bool] | None = None
         self.callee_records: set[int] = set()
-        # summaries of calls whose arguments are all constants (a factory, a layer built from a config
-        # of numbers): what the call returned or built, and the functions it ran; a later call with the
-        # same arguments in the same analysis gets a copy
+        # summaries of calls given constants or unknown values (a factory, a layer built from a
+        # config): what the call returned or built, and the functions it ran; a later call with the
+        # same arguments, in any function of this file's analysis, gets a copy (`UserCalls.summarised`:
+        # only of calls with no effect but their result, all of whose own calls were followed)
         self.summaries: dict[tuple[object, ...], tuple[Value, frozenset[cst.FunctionDef]]] = {}
+        # how many calls were left unfollowed (the depth, recursion, the count of calls, a tail call,
+        # a call cut short), how many of them for where they ran (the depth, a recursion, a tail
+        # call, a call's steps), and how many hand-overs reached a save (`UserCalls.summarised`)
+        self.unfollowed = 0
+        self.placed = 0
+        self.hand_overs = 0
         # facts of the code alone (a loop's break/continue, whether a function may build what it
         # returns), each computed once per node and analysis
         self.syntax_facts: dict[tuple[cst.CSTNode, object], object] = {}

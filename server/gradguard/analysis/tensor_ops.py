@@ -68,6 +68,9 @@ class TensorOps(Part):
         if method in surface.DTYPE_COPIES:
             return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin(f"`.{method}()`", node),
                                      tensor.history)
+        if method == "contiguous" and tensor.transposed:  # not contiguous: a copy
+            return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("`.contiguous()`", node),
+                                     tensor.history)
         if method in surface.MAYBE_RETURNS_SELF:
             alias = tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
             return evolved(alias, later_view=tensor.later_view, is_view=tensor.is_view)
@@ -91,8 +94,9 @@ class TensorOps(Part):
             return TensorValue(new_version_counter(), Tri.NO, True, Origin("`.data`", node),
                                storage_of=owner.version_counter)
         if attribute in surface.ATTRIBUTE_VIEWS:
-            return owner.fresh_view(Origin(f"`.{attribute}`", node), grad_enabled=state.grad_enabled,
+            view = owner.fresh_view(Origin(f"`.{attribute}`", node), grad_enabled=state.grad_enabled,
                                     node=surface.view_node(attribute))
+            return evolved(view, transposed=True) if attribute in surface.TRANSPOSING_VIEWS else view
         if attribute == "grad":
             return TensorValue(new_version_counter(), Tri.NO, True, Origin("a `.grad`", node))
         return UNKNOWN
@@ -130,10 +134,11 @@ class TensorOps(Part):
                    verb: str | None, *, target_node: cst.CSTNode | None = None, label: str | None = None) -> Value:
         """Apply the ATen op `base` (an overload is chosen from the argument kinds)."""
         facts = self.select_overload(base, args, kwargs)
-        if facts is None and base in surface.DECOMPOSITIONS:  # a Python function over an op (`F.softmin`), on its input
+        decomposition = surface.DECOMPOSITIONS.get(base) if facts is None else None
+        if decomposition is not None and ops.overloads(decomposition.aten_op):  # a Python function over an op (`F.softmin`)
             source = args[0] if args else kwargs.get("input")
-            decomposition = surface.DECOMPOSITIONS[base].aten_op
-            return self.apply_aten(decomposition, [source] if source is not None else [], {}, node, state, verb,
+            return self.apply_aten(decomposition.aten_op, [source] if source is not None else [],
+                                   {"out": kwargs["out"]} if "out" in kwargs else {}, node, state, verb,
                                    target_node=target_node, label=label or self.label_of(node, base))
         if facts is None:  # not an op of the table: a new tensor in the graph of its inputs, nothing saved
             inputs = [*args, *kwargs.values()]
@@ -302,6 +307,8 @@ class TensorOps(Part):
                 certain = facts.name.split(".", 1)[0] not in surface.MAYBE_VIEW | surface.MAYBE_RETURNS_SELF
                 view = base.fresh_view(Origin(f"the view `{label}`", node), certain=certain,
                                        grad_enabled=state.grad_enabled, node=surface.view_node(facts.name))
+                if facts.name.split(".", 1)[0] in surface.TRANSPOSING_VIEWS:
+                    view = evolved(view, transposed=True)
                 if facts.multi_output_view:
                     kind = {"unbind": "Unbind", "split": "Split", "chunk": "Split"}.get(facts.name.split(".", 1)[0],
                                                                                         "SplitWithSizes")

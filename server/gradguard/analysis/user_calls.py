@@ -263,24 +263,35 @@ class UserCalls(Part):
         # tells of values of unknown origin: an argument made a tensor inside, an unknown operand
         key = (id(callee), constants, state.grad_enabled, self.parts.bindings.grad_evidence(),
                self.run.in_module_method, self.run.call_site is None)
-        if key in self.run.summaries:
-            result, entered = self.run.summaries[key]
-            self.run.entered |= entered
-            return self.parts.module_objects.copy_object(result)
+        # with where it runs: the calls it runs in, and whether anything was saved yet (a tail call
+        # of another file's function is followed only then)
+        here = (*key, tuple(id(function) for function in self.run.call_stack), bool(state.saves or self.run.pending))
+        for held in (key, here):
+            if held in self.run.summaries:
+                result, entered = self.run.summaries[held]
+                self.run.entered |= entered
+                return self.parts.module_objects.copy_object(result)
         before, serial, touched = set(self.run.entered), self.run.next_serial, len(self.run.touched)
         cuts, changes, first_new = len(self.run.result.cuts), len(self.run.result.changes), new_version_counter()
-        handed_over = len(self.run.handed_over)
+        unfollowed, placed, hand_overs = self.run.unfollowed, self.run.placed, self.run.hand_overs
         result = run()
         if result is not UNKNOWN and self.run.next_serial == serial and len(self.run.result.cuts) == cuts \
-                and len(self.run.result.changes) == changes and len(self.run.handed_over) == handed_over \
+                and len(self.run.result.changes) == changes and self.run.hand_overs == hand_overs \
                 and all(vc > first_new for vc in self.run.touched[touched:]) and not _holds_older(result, first_new):
             # a result (not a call left unfollowed here: a tail call, the depth or the count of calls
             # reached, which another call may follow), nothing cut short, no save made nor handed
-            # over, no change recorded (a finding's, reported once), no tensor of before changed (a global's `add_`)
-            # nor an object of before (a global module's attribute, a global list), no backward, and
-            # a result made by the call alone (not a global tensor it returns): a copy of the result
-            # gives the call again
-            self.run.summaries[key] = (self.parts.module_objects.copy_object(result), frozenset(self.run.entered - before))
+            # over, no change recorded (a finding's, reported once), no tensor of before changed (a
+            # global's `add_`) nor an object of before (a global module's attribute, a global list),
+            # no backward, and a result made by the call alone (not a global tensor it returns): a
+            # copy of the result gives the call again; anywhere when every call inside was followed,
+            # else, when the calls left unfollowed were those where it ran stopped (the depth, a
+            # recursion, a tail call with nothing saved yet, a call's steps), only where it runs
+            # the same way
+            summary = (self.parts.module_objects.copy_object(result), frozenset(self.run.entered - before))
+            if self.run.unfollowed == unfollowed:
+                self.run.summaries[key] = summary
+            elif self.run.unfollowed - unfollowed == self.run.placed - placed:
+                self.run.summaries[here] = summary
         return result
 
     @staticmethod
@@ -383,6 +394,9 @@ class UserCalls(Part):
         depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) else 0)
         if function in self.run.call_stack or len(self.run.call_stack) >= depth or "*" in kwargs \
                 or function in self.run.cut_calls:
+            self.run.unfollowed += 1
+            if function in self.run.call_stack or len(self.run.call_stack) >= depth:
+                self.run.placed += 1
             self.parts.saved_tensors.hand_over([self_value, *args, *kwargs.values()])
             return UNKNOWN
         caller = self.run.returns[-1] if self.run.returns else None
@@ -392,9 +406,12 @@ class UserCalls(Part):
             # another file's function, whose result goes straight to the entry point's own `return`
             # (a model factory's `return build_model(...)`), with nothing saved yet that what it changes
             # could meet: it can add no finding here (its own analysis has its own)
+            self.run.unfollowed += 1
+            self.run.placed += 1
             self.parts.saved_tensors.hand_over([self_value, *args, *kwargs.values()])
             return UNKNOWN
         if self.run.followed >= MAX_FOLLOWED_CALLS:
+            self.run.unfollowed += 1
             where = self.run.analysing.name if self.run.analysing is not None else \
                 self.run.call_nodes[0] if self.run.call_nodes else node
             self.parts.frames.note_cut("calls", self.run.analysing, where, "calls")
@@ -460,6 +477,8 @@ class UserCalls(Part):
         except OverBudget as error:
             if error.depth != depth:
                 raise
+            self.run.unfollowed += 1
+            self.run.placed += 1  # its steps ran out: where it runs the same way, they run out the same way
             self.run.cut_calls.add(function)  # its effects on the caller are unknown: a miss, never a false alarm
             self.parts.frames.note_cut("call", function, function.name if here else self.run.call_nodes[0], error.reason)
             return UNKNOWN

@@ -108,6 +108,7 @@ class TensorValue:
     multi_output_view: str | None = None
     later_view: LaterView | None = None  # a view of a multi-output view's output (which is `multi_output_view`)
     is_view: bool = False  # an autograd view of another tensor (`x[0]`, `x.t()`), which `detach_()` refuses
+    transposed: bool = False  # its dimensions reordered (`transpose`, `permute`, `.mT`): `contiguous()` copies it
     no_grad_view: bool = False
     function_view: str | None = None  # a view a custom autograd Function returned: that Function's class
     storage_of: int | None = None

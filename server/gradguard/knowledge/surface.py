@@ -58,6 +58,11 @@ RETURNS_SELF = frozenset({"requires_grad_", "retain_grad"})
 #: Views whose result may be a copy (not viewable strides): `reshape`, `flatten`...
 MAYBE_VIEW = frozenset({"reshape", "reshape_as", "flatten", "ravel"})
 
+#: Views that reorder dimensions: their result is not contiguous, so `contiguous()` copies it
+#: (`q.transpose(1, 2).contiguous()` in attention code is a new tensor, never an alias).
+TRANSPOSING_VIEWS = frozenset({"transpose", "t", "permute", "swapaxes", "swapdims", "movedim", "moveaxis", "adjoint",
+                               "T", "mT", "H", "mH"})
+
 #: Views not in ATen's schema language as method names.
 ATTRIBUTE_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 
