@@ -60,6 +60,7 @@ class InplaceChange:
     standalone_of: cst.FunctionDef | None = None
     assumes: str | None = None  # a parameter it was found with a value other than its default of (`_other_branch`)
     detaches: bool = False  # `detach_()`: no value changes, but torch refuses it on a view (GG003)
+    writes_grad: Tri = Tri.NO  # whether the value written requires grad (`a *= scale`, a parameter)
     compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) the change runs in
     scopes: tuple[cst.FunctionDef | None, ...] = ()  # the functions the calls of `call_chain`, then `node`, lie in
 

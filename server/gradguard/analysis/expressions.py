@@ -192,6 +192,9 @@ class Expressions(Part):
                 return base.named_children[index.value]
             if base.children and not isinstance(index, ConstValue):
                 return self.parts.containers.join_elements(base.children, state)
+            if base.class_name == "ModuleDict" and base.user_class is None and base.named_children \
+                    and not isinstance(index, ConstValue):  # `self.heads[task]`: any of its modules
+                return self.parts.containers.join_elements(list(base.named_children.values()), state)
             return UNKNOWN
         if isinstance(base, ArgumentValue):
             base = self.parts.bindings.promote(base, state)

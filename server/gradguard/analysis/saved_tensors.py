@@ -35,13 +35,15 @@ class SavedTensors(Part):
                 state.saves[vc] = (*state.saves.get(vc, ()), uncertain)
 
     def mutate(self, tensor: TensorValue, node: cst.CSTNode, target_node: cst.CSTNode | None, verb: str,
-               state: State, *, inside_module: cst.CSTNode | None = None, detaches: bool = False) -> None:
+               state: State, *, inside_module: cst.CSTNode | None = None, detaches: bool = False,
+               writes_grad: Tri = Tri.NO) -> None:
         """An in-place change of `tensor`: bumps its version counter (every alias sees it).
 
         Inside a followed call of this file's code the change is reported where it is written,
         with the calls that led there. Inside another file's code, only changes of what this
         file's ops saved are reported, at this file's call: that file's findings are its own.
-        `detaches`: `detach_()`, which changes no values (and bumps no version) but which torch refuses on a view.
+        `detaches`: `detach_()`, which changes no values (and bumps no version) but which torch refuses on a view;
+        `writes_grad`: whether the value written into it requires grad.
         A save meets one reported change, through its version counter or behind it (`.data`): later
         changes of the same save are not reported again (fixing the first one makes the program run).
         """
@@ -69,6 +71,7 @@ class SavedTensors(Part):
             grad_enabled=state.grad_enabled,
             bumps_version=tensor.storage_of is None and not detaches,
             detaches=detaches,
+            writes_grad=writes_grad,
             saved=saved,
             storage_saved=storage_saved,
             backward_follows=Tri.NO,

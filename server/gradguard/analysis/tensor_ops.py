@@ -183,10 +183,15 @@ class TensorOps(Part):
             return out
         for mutated in facts.mutates:
             value = bound.get(mutated)
+            written = Tri.NO
+            for key, operand in bound.items():
+                if key != mutated and key in facts.tensor_args:
+                    written = written | self.requires_grad_of(operand)
             # `torch._foreach_mul_(tensors, 2.0)` changes each tensor of its list in place
             for tensor in contents(value) if isinstance(value, SequenceValue) else [value]:
                 if isinstance(tensor, TensorValue):
-                    self.parts.saved_tensors.mutate(tensor, node, target_node, verb or f"`{base}`", state)
+                    self.parts.saved_tensors.mutate(tensor, node, target_node, verb or f"`{base}`", state,
+                                                    writes_grad=written & state.grad_enabled)
         recorded = self.grad_recorded(saves_from or facts, bound, state)
         if saves_from is not None and recorded is not Tri.NO:
             self.record_input_saves(saves_from, bound, recorded, node, label, state)

@@ -8,14 +8,17 @@ Finds in-place changes of a tensor returned by `unbind`, `split`, `chunk` (and o
 `torch.autograd.Function` that is one of its inputs or a view of one (a gradient reversal
 layer's `return x.view_as(x)`), or a view of such an output, and of the output of a module with
 a full backward hook (`register_full_backward_hook`, a Grad-CAM tool's) that an `inplace=True`
-activation changes. Also finds `detach_()` on a view.
+activation changes. Also finds `detach_()` on a view, and a value that requires grad written into
+one output of a multi-output view op of a tensor that requires none (`a, b = batch.chunk(2)`,
+then `a *= temperature`, a parameter).
 
 ## Why is this bad?
 These views share their base's storage, and autograd cannot rewrite the backward of an op that
 returned several views at once. PyTorch raises at once: `RuntimeError: Output 0 of
 Unbind is a view and is being modified inplace. This view is the output of a function
 that returns multiple views. ...` or `A view was created in no_grad mode and is being modified
-inplace with grad mode enabled`. A custom Function's backward would be overridden by the
+inplace with grad mode enabled` (also for an output of `chunk` of a tensor that requires no
+grad, given a value that does). A custom Function's backward would be overridden by the
 view+inplace logic, so PyTorch raises `Output 0 of GradReverse is a view and is being modified
 inplace. This view was created inside a custom Function ...` (return a clone instead); a fully
 backward-hooked module's outputs are views of its `BackwardHookFunction` (`Output 0 of
@@ -70,8 +73,8 @@ def dropped(change: InplaceChange) -> NotReported | None:
         return NotReported.THROUGH_DATA
     if change.grad_enabled is Tri.NO:
         return NotReported.GRAD_OFF
-    if target.requires_grad is Tri.NO:
-        return NotReported.REQUIRES_NO_GRAD
+    if target.requires_grad is Tri.NO and (target.multi_output_view is None or change.writes_grad is Tri.NO):
+        return NotReported.REQUIRES_NO_GRAD  # one output of `chunk` of such a tensor may not take a value that does
     if target.multi_output_view is None and not target.no_grad_view and target.function_view is None:
         return NotReported.NOT_SUCH_VIEW
     return None
@@ -92,6 +95,9 @@ def check(context: RuleContext) -> Iterator[Finding]:
         what = context.subject(change)
         if change.detaches:
             reason = _detach_reason(what, certain)
+        elif target.multi_output_view is not None and target.requires_grad is Tri.NO:
+            certain = change.grad_enabled is Tri.YES and change.writes_grad is Tri.YES and not target.maybe_other
+            reason = _written_grad_reason(what, change.verb, target, certain)
         elif target.multi_output_view is not None:
             reason = _multi_output_reason(what, change.verb, target, certain)
         elif target.function_view is not None and not target.no_grad_view:
@@ -124,6 +130,17 @@ def _multi_output_reason(what: str, verb: str, target: TensorValue, certain: boo
     return (f"{what} is a view of one of several views returned by {made_by}, restricted as they are; {verb} changes "
             f"it in place, so PyTorch {'raises' if certain else 'may raise'} \"{subject} and is being modified "
             f"inplace. This view is the output of a function that returns multiple views...\".")
+
+
+def _written_grad_reason(what: str, verb: str, target: TensorValue, certain: bool) -> str:
+    """Why writing a value that requires grad into an output of a multi-output view op of a
+    tensor that requires none (`a *= scale` after `a, b = x.chunk(2)`) raises."""
+    made = target.origin.description
+    made_by = made.removeprefix("the view ") if made.startswith("the view `") else f"`{target.multi_output_view.lower()}`"
+    return (f"{what} is one of several views returned by {made_by} of a tensor that requires no grad; {verb} writes "
+            f"a value that requires grad into it, so PyTorch {'raises' if certain else 'may raise'} \"A view was "
+            f"created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output "
+            f"of a function that returns multiple views...\".")
 
 
 def _function_view_reason(what: str, verb: str, function: str, returned: bool, certain: bool) -> str:
