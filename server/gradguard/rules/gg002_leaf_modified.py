@@ -115,8 +115,10 @@ def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
                            wrap_in_no_grad(context.document, change.statement, torch_name)))
     init_module = context.import_name("torch.nn")
     statement = change.statement
+    # a statement of its own, a method of the leaf (not `torch._foreach_lerp_(leaves, ...)`, of `torch`)
     alone = statement is not None and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr) \
-        and statement.body[0].value is change.node
+        and statement.body[0].value is change.node and isinstance(change.node, cst.Call) \
+        and isinstance(change.node.func, cst.Attribute) and change.node.func.value is change.target_node
     init = init_function(context.document, change.node, f"{init_module}.init") if alone and init_module else None
     if init is not None:
         offered.append(Fix(f"Use `{init[0].content}`", Applicability.SAFE, init))
