@@ -335,13 +335,19 @@ async def test_fix_all_applies_every_safe_fix(client: LanguageClient, tmp_path):
     assert subprocess.run([sys.executable, str(path)], capture_output=True, timeout=120).returncode == 0
 
 
+def long_program(helpers: int) -> str:
+    """A clean program whose analysis takes a while (`helpers` functions before it): a request made
+    right after a change of it comes before that change's analysis ends."""
+    defined = "".join(f"def step_{n}(t):\n    u = t.exp()\n    return u * {n}\n\n\n" for n in range(helpers))
+    return f"import torch\n\n\n{defined}x = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.sum().backward()\n"
+
+
 @pytest.mark.asyncio(loop_scope="function")
 async def test_fix_all_asked_right_after_a_change_fixes_the_text_as_it_is_now(client: LanguageClient, tmp_path):
     """A save right after the last keystroke asks for fix-all before that change is analysed: the
     answer waits for the analysis and fixes the new text, instead of saving it unfixed."""
     path = tmp_path / "train.py"
-    helpers = "".join(f"def step_{n}(t):\n    u = t.exp()\n    return u * {n}\n\n\n" for n in range(300))  # a long analysis
-    clean = f"import torch\n\n\n{helpers}x = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.sum().backward()\n"
+    clean = long_program(300)
     path.write_text(clean)
     assert list(await open_and_wait(client, path)) == []
     broken = clean.replace("y.sum()", "y.mul_(2)\ny.sum()")
@@ -363,8 +369,7 @@ async def test_ctrl_dot_right_after_typing_offers_the_fix_of_the_text_as_it_is_n
     """Ctrl+. (a code action request the user invoked) made before the last keystroke is analysed
     waits for that analysis and offers its quick fix, which makes the program run."""
     path = tmp_path / "train.py"
-    helpers = "".join(f"def step_{n}(t):\n    u = t.exp()\n    return u * {n}\n\n\n" for n in range(1500))  # a long analysis
-    clean = f"import torch\n\n\n{helpers}x = torch.randn(3, requires_grad=True)\ny = x.sigmoid()\ny.sum().backward()\n"
+    clean = long_program(1500)
     path.write_text(clean)
     assert list(await open_and_wait(client, path)) == []
     broken = clean.replace("y.sum()", "y.mul_(2)\ny.sum()")
