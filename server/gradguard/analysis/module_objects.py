@@ -140,7 +140,22 @@ class ModuleObjects(Part):
             self.init_container(instance, args)
         elif method == "forward" and instance.torch_base == "Sequential":
             return self.parts.module_calls.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
+        elif method == "forward" and (base := self.torch_module_base(receiver)) is not None:
+            # `class S(nn.Softmax)`: `super().forward(x)` is that module's forward, given no parameters of its own
+            return self.parts.module_calls.module_forward(ModuleValue(base, node, training=instance.training),
+                                                          args, kwargs, node, state, node.func)
         return UNKNOWN
+
+    @staticmethod
+    def torch_module_base(receiver: SuperValue) -> str | None:
+        """The `torch.nn` module among the bases of `receiver`'s class whose forward `super()` reaches,
+        when the module table knows it and it has no parameters (an activation, a softmax)."""
+        for base in receiver.definitions.bases.get(receiver.class_name, ()):
+            name = normalise_torch_name(base.qualname) if isinstance(base, ImportRef) else ""
+            facts = module_facts.module(name.removeprefix("torch.nn.")) if name.startswith("torch.nn.") else None
+            if facts is not None and not facts.parameters and facts.inplace is module_facts.InplaceSaves.NO_INPLACE:
+                return facts.name
+        return None
 
     def copy_object(self, value: Value) -> Value:
         """`copy.deepcopy(value)`: modules and their submodules with parameters of their own (a
