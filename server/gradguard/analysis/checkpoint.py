@@ -186,6 +186,7 @@ class _Copier:
             [self.value(c) for c in module.children]  # type: ignore[misc]
         found.named_children = self.names(module.named_children)
         found.forward_hooks = [self.value(hook) for hook in module.forward_hooks]  # type: ignore[misc]
+        found.forward_pre_hooks = [self.value(hook) for hook in module.forward_pre_hooks]  # type: ignore[misc]
         found.mapping = self.value(module.mapping)  # type: ignore[assignment]
         return found
 
@@ -205,7 +206,7 @@ def sealed(template: ModuleValue) -> bool:
         seen.add(id(value))
         kind = _kind(value)
         if kind is _Kind.MODULE:
-            if value.mapping is not None or value.forward_hooks:  # type: ignore[union-attr]
+            if value.mapping is not None or value.forward_hooks or value.forward_pre_hooks:  # type: ignore[union-attr]
                 return False
             pending.extend(value.children or ())  # type: ignore[union-attr]
             pending.extend(value.named_children.values())  # type: ignore[union-attr]

@@ -110,9 +110,11 @@ class ModuleCalls(Part):
             module.children.append(args[0])
         if method in ("register_full_backward_hook", "register_full_backward_pre_hook"):
             module.backward_hooked = True
-        if method == "register_forward_hook" and args:
+        with_kwargs = kwargs.get("with_kwargs")  # such a hook takes the call's keywords too: not followed
+        if method in ("register_forward_hook", "register_forward_pre_hook") and args \
+                and (with_kwargs is None or isinstance(with_kwargs, ConstValue) and not with_kwargs.value):
             hook = self.parts.user_calls.resolve_import(args[0]) if isinstance(args[0], ImportRef) else args[0]
-            module.forward_hooks.append(hook)
+            (module.forward_hooks if method == "register_forward_hook" else module.forward_pre_hooks).append(hook)
         if method == "register_buffer" and len(args) > 1 and isinstance(args[0], ConstValue) \
                 and isinstance(args[1], TensorValue):
             module.buffers[str(args[0].value)] = args[1]
@@ -152,7 +154,19 @@ class ModuleCalls(Part):
 
     def call_module(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                     state: State, report_node: cst.CSTNode) -> Value:
-        """`module(*args)`: its forward, then its forward hooks (one that returns a value replaces the output)."""
+        """`module(*args)`: its forward pre-hooks (one that returns a value replaces the arguments:
+        a tuple, or the first one), its forward, then its forward hooks (one that returns a value
+        replaces the output)."""
+        for registered in module.forward_pre_hooks:  # `hook(module, args)`, `args` the tuple given
+            hook, bound, keywords = bound_arguments(registered)
+            if isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef):
+                returned = self.parts.user_calls.call_user_function(hook.node, hook.definitions, hook.bound_self,
+                                                                    [*bound, module, SequenceValue(tuple(args))],
+                                                                    dict(keywords), node, state)
+                if isinstance(returned, SequenceValue) and returned.repeated is None:
+                    args = list(returned.items)
+                elif isinstance(returned, TensorValue):
+                    args = [returned]
         with self.run.compiling(module.compiled, report_node):
             output = self.module_forward(module, args, kwargs, node, state, report_node)
         if module.user_class is None and module.class_name in _RETURNS_PAIR and isinstance(output, TensorValue):

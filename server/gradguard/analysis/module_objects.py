@@ -307,7 +307,8 @@ class _Copies:
             return mapping
         if not isinstance(item, ModuleValue):
             return item
-        copy = self.copies[id(item)] = evolved(item, parameters={}, named_children={}, forward_hooks=list(item.forward_hooks))
+        copy = self.copies[id(item)] = evolved(item, parameters={}, named_children={}, forward_hooks=list(item.forward_hooks),
+                                                   forward_pre_hooks=list(item.forward_pre_hooks))
         copy.parameters = {k: self.fresh(v) for k, v in item.parameters.items()}  # type: ignore[misc]
         copy.buffers = {k: self.fresh(v) for k, v in item.buffers.items()}  # type: ignore[misc]
         copy.children = None if item.children is None else [self.fresh(c) for c in item.children]  # type: ignore[misc]

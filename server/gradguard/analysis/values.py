@@ -232,6 +232,7 @@ class ModuleValue:
     copies_input: bool = False  # one that works on a copy of its input (`MultiheadAttention(batch_first=True)`)
     renorms_weight: bool = False  # one whose call renormalizes its weight in place (`Embedding(max_norm=...)`)
     forward_hooks: list[Value] = field(default_factory=list)  # `register_forward_hook(f)`: f(module, args, output)
+    forward_pre_hooks: list[Value] = field(default_factory=list)  # `register_forward_pre_hook(f)`: f(module, args)
     backward_hooked: bool = False  # `register_full_backward_hook`: its outputs are views of a `BackwardHookFunction`
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
     mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
@@ -611,7 +612,8 @@ def reachable_saves(roots: list[Value]) -> frozenset[int]:
             pending.extend(item.entries.values())
         elif isinstance(item, ModuleValue):
             pending.extend((*item.parameters.values(), *item.buffers.values(), *item.named_children.values(),
-                            *(item.children or ()), *item.forward_hooks, *([item.mapping] if item.mapping else [])))
+                            *(item.children or ()), *item.forward_hooks, *item.forward_pre_hooks,
+                            *([item.mapping] if item.mapping else [])))
         elif isinstance(item, (PartialValue, GeneratorValue)):
             pending.extend((*item.args, *item.kwargs.values()))
         elif isinstance(item, FunctionRef) and item.closure is not None:
