@@ -101,6 +101,15 @@ def _names(function: cst.FunctionDef) -> frozenset[str]:
     return frozenset(node.value for node in descendants(function.body) if type(node) is cst.Name)
 
 
+def _returns_own_function(function: cst.FunctionDef) -> bool:
+    """Whether a function returns a function it defines (`return hook` after `def hook(module,
+    args): ...`): a factory of hooks or activations, whose closure the caller calls later."""
+    defined = {statement.name.value for statement in function.body.body if isinstance(statement, cst.FunctionDef)}
+    return bool(defined) and any(isinstance(node, cst.Return) and isinstance(node.value, cst.Name)
+                                 and node.value.value in defined
+                                 for node in descendants(function.body, into=in_statements))
+
+
 def _returns(function: cst.FunctionDef) -> bool:
     """Whether a function returns a value somewhere (a library's factory: `create_act_layer("relu")`),
     nested functions included. Only statements are walked: a `return` is never inside an expression."""
@@ -419,6 +428,7 @@ class UserCalls(Part):
         here = definitions is self.run.definitions
         if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
                 self.syntax_fact(function, _may_build, definitions)
+                or (here and self.syntax_fact(function, _returns_own_function, definitions))
                 or (self.in_library(definitions) and self.syntax_fact(function, _returns, definitions))
                 or (here and any(_carries_tensors(definitions.globals.get(name), False)
                                  for name in self.syntax_fact(function, _names, definitions)))
@@ -427,8 +437,8 @@ class UserCalls(Part):
                             for name in self.syntax_fact(function, _names, definitions)))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's
-            # own that build `torch.nn` modules or return what a class of a global builds, a
-            # registry's pick included, and a library's; a closure, or a function of this file that
+            # own that build `torch.nn` modules, return a function they define (a hook), or return
+            # what a class of a global builds, a registry's pick included, and a library's; a closure, or a function of this file that
             # names its globals holding tensors or modules, may reach them)
             return UNKNOWN
         self.run.followed += 1
