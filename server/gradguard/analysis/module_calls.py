@@ -158,15 +158,12 @@ class ModuleCalls(Part):
         a tuple, or the first one), its forward, then its forward hooks (one that returns a value
         replaces the output)."""
         for registered in module.forward_pre_hooks:  # `hook(module, args)`, `args` the tuple given
-            hook, bound, keywords = bound_arguments(registered)
-            if isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef):
-                returned = self.parts.user_calls.call_user_function(hook.node, hook.definitions, hook.bound_self,
-                                                                    [*bound, module, SequenceValue(tuple(args))],
-                                                                    dict(keywords), node, state)
-                if isinstance(returned, SequenceValue) and returned.repeated is None:
-                    args = list(returned.items)
-                elif isinstance(returned, TensorValue):
-                    args = [returned]
+            ran = self.run_hook(registered, [module, SequenceValue(tuple(args))], node, state)
+            returned = ran[1] if ran is not None else None
+            if isinstance(returned, SequenceValue) and returned.repeated is None:
+                args = list(returned.items)
+            elif isinstance(returned, TensorValue):
+                args = [returned]
         with self.run.compiling(module.compiled, report_node):
             output = self.module_forward(module, args, kwargs, node, state, report_node)
         if module.user_class is None and module.class_name in _RETURNS_PAIR and isinstance(output, TensorValue):
@@ -177,16 +174,11 @@ class ModuleCalls(Part):
             output = SequenceValue((output, SequenceValue((second, cell)) if module.class_name == "LSTM" else second))
         if module.backward_hooked and state.grad_enabled is not Tri.NO:
             output = _backward_hook_views(output)
-        for registered in module.forward_hooks:  # a function, or a partial of one: `partial(hook, name=name)`
-            hook, bound, keywords = bound_arguments(registered)
-            if not (isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef)):
+        for registered in module.forward_hooks:  # `hook(module, args, output)`
+            ran = self.run_hook(registered, [module, SequenceValue(tuple(args)), output], node, state)
+            if ran is None:
                 continue
-            self.run.last_callee_env = {}
-            returned = self.parts.user_calls.call_user_function(hook.node, hook.definitions, hook.bound_self,
-                                                                [*bound, module, SequenceValue(tuple(args)), output],
-                                                                dict(keywords), node, state)
-            positional = [*hook.node.params.posonly_params,
-                          *hook.node.params.params][(1 if hook.bound_self else 0) + len(bound):]
+            positional, returned = ran
             changed = self.run.last_callee_env.get(positional[2].name.value) if len(positional) == 3 else None
             if isinstance(returned, TensorValue):
                 output = returned
@@ -194,6 +186,21 @@ class ModuleCalls(Part):
                     and changed.version_counter == output.version_counter:
                 output = changed  # the hook changed the output's flags (`output.requires_grad_()`)
         return output
+
+    def run_hook(self, registered: Value, given: list[Value], node: cst.CSTNode,
+                 state: State) -> tuple[list[cst.Param], Value] | None:
+        """A registered hook (a function, or a partial of one: `partial(hook, name=name)`) called
+        with `given`: the parameters that take them, and what it returned; None when it is not a
+        function of the project's. Its names at its end are in `last_callee_env`."""
+        hook, bound, keywords = bound_arguments(registered)
+        if not (isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef)):
+            return None
+        self.run.last_callee_env = {}
+        returned = self.parts.user_calls.call_user_function(hook.node, hook.definitions, hook.bound_self,
+                                                            [*bound, *given], dict(keywords), node, state)
+        positional = [*hook.node.params.posonly_params,
+                      *hook.node.params.params][(1 if hook.bound_self else 0) + len(bound):]
+        return positional, returned
 
     def module_forward(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                        state: State, report_node: cst.CSTNode) -> Value:

@@ -120,8 +120,7 @@ def _detach_reason(what: str, certain: bool) -> str:
 def _multi_output_reason(what: str, verb: str, target: TensorValue, certain: bool) -> str:
     """Why changing an output of a multi-output view op (`chunk`), or a view of one, raises."""
     later = target.later_view
-    made = later.of if later is not None else target.origin.description
-    made_by = made.removeprefix("the view ") if made.startswith("the view `") else f"`{target.multi_output_view.lower()}`"
+    made_by = _made_by(later.of if later is not None else target.origin.description, target)
     if later is None:
         return (f"{what} is one of several views returned by {made_by}; {verb} changes it in place, so PyTorch "
                 f"{'raises' if certain else 'may raise'} \"Output 0 of {target.multi_output_view} is a view and is "
@@ -132,11 +131,15 @@ def _multi_output_reason(what: str, verb: str, target: TensorValue, certain: boo
             f"inplace. This view is the output of a function that returns multiple views...\".")
 
 
+def _made_by(made: str, target: TensorValue) -> str:
+    """The call that made a multi-output view, as `made` (an origin) names it, else the op's name."""
+    return made.removeprefix("the view ") if made.startswith("the view `") else f"`{target.multi_output_view.lower()}`"
+
+
 def _written_grad_reason(what: str, verb: str, target: TensorValue, certain: bool) -> str:
     """Why writing a value that requires grad into an output of a multi-output view op of a
     tensor that requires none (`a *= scale` after `a, b = x.chunk(2)`) raises."""
-    made = target.origin.description
-    made_by = made.removeprefix("the view ") if made.startswith("the view `") else f"`{target.multi_output_view.lower()}`"
+    made_by = _made_by(target.origin.description, target)
     return (f"{what} is one of several views returned by {made_by} of a tensor that requires no grad; {verb} writes "
             f"a value that requires grad into it, so PyTorch {'raises' if certain else 'may raise'} \"A view was "
             f"created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output "
