@@ -155,13 +155,14 @@ class Bindings(Part):
             return mapping
         return base
 
-    def set_flags(self, state: State, old: TensorValue, new: TensorValue) -> None:
+    def set_flags(self, state: State, old: TensorValue, new: TensorValue, owner: ModuleValue | None = None) -> None:
         """`old`'s flags (requires_grad, leaf) are now `new`'s, for every holder of the tensor: the
-        names of this scope and the modules whose parameter it is."""
+        names of this scope and the modules whose parameter it is (under `owner` too: a module no
+        name holds yet, `nn.Linear(4, 8).requires_grad_(False)`)."""
         self.run.shared_changed = True
         self.run.touched.append(old.version_counter)
         self.rebind(state, old, new)
-        roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
+        roots = [v for v in (*state.env.values(), *state.globals.values(), owner) if isinstance(v, ModuleValue)]
         for module in {id(m): m for root in roots for m in root.tree()}.values():
             for holder in (module.parameters, module.named_children):
                 for key, value in holder.items():

@@ -126,6 +126,9 @@ def _says_grad(text: str) -> bool:
     return any(word in text.lower() for word in _GRAD_WORDS)
 
 
+_RECEIVERS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
 def grad_evidence(function: cst.FunctionDef) -> bool:
     """Whether an entry point with no known caller may be given tensors that require grad: it is a
     `forward` or a loss, it runs a backward pass (`.backward()`, `autograd.grad`), or a parameter's
@@ -138,6 +141,5 @@ def grad_evidence(function: cst.FunctionDef) -> bool:
         annotation = dotted_name(param.annotation.annotation) if param.annotation is not None else None
         if _says_grad(param.name.value) or (annotation is not None and _says_grad(annotation)):
             return True
-    return any(isinstance(node, cst.Attribute) and node.attr.value in ("backward", "grad")
-               and isinstance(node.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
-               for node in descendants(function.body))
+    return any(type(node) is cst.Attribute and node.attr.value in ("backward", "grad")  # exact types: no ABC check
+               and type(node.value) in _RECEIVERS for node in descendants(function.body))

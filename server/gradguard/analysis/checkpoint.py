@@ -59,6 +59,7 @@ def take(interpreter: InterpreterState, state: State, index: int, steps: int) ->
         grad_enabled=state.grad_enabled, classes=definitions.classes, bases=definitions.bases,
         class_attributes=definitions.class_attributes, star_imports=definitions.star_imports,
         changes=interpreter.result.changes, pending=interpreter.pending, entered=frozenset(interpreter.entered),
+        splatted=frozenset(interpreter.splatted),
         seen=interpreter.seen, deferred=interpreter.deferred, planned=frozenset(interpreter.planned),
         cut_calls=frozenset(interpreter.cut_calls), summaries=interpreter.summaries,
         callee_records=frozenset(interpreter.callee_records), last_callee_env=interpreter.last_callee_env,
@@ -80,6 +81,7 @@ def restore(checkpoint: Checkpoint, interpreter: InterpreterState, state: State)
     state.env, state.saves, state.grad_enabled = copied.env, copied.saves, copied.grad_enabled
     interpreter.result.changes, interpreter.pending = copied.changes, copied.pending
     interpreter.entered, interpreter.seen = set(copied.entered), copied.seen
+    interpreter.splatted = set(copied.splatted)
     interpreter.deferred, interpreter.planned = copied.deferred, set(copied.planned)
     interpreter.cut_calls, interpreter.summaries = set(copied.cut_calls), copied.summaries
     interpreter.callee_records, interpreter.last_callee_env = set(copied.callee_records), copied.last_callee_env

@@ -70,6 +70,10 @@ class Containers(Part):
             return list(value.tensors)  # those it knows: what the others are is not followed
         if isinstance(value, ModuleValue) and value.class_name == "ModuleDict" and value.user_class is None:
             return [ConstValue(k) for k in value.named_children]  # iterating a ModuleDict gives its keys
+        if isinstance(value, ModuleValue) and value.holds_parameters():
+            if value.class_name == "ParameterDict":
+                return [ConstValue(k) for k in value.parameters] if value.children_exact else None
+            return list(value.parameters.values()) if value.children_exact else None
         if isinstance(value, ModuleValue) and value.children is not None and value.user_class is None:
             return list(value.children)
         if isinstance(value, DictValue) and value.complete:
@@ -88,12 +92,26 @@ class Containers(Part):
             return ArgumentValue(f"{iterable.name}[i]")
         if isinstance(iterable, SequenceValue) and iterable.repeated is not None:
             return iterable.repeated
+        if isinstance(iterable, ModuleValue) and iterable.class_name == "ParameterList" and iterable.holds_parameters():
+            return self.join_elements(list(iterable.parameters.values()), state) if iterable.parameters else UNKNOWN
         if isinstance(iterable, ParametersValue) and not iterable.complete:
             if iterable.tensors and all(p.is_leaf and p.requires_grad is Tri.YES for p in iterable.tensors):
                 return self.join_elements(iterable.tensors, state)
             return UNKNOWN
         items = self.elements(iterable)
         return self.join_elements(items, state) if items is not None else UNKNOWN
+
+    def parameter_at(self, container: ModuleValue, index: Value | str | None, state: State) -> Value:
+        """`params[i]` of an `nn.ParameterList` (`params["key"]` of an `nn.ParameterDict`): the
+        parameter at that place, or, for a place not known (or a container given a number of
+        tensors not known), any of them."""
+        held = container.parameters
+        if isinstance(index, ConstValue) and container.children_exact:
+            key = index.value
+            if isinstance(key, int) and not isinstance(key, bool) and container.class_name == "ParameterList":
+                key = key + len(held) if -len(held) <= key < 0 else key
+            return held.get(str(key), UNKNOWN)
+        return self.join_elements(list(held.values()), state) if held else UNKNOWN
 
     def subscript_of(self, base: SequenceValue | DictValue, index: Value, state: State) -> Value:
         """`base[index]` for a list, tuple or dict."""

@@ -116,6 +116,7 @@ class Unit:
     shares: bool = False  # it changed what later analyses see (`InterpreterState.shared_changed`)
     steps: int = 0  # the budget's steps it took
     grad_off: bool = False  # it ran with grad off: the file refers to it only where grad is off (`callers.py`)
+    splatted: frozenset[cst.FunctionDef] = frozenset()  # of `entered`, the `__init__`s a call gave keywords not known
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ class Checkpoint:
     changes: list[InplaceChange]
     pending: list[InplaceChange]
     entered: frozenset[cst.FunctionDef]
+    splatted: frozenset[cst.FunctionDef]
     seen: dict[cst.Name, Seen]
     deferred: list[Deferred]
     planned: frozenset[cst.FunctionDef]
@@ -187,6 +189,7 @@ class ScopeResult:
     units: dict[cst.FunctionDef, Unit] = field(default_factory=dict)
     module_changes: list[InplaceChange] = field(default_factory=list)
     module_entered: frozenset[cst.FunctionDef] = frozenset()
+    module_splatted: frozenset[cst.FunctionDef] = frozenset()
     module_seen: dict[cst.Name, Seen] = field(default_factory=dict)
     module_next_serial: int = 1  # the serial the functions' saves start from (above the module level's)
     module_reads: dict[str, int] = field(default_factory=dict)  # the imported files it used (`Definitions.reading_cost`)

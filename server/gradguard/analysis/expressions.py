@@ -136,6 +136,8 @@ class Expressions(Part):
             return self.parts.tensor_ops.tensor_attribute(owner, attribute, node, state)
         if isinstance(owner, DistributionValue) and attribute in surface.DISTRIBUTION_TENSORS:
             return self.parts.torch_calls.distribution_method(owner, attribute, [], node, state)
+        if isinstance(owner, FunctionRef) and attribute in ("__name__", "__qualname__") and owner.name != "<lambda>":
+            return ConstValue(owner.name)  # a registry's key: `REGISTRY[cls.__name__] = cls`
         if isinstance(owner, FunctionRef) and isinstance(owner.node, cst.ClassDef):
             return self.class_member(owner, attribute)
         return UNKNOWN
@@ -183,6 +185,8 @@ class Expressions(Part):
                 and (bounds := _constant_slice(node.slice[0].slice)) is not None:
             # `self.layers[:-1]`, `self.features[:4]`: a container of the same kind
             return ModuleValue(base.class_name, node, children=base.children[bounds], training=base.training)
+        if isinstance(base, ModuleValue) and base.holds_parameters():
+            return self.parts.containers.parameter_at(base, kinds[0] if len(kinds) == 1 else None, state)
         if isinstance(base, ModuleValue):
             index = kinds[0] if len(kinds) == 1 else None
             if base.children is not None and isinstance(index, ConstValue) and isinstance(index.value, int):

@@ -102,7 +102,10 @@ class Interpreter:
                 vars(self.parts).clear()
         self.run_state.deferred = []
         self.run_state.result.cut_calls = bool(self.run_state.cut_calls)
-        called = set(self.run_state.result.module_entered).union(*(unit.entered for unit in self.run_state.result.units.values()))
+        units = self.run_state.result.units.values()
+        # a function whose standalone findings its calls stand for: followed, with every keyword known
+        called = set(self.run_state.result.module_entered).union(*(unit.entered for unit in units)) \
+            - set(self.run_state.result.module_splatted).union(*(unit.splatted for unit in units))
         self.run_state.result.changes = [c for c in self.run_state.result.changes if c.standalone_of not in called]
         return self.run_state.result
 
@@ -144,6 +147,7 @@ class Interpreter:
             self.run_state.pending = []
         self.run_state.result.module_changes = list(self.run_state.result.changes)
         self.run_state.result.module_entered = frozenset(self.run_state.entered)
+        self.run_state.result.module_splatted = frozenset(self.run_state.splatted)
         self.run_state.result.module_seen = self.run_state.seen
         self.run_state.result.module_next_serial = self.run_state.next_serial
         if self.run_state.module_reused:
@@ -186,13 +190,13 @@ class Interpreter:
         else:
             start, cuts, queued = len(run.result.changes), len(run.result.cuts), len(run.deferred)
             steps, stopped = run.budget.steps, len(run.cut_calls)
-            run.entered, run.seen, run.shared_changed = set(), {}, False
+            run.entered, run.splatted, run.seen, run.shared_changed = set(), set(), {}, False
             self.parts.frames.analyse_function(deferred.function,
                                                self_value=self.parts.module_objects.instance_copy(deferred.template),
                                                is_forward=deferred.is_forward)
             unit = Unit(run.result.changes[start:], frozenset(run.entered), tuple(run.deferred[queued:]), run.seen,
                         tuple(run.result.cuts[cuts:]), run.shared_changed or len(run.cut_calls) > stopped,
-                        run.budget.steps - steps, grad_off)
+                        run.budget.steps - steps, grad_off, frozenset(run.splatted))
         run.result.units[deferred.function] = unit
 
     def _cut_file(self, reason: str) -> None:
@@ -225,6 +229,7 @@ class Interpreter:
         self.run_state.result.changes.extend(previous.module_changes)
         self.run_state.result.cuts.extend(previous.module_cuts)
         self.run_state.entered = set(previous.module_entered)
+        self.run_state.splatted = set(previous.module_splatted)
         self.run_state.seen = previous.module_seen
         # no function's save takes the serial of a module-level one, which a global's history holds
         self.run_state.next_serial = self.run_state.result.module_next_serial = previous.module_next_serial

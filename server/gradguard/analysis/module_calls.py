@@ -14,8 +14,10 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
+    DictValue,
     FunctionRef,
     ImportRef,
+    KeywordHook,
     LostValue,
     ModuleValue,
     Origin,
@@ -68,8 +70,10 @@ class ModuleCalls(Part):
                 return SequenceValue(repeated=SequenceValue((UNKNOWN, self.parts.containers.join_elements(params, state)))) \
                     if params else UNKNOWN
             return SequenceValue(tuple(SequenceValue((ConstValue(n), p)) for n, p in named))
-        if method in ("items", "keys", "values") and module.class_name == "ModuleDict" and module.user_class is None:
-            entries = [(k, v) for k, v in module.named_children.items() if isinstance(v, ModuleValue)]
+        if method in ("items", "keys", "values") and module.user_class is None and (
+                module.class_name == "ModuleDict" or (module.class_name == "ParameterDict" and module.children_exact)):
+            entries = [(k, v) for k, v in module.named_children.items() if isinstance(v, ModuleValue)] \
+                if module.class_name == "ModuleDict" else list(module.parameters.items())
             if method == "keys":
                 return SequenceValue(tuple(ConstValue(k) for k, _ in entries))
             if method == "values":
@@ -85,6 +89,12 @@ class ModuleCalls(Part):
             found, complete = module.submodules()
             return SequenceValue(tuple(SequenceValue((UNKNOWN, m)) for m in found)) \
                 if complete and len(found) <= MAX_UNROLLED_MODULES else UNKNOWN
+        if method == "load_state_dict":  # `param.copy_(loaded)` under no_grad, for each parameter and buffer
+            saved_mode, state.grad_enabled = state.grad_enabled, Tri.NO
+            for tensor in (*module.all_parameters()[0], *(b for m in module.tree() for b in m.buffers.values())):
+                self.parts.saved_tensors.mutate(tensor, node, None, f"`{dotted_name(node.func)}(...)`", state)
+            state.grad_enabled = saved_mode
+            return UNKNOWN
         if method in ("eval", "train"):
             mode = Tri.NO if method == "eval" else TorchCalls.flag(args, kwargs, 0, "mode", True)
             _set_training(module, mode)
@@ -93,7 +103,7 @@ class ModuleCalls(Part):
             if method == "requires_grad_":
                 flag = TorchCalls.flag(args, kwargs, 0, "requires_grad", True)
                 for parameter in module.all_parameters()[0]:
-                    self.parts.bindings.set_flags(state, parameter, evolved(parameter, requires_grad=flag))
+                    self.parts.bindings.set_flags(state, parameter, evolved(parameter, requires_grad=flag), owner=module)
             return module
         if method == "forward":
             return self.call_module(module, args, kwargs, node, state, report_node=node)
@@ -108,12 +118,16 @@ class ModuleCalls(Part):
             return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
             module.children.append(args[0])
+        if method == "append" and module.holds_parameters() and args and isinstance(args[0], TensorValue):
+            module.parameters[str(len(module.parameters))] = args[0]  # a `ParameterList`'s next place
         if method in ("register_full_backward_hook", "register_full_backward_pre_hook"):
             module.backward_hooked = True
-        with_kwargs = kwargs.get("with_kwargs")  # such a hook takes the call's keywords too: not followed
+        with_kwargs = kwargs.get("with_kwargs", ConstValue(False))  # such a hook is given the call's keywords too
         if method in ("register_forward_hook", "register_forward_pre_hook") and args \
-                and (with_kwargs is None or isinstance(with_kwargs, ConstValue) and not with_kwargs.value):
+                and isinstance(with_kwargs, ConstValue):
             hook = self.parts.user_calls.resolve_import(args[0]) if isinstance(args[0], ImportRef) else args[0]
+            if with_kwargs.value:
+                hook = KeywordHook(hook, (), {})
             (module.forward_hooks if method == "register_forward_hook" else module.forward_pre_hooks).append(hook)
         if method == "register_buffer" and len(args) > 1 and isinstance(args[0], ConstValue) \
                 and isinstance(args[1], TensorValue):
@@ -128,7 +142,9 @@ class ModuleCalls(Part):
         """`module.apply(fn)` (`partial(init_weights, std=0.02)` too): `fn` followed once per class of
         submodule whose own parameters' flags are alike, on its first instance; what it did to that
         one's flags (`requires_grad_(False)`) is done to the others' parameters of the same names (a
-        model's hundred `Linear`s give one finding, not a hundred, and one followed call). An `fn`
+        model's hundred `Linear`s give one finding, not a hundred, and one followed call); a
+        submodule whose parameters autograd saved is not alike one whose it did not (what `fn`
+        changes in place then meets the saves). An `fn`
         that tells instances of one class apart by other means (`m is model.head`) is read as if
         it did the same to each."""
         found, _ = module.submodules()
@@ -136,7 +152,7 @@ class ModuleCalls(Part):
         for submodule in found[:MAX_UNROLLED_MODULES]:
             own = submodule.parameters
             kind = (submodule.class_name, submodule.user_class, id(submodule.definitions), submodule.torch_base,
-                    tuple((name, p.requires_grad, p.is_leaf) for name, p in own.items()))
+                    tuple((name, p.requires_grad, p.is_leaf, p.version_counter in state.saves) for name, p in own.items()))
             if kind in done:
                 for name, flagged in done[kind].items():
                     parameter = own.get(name)
@@ -158,8 +174,14 @@ class ModuleCalls(Part):
         a tuple, or the first one), its forward, then its forward hooks (one that returns a value
         replaces the output)."""
         for registered in module.forward_pre_hooks:  # `hook(module, args)`, `args` the tuple given
-            ran = self.run_hook(registered, [module, SequenceValue(tuple(args))], node, state)
+            keywords = isinstance(registered, KeywordHook)
+            ran = self.run_hook(registered, [module, SequenceValue(tuple(args)), *_keywords(kwargs, keywords)], node, state)
             returned = ran[1] if ran is not None else None
+            if keywords and isinstance(returned, SequenceValue) and len(returned.items) == 2 and returned.repeated is None:
+                given, named = returned.items  # `(args, kwargs)`
+                if isinstance(named, DictValue) and named.complete and all(isinstance(k, str) for k in named.entries):
+                    kwargs = dict(named.entries)  # type: ignore[arg-type]
+                returned = given
             if isinstance(returned, SequenceValue) and returned.repeated is None:
                 args = list(returned.items)
             elif isinstance(returned, TensorValue):
@@ -175,11 +197,12 @@ class ModuleCalls(Part):
         if module.backward_hooked and state.grad_enabled is not Tri.NO:
             output = _backward_hook_views(output)
         for registered in module.forward_hooks:  # `hook(module, args, output)`
-            ran = self.run_hook(registered, [module, SequenceValue(tuple(args)), output], node, state)
+            given = [module, SequenceValue(tuple(args)), *_keywords(kwargs, isinstance(registered, KeywordHook)), output]
+            ran = self.run_hook(registered, given, node, state)
             if ran is None:
                 continue
             positional, returned = ran
-            changed = self.run.last_callee_env.get(positional[2].name.value) if len(positional) == 3 else None
+            changed = self.run.last_callee_env.get(positional[-1].name.value) if len(positional) == len(given) else None
             if isinstance(returned, TensorValue):
                 output = returned
             elif isinstance(changed, TensorValue) and isinstance(output, TensorValue) \
@@ -325,6 +348,11 @@ class ModuleCalls(Part):
             return evolved(result, history=source.history, graph_known=source.graph_known)
         return evolved(result, history=source.history if isinstance(source, LostValue) else frozenset(),
                        graph_known=False)  # as `with_history` keeps what a lost input's graph may hold
+
+
+def _keywords(kwargs: dict[str, Value], given: bool) -> list[Value]:
+    """What a hook registered `with_kwargs=True` (`given`) is given after the call's arguments: its keywords."""
+    return [DictValue({k: v for k, v in kwargs.items() if k != "**"}, complete="**" not in kwargs)] if given else []
 
 
 def bound_arguments(function: Value | None) -> tuple[Value | None, tuple[Value, ...], dict[str, Value]]:

@@ -219,6 +219,8 @@ class ModuleObjects(Part):
             exact = not (class_name == "ModuleList" and args and isinstance(args[0], SequenceValue)
                          and (args[0].repeated is not None or not args[0].known_length))
             return ModuleValue(class_name, node, children=children if complete else None, children_exact=exact)
+        if class_name in ("ParameterList", "ParameterDict"):
+            return _parameter_container(class_name, args[0] if args else None, node)
         facts = module_facts.module(class_name)
         if facts is None:
             return ModuleValue(class_name, node, children=None if class_name in module_facts.CONTAINERS else [])
@@ -315,3 +317,22 @@ class _Copies:
         copy.named_children = {k: self.fresh(v) for k, v in item.named_children.items()}
         copy.mapping = self.fresh(item.mapping) if item.mapping is not None else None  # type: ignore[assignment]
         return copy
+
+
+def _parameter_container(class_name: str, given: Value | None, node: cst.Call) -> ModuleValue:
+    """`nn.ParameterList(params)` / `nn.ParameterDict(mapping)`: a module whose parameters are the
+    tensors given, named by their place (`"0"`, `"1"` ...) or key, as torch names them; one given
+    a number of tensors not known holds one that stands for them all (`children_exact` False)."""
+    container = ModuleValue(class_name, node, children=[])
+    items: dict[str, Value] = {}
+    if isinstance(given, SequenceValue):
+        items = {str(i): v for i, v in enumerate(given.items if given.repeated is None else [given.repeated])}
+        container.children_exact = given.repeated is None and given.known_length
+    elif isinstance(given, DictValue):
+        items = {str(k): v for k, v in given.entries.items()}
+        container.children_exact = given.complete
+    elif given is not None:
+        container.children_exact = False
+    container.parameters = {k: v for k, v in items.items() if isinstance(v, TensorValue)}
+    return container
+

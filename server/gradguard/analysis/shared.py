@@ -116,6 +116,7 @@ class InterpreterState:
         # what the interpretation found
         self.result = ScopeResult()
         self.entered: set[cst.FunctionDef] = set()  # the functions the code being analysed followed calls into
+        self.splatted: set[cst.FunctionDef] = set()  # the `__init__`s among them given keywords not known
         self.hovers = hovers  # whether to remember what each name held (an editor's hovers ask)
         # an installed library's file read for the files that import it: its top level binds names
         # only (its module-level calls into other files are not followed, its classes get no template

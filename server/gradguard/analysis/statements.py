@@ -311,12 +311,31 @@ class Statements(Part):
         inside = bool(self.run.call_stack) or self.run.analysing is not None
         # a function defined inside another sees its names (a closure: `def parse(x): ... repeat(x, n)`)
         state.env[name] = FunctionRef(name, node, definitions, closure=state.env if inside else None)
+        self._run_decorators(node, state.env[name], state)
         if definitions is self.run.definitions:  # another file's nested functions are that file's to analyse
             self.parts.frames.defer(Deferred(node, None, False))
+
+    def _run_decorators(self, node: cst.FunctionDef | cst.ClassDef, defined: Value, state: State) -> None:
+        """Call the decorators of `node` that are functions of its own file (a registry's
+        `@register("name")` filling a dict a factory later picks from), innermost first, for what
+        they do; `node`'s name keeps what it defines (a wrapper a decorator returns is not followed)."""
+        if self.run.call_stack or self.run.library or not node.decorators:
+            return
+        for decorator in reversed(node.decorators):
+            expression = decorator.decorator
+            named = expression.func if isinstance(expression, cst.Call) else expression
+            if not isinstance(named, cst.Name) or not isinstance(found := state.lookup(named.value), FunctionRef) \
+                    or not isinstance(found.node, cst.FunctionDef) or found.definitions is not self.run.definitions:
+                continue
+            made = self.parts.expressions.eval(expression, state) if isinstance(expression, cst.Call) else found
+            if isinstance(made, FunctionRef) and isinstance(made.node, cst.FunctionDef):
+                call = cst.Call(named)
+                self.parts.calls.call_value(made, [defined], {}, call, state)
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
         state.env[name] = FunctionRef(name, node, self.run.definitions)
+        self._run_decorators(node, state.env[name], state)
         bases = tuple(self.parts.module_objects.class_base(base.value, state) for base in node.bases)
         self.run.definitions.bases[name] = bases
         is_module, torch_base = self.parts.module_objects.module_kind(bases)

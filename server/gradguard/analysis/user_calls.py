@@ -23,6 +23,7 @@ from gradguard.analysis.values import (
     IntValue,
     ModuleValue,
     OptimizerValue,
+    ParametersValue,
     PartialValue,
     SavedRecord,
     SequenceValue,
@@ -40,10 +41,13 @@ _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call fact
 MAX_FOLLOWED_CALLS = 800  # calls followed per analysed function (and per module level)
 
 
+_CARRIERS = (TensorValue, ModuleValue, ParametersValue, OptimizerValue)
+
+
 def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
-    """Whether `value` holds tensors or modules, in containers too (or, with `arguments`, values
-    that may be tensors)."""
-    return any(isinstance(item, (TensorValue, ModuleValue)) or (arguments and isinstance(item, ArgumentValue))
+    """Whether `value` holds tensors, modules, their parameters or an optimizer of them, in
+    containers too (or, with `arguments`, values that may be tensors)."""
+    return any(isinstance(item, _CARRIERS) or (arguments and isinstance(item, ArgumentValue))
                for item in contents(value, dicts=True))
 
 
@@ -429,6 +433,7 @@ class UserCalls(Part):
         if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
                 self.syntax_fact(function, _may_build, definitions)
                 or (here and self.syntax_fact(function, _returns_own_function, definitions))
+                or (here and any(isinstance(v, FunctionRef) and v.definitions is definitions for v in args))
                 or (self.in_library(definitions) and self.syntax_fact(function, _returns, definitions))
                 or (here and any(_carries_tensors(definitions.globals.get(name), False)
                                  for name in self.syntax_fact(function, _names, definitions)))
@@ -437,7 +442,8 @@ class UserCalls(Part):
                             for name in self.syntax_fact(function, _names, definitions)))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's
-            # own that build `torch.nn` modules, return a function they define (a hook), or return
+            # own that build `torch.nn` modules, return a function they define (a hook), are given
+            # one of this file's functions or classes (a registry's `register(cls)`), or return
             # what a class of a global builds, a registry's pick included, and a library's; a closure, or a function of this file that
             # names its globals holding tensors or modules, may reach them)
             return UNKNOWN
@@ -479,6 +485,10 @@ class UserCalls(Part):
         self.run.call_definitions.append(definitions)
         self.run.call_nodes.append(node)
         self.run.entered.add(function)
+        if "**" in kwargs and function.name.value == "__init__":
+            # built from keywords not known (`Block(**config)`): a value a parameter was not given
+            # may have been, so the findings of its analysis on its own stand
+            self.run.splatted.add(function)
         self.run.returns.append(Returns(tail=tail))
         try:
             with self.run.budget.scope(budget.CALL_STEPS) as depth, \

@@ -265,6 +265,10 @@ class ModuleValue:
         found = self.tree()
         return found, all(m.children is not None or m.class_name not in _CONTAINERS for m in found)
 
+    def holds_parameters(self) -> bool:
+        """Whether it is an `nn.ParameterList` or an `nn.ParameterDict` (its `parameters` the tensors it holds)."""
+        return self.user_class is None and self.class_name in ("ParameterList", "ParameterDict")
+
     def all_parameters(self) -> tuple[list[TensorValue], bool]:
         """Every parameter of the module and its children, and whether the list is complete."""
         found: list[TensorValue] = []
@@ -273,7 +277,8 @@ class ModuleValue:
             found.extend(module.parameters.values())
             found.extend(v for v in module.named_children.values()
                          if isinstance(v, TensorValue) and v.is_leaf and v.requires_grad is Tri.YES)
-            if module.children is None and module.class_name in _CONTAINERS:
+            if (module.children is None and module.class_name in _CONTAINERS) or \
+                    (module.holds_parameters() and not module.children_exact):
                 complete = False
             if module.user_class and any(not isinstance(v, (ModuleValue, TensorValue, ConstValue))
                                          for v in module.named_children.values()):
@@ -346,6 +351,12 @@ class PartialValue:
     func: Value
     args: tuple[Value, ...]
     kwargs: dict[str, Value]
+
+
+@dataclass(frozen=True, eq=False)
+class KeywordHook(PartialValue):
+    """A forward hook or pre-hook registered `with_kwargs=True`: it is given the call's keywords
+    too (`hook(module, args, kwargs, output)`, `pre_hook(module, args, kwargs)`)."""
 
 
 @dataclass(frozen=True, eq=False)
