@@ -83,6 +83,9 @@ class Bindings(Part):
             if isinstance(base, (SequenceValue, DictValue)):
                 self.parts.containers.store_item(base, single_index(kinds), value, state)
                 return
+            if isinstance(base, ModuleValue) and base.holds_parameters():  # `params[0] = nn.Parameter(...)`
+                self.parts.module_objects.change_parameters(base, "__setitem__", [single_index(kinds), value])
+                return
             if not isinstance(base, (ArgumentValue, TensorValue)):
                 return
             if isinstance(base, ArgumentValue):

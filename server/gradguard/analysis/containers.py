@@ -101,18 +101,6 @@ class Containers(Part):
         items = self.elements(iterable)
         return self.join_elements(items, state) if items is not None else UNKNOWN
 
-    def parameter_at(self, container: ModuleValue, index: Value | str | None, state: State) -> Value:
-        """`params[i]` of an `nn.ParameterList` (`params["key"]` of an `nn.ParameterDict`): the
-        parameter at that place, or, for a place not known (or a container given a number of
-        tensors not known), any of them."""
-        held = container.parameters
-        if isinstance(index, ConstValue) and container.children_exact:
-            key = index.value
-            if isinstance(key, int) and not isinstance(key, bool) and container.class_name == "ParameterList":
-                key = key + len(held) if -len(held) <= key < 0 else key
-            return held.get(str(key), UNKNOWN)
-        return self.join_elements(list(held.values()), state) if held else UNKNOWN
-
     def subscript_of(self, base: SequenceValue | DictValue, index: Value, state: State) -> Value:
         """`base[index]` for a list, tuple or dict."""
         if isinstance(base, DictValue):

@@ -136,7 +136,7 @@ class Expressions(Part):
             return self.parts.tensor_ops.tensor_attribute(owner, attribute, node, state)
         if isinstance(owner, DistributionValue) and attribute in surface.DISTRIBUTION_TENSORS:
             return self.parts.torch_calls.distribution_method(owner, attribute, [], node, state)
-        if isinstance(owner, FunctionRef) and attribute in ("__name__", "__qualname__") and owner.name != "<lambda>":
+        if isinstance(owner, FunctionRef) and attribute == "__name__" and owner.name != "<lambda>":
             return ConstValue(owner.name)  # a registry's key: `REGISTRY[cls.__name__] = cls`
         if isinstance(owner, FunctionRef) and isinstance(owner.node, cst.ClassDef):
             return self.class_member(owner, attribute)
@@ -180,13 +180,16 @@ class Expressions(Part):
         if isinstance(base, ModuleValue) and base.mapping is not None and len(kinds) == 1 \
                 and not isinstance(kinds[0], str):
             return self.parts.containers.subscript_of(base.mapping, kinds[0], state)
+        if isinstance(base, ModuleValue) and base.holds_parameters():
+            sliced = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)
+            return self.parts.module_objects.parameter_at(
+                base, _constant_slice(node.slice[0].slice) if sliced else kinds[0] if len(kinds) == 1 else None,  # type: ignore[arg-type]
+                state)
         if isinstance(base, ModuleValue) and base.user_class is None and base.children is not None \
                 and base.children_exact and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice) \
                 and (bounds := _constant_slice(node.slice[0].slice)) is not None:
             # `self.layers[:-1]`, `self.features[:4]`: a container of the same kind
             return ModuleValue(base.class_name, node, children=base.children[bounds], training=base.training)
-        if isinstance(base, ModuleValue) and base.holds_parameters():
-            return self.parts.containers.parameter_at(base, kinds[0] if len(kinds) == 1 else None, state)
         if isinstance(base, ModuleValue):
             index = kinds[0] if len(kinds) == 1 else None
             if base.children is not None and isinstance(index, ConstValue) and isinstance(index.value, int):

@@ -89,7 +89,10 @@ class ModuleCalls(Part):
             found, complete = module.submodules()
             return SequenceValue(tuple(SequenceValue((UNKNOWN, m)) for m in found)) \
                 if complete and len(found) <= MAX_UNROLLED_MODULES else UNKNOWN
-        if method == "load_state_dict":  # `param.copy_(loaded)` under no_grad, for each parameter and buffer
+        if method == "load_state_dict" and TorchCalls.flag(args, kwargs, 1, "strict", True) is Tri.YES \
+                and TorchCalls.flag(args, kwargs, 2, "assign", False) is Tri.NO:
+            # `param.copy_(loaded)` under no_grad, for each parameter and buffer (strict: every one is
+            # loaded; `assign=True` puts the loaded tensors in their place instead)
             saved_mode, state.grad_enabled = state.grad_enabled, Tri.NO
             for tensor in (*module.all_parameters()[0], *(b for m in module.tree() for b in m.buffers.values())):
                 self.parts.saved_tensors.mutate(tensor, node, None, f"`{dotted_name(node.func)}(...)`", state)
@@ -118,8 +121,9 @@ class ModuleCalls(Part):
             return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
             module.children.append(args[0])
-        if method == "append" and module.holds_parameters() and args and isinstance(args[0], TensorValue):
-            module.parameters[str(len(module.parameters))] = args[0]  # a `ParameterList`'s next place
+        if module.holds_parameters() and method in ("append", "extend", "update", "__setitem__", "insert", "pop",
+                                                      "setdefault", "clear", "popitem", "__delitem__"):
+            self.parts.module_objects.change_parameters(module, method, args)
         if method in ("register_full_backward_hook", "register_full_backward_pre_hook"):
             module.backward_hooked = True
         with_kwargs = kwargs.get("with_kwargs", ConstValue(False))  # such a hook is given the call's keywords too
@@ -127,7 +131,7 @@ class ModuleCalls(Part):
                 and isinstance(with_kwargs, ConstValue):
             hook = self.parts.user_calls.resolve_import(args[0]) if isinstance(args[0], ImportRef) else args[0]
             if with_kwargs.value:
-                hook = KeywordHook(hook, (), {})
+                hook = KeywordHook(*bound_arguments(hook))
             (module.forward_hooks if method == "register_forward_hook" else module.forward_pre_hooks).append(hook)
         if method == "register_buffer" and len(args) > 1 and isinstance(args[0], ConstValue) \
                 and isinstance(args[1], TensorValue):

@@ -163,6 +163,49 @@ class ModuleObjects(Part):
         tuples and dicts holding them are copied with them."""
         return _Copies().fresh(value)
 
+    def parameter_at(self, container: ModuleValue, index: Value | str | slice | None, state: State) -> Value:
+        """`params[i]` of an `nn.ParameterList` (`params["key"]` of an `nn.ParameterDict`, `params[1:]`
+        a list of them): the parameter at that place, or, for a place not known (or a container given
+        a number of tensors not known), any of them; nothing when the places of those held are not known."""
+        held = container.parameters
+        if any(key.startswith("?") for key in held):
+            return UNKNOWN
+        if isinstance(index, slice) or (index is None and container.class_name == "ParameterList"):
+            if isinstance(index, slice) and container.children_exact:
+                return SequenceValue(tuple(list(held.values())[index]))
+            return SequenceValue(repeated=self.parts.containers.join_elements(list(held.values()), state)) if held else UNKNOWN
+        if isinstance(index, ConstValue) and container.children_exact:
+            key = index.value
+            if isinstance(key, int) and not isinstance(key, bool) and container.class_name == "ParameterList":
+                key = key + len(held) if -len(held) <= key < 0 else key
+            return held.get(str(key), UNKNOWN)
+        return self.parts.containers.join_elements(list(held.values()), state) if held else UNKNOWN
+
+    @staticmethod
+    def change_parameters(container: ModuleValue, method: str, args: list[Value]) -> None:
+        """A method of an `nn.ParameterList` / `nn.ParameterDict` that changes what it holds:
+        `append`, `extend`, `update` and an item assigned with a known place add parameters
+        (`_as_parameter`); any other change leaves the places of those held not known."""
+        held = container.parameters
+        added: list[tuple[str | None, Value]] = []
+        if method == "append" and args:
+            added = [(None, args[0])]
+        elif method == "extend" and args and isinstance(args[0], SequenceValue) and args[0].repeated is None:
+            added = [(None, v) for v in args[0].items]
+        elif method == "update" and args and isinstance(args[0], DictValue) and args[0].complete:
+            added = [(str(k), v) for k, v in args[0].entries.items()]
+        elif method == "__setitem__" and len(args) == 2 and isinstance(args[0], ConstValue):
+            key = args[0].value
+            if isinstance(key, int) and not isinstance(key, bool) and -len(held) <= key < 0:
+                key += len(held)
+            added = [(str(key), args[1])]
+        if not container.children_exact or not added or not all(isinstance(v, TensorValue) for _, v in added):
+            container.children_exact = False  # the places of those held are no longer known
+            container.parameters = {f"?{i}": p for i, p in enumerate(held.values())}
+            return
+        for key, value in added:
+            held[key if key is not None else str(len(held))] = _as_parameter(value)  # type: ignore[arg-type]
+
     def instance_copy(self, template: ModuleValue | None) -> ModuleValue | None:
         """A new instance of a user module class: its own parameters (fresh version counters).
 
@@ -321,9 +364,12 @@ class _Copies:
 
 def _parameter_container(class_name: str, given: Value | None, node: cst.Call) -> ModuleValue:
     """`nn.ParameterList(params)` / `nn.ParameterDict(mapping)`: a module whose parameters are the
-    tensors given, named by their place (`"0"`, `"1"` ...) or key, as torch names them; one given
-    a number of tensors not known holds one that stands for them all (`children_exact` False)."""
+    tensors given (each made an `nn.Parameter`, as torch makes them), named by their place (`"0"`,
+    `"1"` ...) or key, as torch names them. One given a number of tensors not known holds one that
+    stands for them all; one given values not known, or not all tensors, holds none it can place."""
     container = ModuleValue(class_name, node, children=[])
+    if given is None:
+        return container
     items: dict[str, Value] = {}
     if isinstance(given, SequenceValue):
         items = {str(i): v for i, v in enumerate(given.items if given.repeated is None else [given.repeated])}
@@ -331,8 +377,16 @@ def _parameter_container(class_name: str, given: Value | None, node: cst.Call) -
     elif isinstance(given, DictValue):
         items = {str(k): v for k, v in given.entries.items()}
         container.children_exact = given.complete
-    elif given is not None:
+    if not items or not all(isinstance(v, TensorValue) for v in items.values()):
         container.children_exact = False
-    container.parameters = {k: v for k, v in items.items() if isinstance(v, TensorValue)}
+        return container
+    container.parameters = {k: _as_parameter(v) for k, v in items.items()}  # type: ignore[arg-type]
     return container
 
+
+def _as_parameter(tensor: TensorValue) -> TensorValue:
+    """What a parameter container keeps of a tensor it is given: the tensor if it is a parameter
+    (a leaf that requires grad), else an `nn.Parameter` of it (a new leaf over its data)."""
+    if tensor.is_leaf and tensor.requires_grad is Tri.YES:
+        return tensor
+    return TensorValue(tensor.version_counter, Tri.YES, True, Origin("an `nn.Parameter`", tensor.origin.node))

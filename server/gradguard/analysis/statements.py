@@ -25,6 +25,7 @@ from gradguard.analysis.values import (
     SequenceValue,
     TensorValue,
     Tri,
+    Value,
     evolved,
     truth,
 )
@@ -329,8 +330,7 @@ class Statements(Part):
                 continue
             made = self.parts.expressions.eval(expression, state) if isinstance(expression, cst.Call) else found
             if isinstance(made, FunctionRef) and isinstance(made.node, cst.FunctionDef):
-                call = cst.Call(named)
-                self.parts.calls.call_value(made, [defined], {}, call, state)
+                self.parts.calls.call_value(made, [defined], {}, expression, state)  # type: ignore[arg-type]
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value

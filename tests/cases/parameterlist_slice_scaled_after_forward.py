@@ -1,0 +1,11 @@
+import torch
+import torch.nn as nn
+
+a, b, c = (nn.Parameter(torch.ones(3)) for _ in range(3))
+scales = nn.ParameterList([a, b, c])
+x = torch.randn(3, requires_grad=True)
+loss = (x * b).sum()
+with torch.no_grad():
+    for scale in scales[1:]:
+        scale.mul_(0.5)  # expect: GG001
+loss.backward()
