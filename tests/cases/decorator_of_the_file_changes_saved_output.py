@@ -1,3 +1,5 @@
+"""A decorator defined in the file runs when the function it decorates is defined: its
+in-place change of the saved output of `sigmoid` comes before the backward pass."""
 import torch
 
 x = torch.randn(3, requires_grad=True)

@@ -1,3 +1,5 @@
+"""After `extend`, the last place of an `nn.ParameterList` holds the parameter added (`b`), which
+nothing saved: only `a` was."""
 import torch
 import torch.nn as nn
 

@@ -1,3 +1,5 @@
+"""`nn.ParameterList` makes each plain tensor it is given an `nn.Parameter`: changing one in
+place in `forward` changes a leaf that requires grad."""
 import torch
 import torch.nn as nn
 

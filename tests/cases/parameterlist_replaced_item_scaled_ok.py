@@ -1,3 +1,5 @@
+"""An `nn.ParameterList` item assigned a new parameter: the change in place is to the new one,
+not to `a`, which `*` saved."""
 import torch
 import torch.nn as nn
 

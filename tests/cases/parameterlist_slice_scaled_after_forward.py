@@ -1,3 +1,5 @@
+"""A slice of an `nn.ParameterList` holds the parameters at those places: scaling them in place
+under `no_grad` changes `b`, which `*` saved."""
 import torch
 import torch.nn as nn
 

@@ -1,3 +1,5 @@
+"""A forward pre-hook registered as a `functools.partial` with `with_kwargs=True` scales the
+`mask=` keyword in place: the output of `sigmoid`, which saved it."""
 import functools
 
 import torch
