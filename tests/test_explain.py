@@ -296,7 +296,7 @@ def test_a_change_on_a_branch_a_default_skips_says_it_needs_another_value(capsys
     assert "    GG002 reported [warning]: `self.gate_bias` is a leaf that requires grad (an `nn.Parameter`); `uniform_` " \
            "changes it in place outside `torch.no_grad()`, so PyTorch raises \"a leaf Variable that requires grad is " \
            "being used in an in-place operation\" (only when `uniform_init` is given a value other than its default; " \
-           "found analysing `__init__` on its own: no caller of it is known).\n" in change
+           "found analysing `__init__` on its own: its callers give it keywords not known (`**`)).\n" in change
 
 
 # An op with an operand the analysis lost (`scale`, line 7) keeps its known operand's saves, its

@@ -58,6 +58,7 @@ class InplaceChange:
     aliases: tuple[str, ...] = ()
     call_chain: tuple[cst.CSTNode, ...] = ()
     standalone_of: cst.FunctionDef | None = None
+    called_with_unknown_keywords: bool = False  # `standalone_of` is an `__init__` its callers give `**options`
     assumes: str | None = None  # a parameter it was found with a value other than its default of (`_other_branch`)
     detaches: bool = False  # `detach_()`: no value changes, but torch refuses it on a view (GG003)
     writes_grad: Tri = Tri.NO  # whether the value written requires grad (`a *= scale`, a parameter)

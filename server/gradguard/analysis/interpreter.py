@@ -104,9 +104,11 @@ class Interpreter:
         self.run_state.result.cut_calls = bool(self.run_state.cut_calls)
         units = self.run_state.result.units.values()
         # a function whose standalone findings its calls stand for: followed, with every keyword known
-        called = set(self.run_state.result.module_entered).union(*(unit.entered for unit in units)) \
-            - set(self.run_state.result.module_splatted).union(*(unit.splatted for unit in units))
+        splatted = set(self.run_state.result.module_splatted).union(*(unit.splatted for unit in units))
+        called = set(self.run_state.result.module_entered).union(*(unit.entered for unit in units)) - splatted
         self.run_state.result.changes = [c for c in self.run_state.result.changes if c.standalone_of not in called]
+        for change in self.run_state.result.changes:
+            change.called_with_unknown_keywords = change.standalone_of in splatted
         return self.run_state.result
 
     def _reusable_units(self) -> dict[cst.FunctionDef, Unit]:

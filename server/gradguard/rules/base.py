@@ -21,9 +21,15 @@ from gradguard.source.document import Document
 
 def assumption(change: InplaceChange) -> str:
     """What a change found on a branch a parameter's default skips holds for."""
+    return f"only when `{change.assumes}` is given a value other than its default; {standalone(change)}"
+
+
+def standalone(change: InplaceChange) -> str:
+    """Why a change found analysing a function on its own is reported: what its callers give is not known."""
     function = change.standalone_of.name.value if change.standalone_of is not None else "the function"
-    return (f"only when `{change.assumes}` is given a value other than its default; found analysing `{function}` "
-            f"on its own: no caller of it is known")
+    if change.called_with_unknown_keywords:
+        return f"found analysing `{function}` on its own: its callers give it keywords not known (`**`)"
+    return f"found analysing `{function}` on its own: no caller of it is known"
 
 
 class NotReported(Enum):

@@ -86,7 +86,7 @@ from gradguard.fixes.edits import (
     statement_holding,
 )
 from gradguard.knowledge import surface
-from gradguard.rules.base import NotReported, RuleContext, assumption
+from gradguard.rules.base import NotReported, RuleContext, assumption, standalone
 from gradguard.rules.compiled_reads import Read, inductor_read
 from gradguard.rules.gg002_leaf_modified import raises_for_leaf
 from gradguard.rules.gg003_multi_output_view_modified import raises_for_view
@@ -169,7 +169,7 @@ def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
     if change.assumes is not None:
         reasons.append(assumption(change))
     if change.standalone_of is not None and reasons and change.assumes is None:
-        reasons.append(f"found analysing `{change.standalone_of.name.value}` on its own: no caller of it is known")
+        reasons.append(standalone(change))
     return reasons
 
 
