@@ -74,6 +74,42 @@ def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(GRADGUARD), *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
+def run_forked(files: list[Path]) -> dict[str, str | None]:
+    """tests/run_programs.py over `files`: each program in a process forked from one that imported torch, file
+    name -> the exception it raised (`Type: first line`), None when it ran to its end."""
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "run_programs.py"), *map(str, files)],
+                          capture_output=True, text=True, timeout=1800, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {Path(line["path"]).name: line["error"] for line in map(json.loads, proc.stdout.splitlines())}
+
+
+def assert_labels_agree(paths: list[Path], corpus: Path, tmp_path: Path) -> None:
+    """Each program fares with torch as label.py requires of its markers: one with a raising family's marker
+    raises that family's error (its first), any other runs to its end. Each runs in a process forked from one
+    that imported torch (`run_forked`); one that does not fare so is judged again by label.py itself, in a new
+    process of its own, which decides."""
+    label = import_file(corpus / "label.py", "corpus_label")
+    fates = run_forked(paths)
+    judged_again = [path for path in paths if not _fares_as_marked(fates[path.name], label.markers(path), label.MESSAGES)]
+    if not judged_again:
+        return
+    for path in judged_again:
+        (tmp_path / path.name).symlink_to(path)
+    proc = subprocess.run([sys.executable, str(corpus / "label.py"), str(tmp_path), "--python", sys.executable],
+                          capture_output=True, text=True, timeout=1200, cwd=ROOT)
+    lines = proc.stdout.strip().splitlines()
+    failures = [line for line in lines if line.startswith("FAIL")]
+    assert proc.returncode == 0, "label.py disagrees with torch:\n" + "\n".join(failures) + proc.stderr[-2000:]
+    assert lines[-1] == f"{len(judged_again)} passed, 0 failed", proc.stdout[-2000:]
+
+
+def _fares_as_marked(error: str | None, marks: list[tuple[int, str]], families: dict[str, tuple[str, ...]]) -> bool:
+    raising = [code for _, code in marks if code in families]
+    if not raising:
+        return error is None
+    return error is not None and any(word in error for word in families[raising[0]])
+
+
 def run_compiled(files: list[Path], *options: str) -> dict[str, str | None]:
     """tests/run_compiled_programs.py over `files` (programs using `torch.compile`), in one process: file name ->
     the exception it raised (`Type: first line`), None when it ran to its end. Skips without a C++ compiler."""

@@ -23,7 +23,7 @@ from gradguard.engine import analyse_document, project_index
 from gradguard.fixes.edits import apply_edits
 from gradguard.source.document import Document
 
-from helpers import GRADGUARD, ROOT, import_file, markers, run_compiled
+from helpers import GRADGUARD, ROOT, assert_labels_agree, import_file, markers, run_compiled
 
 FOLDERS = ("cases", "programs")
 
@@ -47,17 +47,11 @@ COMPILED_FILES = sorted(ROOT / "tests" / folder / name for folder in FOLDERS for
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_labels_agree_with_torch(folder, corpus, tmp_path):
-    """label.py runs every case with torch (one process each): raising cases raise the marked family's error,
-    `_ok` run clean. The programs that compile code run apart, in one process (`test_compiled_labels_...`)."""
-    names = [name for name in CASE_FILES[folder] if ROOT / "tests" / folder / name not in COMPILED_FILES]
-    for name in names:
-        (tmp_path / name).symlink_to(ROOT / "tests" / folder / name)
-    proc = subprocess.run([sys.executable, str(corpus / "label.py"), str(tmp_path),
-                           "--python", sys.executable], capture_output=True, text=True, timeout=1200, cwd=ROOT)
-    lines = proc.stdout.strip().splitlines()
-    failures = [line for line in lines if line.startswith("FAIL")]
-    assert proc.returncode == 0, "label.py disagrees with torch:\n" + "\n".join(failures) + proc.stderr[-2000:]
-    assert lines[-1] == f"{len(names)} passed, 0 failed", proc.stdout[-2000:]
+    """Every case fares with torch as its markers say (`helpers.assert_labels_agree`: raising cases raise the
+    marked family's error, `_ok` ones run clean). The programs that compile code run apart, in one process
+    (`test_compiled_labels_...`)."""
+    assert_labels_agree([ROOT / "tests" / folder / name for name in CASE_FILES[folder]
+                         if ROOT / "tests" / folder / name not in COMPILED_FILES], corpus, tmp_path)
 
 
 def _agrees(error: str | None, code: str | None, families: dict[str, tuple[str, ...]]) -> bool:
