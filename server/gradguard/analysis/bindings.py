@@ -97,7 +97,7 @@ class Bindings(Part):
                 written = self.parts.tensor_ops.requires_grad_of(value) & state.grad_enabled
                 history = value.history if isinstance(value, TensorValue) else frozenset()
                 if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):
-                    self.rebind(state, base, evolved(  # `copy_` records a grad_fn: the value joins the graph
+                    self.set_flags(state, base, evolved(  # `copy_` records a grad_fn: the value joins the graph
                         base, requires_grad=base.requires_grad | written,
                         is_leaf=base.is_leaf and base.requires_grad is Tri.YES, history=base.history | history))
 
@@ -167,7 +167,7 @@ class Bindings(Part):
         self.rebind(state, old, new)
         roots = [v for v in (*state.env.values(), *state.globals.values(), owner) if isinstance(v, ModuleValue)]
         for module in {id(m): m for root in roots for m in root.tree()}.values():
-            for holder in (module.parameters, module.named_children):
+            for holder in (module.parameters, module.buffers, module.named_children):
                 for key, value in holder.items():
                     if value is old:
                         holder[key] = new  # type: ignore[assignment]

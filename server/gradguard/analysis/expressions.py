@@ -31,6 +31,7 @@ from gradguard.analysis.values import (
     LostValue,
     ModuleValue,
     OptimizerValue,
+    ParametersValue,
     Origin,
     PartialValue,
     SequenceValue,
@@ -136,6 +137,8 @@ class Expressions(Part):
             return self.parts.tensor_ops.tensor_attribute(owner, attribute, node, state)
         if isinstance(owner, DistributionValue) and attribute in surface.DISTRIBUTION_TENSORS:
             return self.parts.torch_calls.distribution_method(owner, attribute, [], node, state)
+        if isinstance(owner, OptimizerValue) and attribute == "param_groups":  # one group: its parameters, options not known
+            return SequenceValue((DictValue({"params": ParametersValue(owner.parameters, False)}, complete=False),))
         if isinstance(owner, FunctionRef) and attribute == "__name__" and owner.name != "<lambda>":
             return ConstValue(owner.name)  # a registry's key: `REGISTRY[cls.__name__] = cls`
         if isinstance(owner, FunctionRef) and isinstance(owner.node, cst.ClassDef):

@@ -41,12 +41,13 @@ _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call fact
 MAX_FOLLOWED_CALLS = 800  # calls followed per analysed function (and per module level)
 
 
-_CARRIERS = (TensorValue, ModuleValue, ParametersValue, OptimizerValue)
+_CARRIERS = (TensorValue, ModuleValue, ParametersValue, OptimizerValue, GeneratorValue)
 
 
 def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
-    """Whether `value` holds tensors, modules, their parameters or an optimizer of them, in
-    containers too (or, with `arguments`, values that may be tensors)."""
+    """Whether `value` holds tensors, modules, their parameters, an optimizer of them or a generator
+    (of batches: what it yields is known once iterated), in containers too (or, with `arguments`,
+    values that may be tensors)."""
     return any(isinstance(item, _CARRIERS) or (arguments and isinstance(item, ArgumentValue))
                for item in contents(value, dicts=True))
 
