@@ -138,7 +138,9 @@ class Expressions(Part):
         if isinstance(owner, DistributionValue) and attribute in surface.DISTRIBUTION_TENSORS:
             return self.parts.torch_calls.distribution_method(owner, attribute, [], node, state)
         if isinstance(owner, OptimizerValue) and attribute == "param_groups":  # one group: its parameters, options not known
-            return SequenceValue((DictValue({"params": ParametersValue(owner.parameters, False)}, complete=False),))
+            current = _held_parameters(state)  # as the modules hold them now (`requires_grad_(False)` since)
+            params = tuple(current.get(p.version_counter, p) for p in owner.parameters)
+            return SequenceValue((DictValue({"params": ParametersValue(params, False)}, complete=False),))
         if isinstance(owner, FunctionRef) and attribute == "__name__" and owner.name != "<lambda>":
             return ConstValue(owner.name)  # a registry's key: `REGISTRY[cls.__name__] = cls`
         if isinstance(owner, FunctionRef) and isinstance(owner.node, cst.ClassDef):
@@ -475,6 +477,16 @@ def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
             isinstance(value, ModuleValue) and value.mapping is None):
         return False
     return None
+
+
+def _held_parameters(state: State) -> dict[int, TensorValue]:
+    """The parameters the modules this scope reaches hold now, by version counter."""
+    held: dict[int, TensorValue] = {}
+    roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
+    for module in {id(m): m for root in roots for m in root.tree()}.values():
+        for parameter in module.parameters.values():
+            held.setdefault(parameter.version_counter, parameter)
+    return held
 
 
 def _lambda_function(node: cst.Lambda) -> cst.FunctionDef:

@@ -158,12 +158,13 @@ class Statements(Part):
         known = truth(test)
         if known is not None and isinstance(test, ConstValue) and test.default_of is not None and not self.run.call_stack:
             self._other_branch(node, known, test.default_of, state)
-        then_state = state.copy()
+        then_state, else_state = state.copy(), state.copy()
+        if known is None and (narrowed := _requires_grad_test(node.test)) is not None:
+            _narrow(narrowed, then_state, else_state)
         if known is not False:
             self.exec_block(node.body.body, then_state)
         else:
             then_state.dead = True
-        else_state = state.copy()
         if known is True:
             else_state.dead = True
         elif isinstance(node.orelse, cst.If):
@@ -388,6 +389,27 @@ class Statements(Part):
         cst.FunctionDef: _function_def,
         cst.ClassDef: _class_def,
     }
+
+
+def _requires_grad_test(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """`if p.requires_grad:` (`if not p.requires_grad:`): the name tested, and what its tensor's
+    flag is where the test holds."""
+    holds = True
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    if isinstance(test, cst.Attribute) and test.attr.value == "requires_grad" and isinstance(test.value, cst.Name):
+        return test.value.value, holds
+    return None
+
+
+def _narrow(tested: tuple[str, bool], then_state: State, else_state: State) -> None:
+    """Each branch of a test of a tensor's `requires_grad` knows the flag (a parameter's, when which
+    parameter a loop is at is not known)."""
+    name, holds = tested
+    value = then_state.lookup(name)
+    if isinstance(value, TensorValue) and value.requires_grad is Tri.MAYBE:
+        then_state.env[name] = evolved(value, requires_grad=Tri.of(holds))
+        else_state.env[name] = evolved(value, requires_grad=Tri.of(not holds))
 
 
 def _jumps(loop: cst.For) -> bool:

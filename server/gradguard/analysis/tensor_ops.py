@@ -99,6 +99,8 @@ class TensorOps(Part):
             return evolved(view, transposed=True) if attribute in surface.TRANSPOSING_VIEWS else view
         if attribute == "grad":
             return TensorValue(new_version_counter(), Tri.NO, True, Origin("a `.grad`", node))
+        if attribute == "requires_grad" and owner.requires_grad is not Tri.MAYBE:
+            return ConstValue(owner.requires_grad is Tri.YES)  # `if not p.requires_grad: continue`
         return UNKNOWN
 
     def select_overload(self, base: str, args: list[Value], kwargs: dict[str, Value]) -> ops.OpFacts | None:
