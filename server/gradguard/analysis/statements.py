@@ -406,7 +406,7 @@ def _narrow(tested: tuple[str, bool], then_state: State, else_state: State) -> N
     """Each branch of a test of a tensor's `requires_grad` knows the flag (a parameter's, when which
     parameter a loop is at is not known)."""
     name, holds = tested
-    value = then_state.lookup(name)
+    value = then_state.env.get(name)  # a name of this scope (a global keeps its one binding)
     if isinstance(value, TensorValue) and value.requires_grad is Tri.MAYBE:
         then_state.env[name] = evolved(value, requires_grad=Tri.of(holds))
         else_state.env[name] = evolved(value, requires_grad=Tri.of(not holds))
