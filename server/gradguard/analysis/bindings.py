@@ -172,6 +172,19 @@ class Bindings(Part):
                     if value is old:
                         holder[key] = new  # type: ignore[assignment]
 
+    def replace_object(self, state: State, old: Value, new: Value) -> None:
+        """`old` (an immutable value: an optimizer) is `new` from now on, for the names of this scope and
+        the modules' attributes that hold it."""
+        for scope in (state.env, state.globals):
+            for name, value in list(scope.items()):
+                if value is old:
+                    scope[name] = new
+        roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
+        for module in {id(m): m for root in roots for m in root.tree()}.values():
+            for key, value in list(module.named_children.items()):
+                if value is old:
+                    module.named_children[key] = new
+
     def promote(self, value: ArgumentValue, state: State) -> TensorValue:
         """An argument used as a tensor from now on: one that may require grad (a finding that
         holds only if it does is a warning; a caller that shows it does makes it an error)."""

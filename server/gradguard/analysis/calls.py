@@ -10,7 +10,7 @@ from gradguard.analysis.custom_functions import ctx_method
 from gradguard.analysis.names import dotted_name, is_static_method, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
-from gradguard.analysis.torch_calls import compiled
+from gradguard.analysis.torch_calls import compiled, optimized_tensors
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
@@ -212,6 +212,9 @@ class Calls(Part):
                     state.grad_enabled = Tri.NO
                     self.parts.saved_tensors.mutate(parameter, node, None, f"`{dotted_name(node.func)}()`", state)
                     state.grad_enabled = saved_mode
+            if method == "add_param_group" and args:  # `{"params": head.parameters(), "lr": ...}`
+                added = evolved(receiver, parameters=receiver.parameters + optimized_tensors(SequenceValue((args[0],))))
+                self.parts.bindings.replace_object(state, receiver, added)
             return UNKNOWN
         if isinstance(receiver, GradScalerValue):
             return self.scaler_method(method, args, kwargs, node, state)

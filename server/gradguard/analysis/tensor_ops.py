@@ -99,8 +99,10 @@ class TensorOps(Part):
             return evolved(view, transposed=True) if attribute in surface.TRANSPOSING_VIEWS else view
         if attribute == "grad":
             return TensorValue(new_version_counter(), Tri.NO, True, Origin("a `.grad`", node))
-        if attribute == "requires_grad" and owner.requires_grad is not Tri.MAYBE:
-            return ConstValue(owner.requires_grad is Tri.YES)  # `if not p.requires_grad: continue`
+        if attribute == "requires_grad" and owner.requires_grad is Tri.YES and owner.is_leaf:
+            # a parameter's, or a leaf's made to require grad: `if not p.requires_grad: continue` skips
+            # it (a tensor believed not to may have been made to in code not followed: both ways then)
+            return ConstValue(True)
         return UNKNOWN
 
     def select_overload(self, base: str, args: list[Value], kwargs: dict[str, Value]) -> ops.OpFacts | None:
