@@ -377,7 +377,7 @@ def _parameter_container(class_name: str, given: Value | None, node: cst.Call) -
     elif isinstance(given, DictValue):
         items = {str(k): v for k, v in given.entries.items()}
         container.children_exact = given.complete
-    if not items or not all(isinstance(v, TensorValue) for v in items.values()):
+    if not isinstance(given, (SequenceValue, DictValue)) or not all(isinstance(v, TensorValue) for v in items.values()):
         container.children_exact = False
         return container
     container.parameters = {k: _as_parameter(v) for k, v in items.items()}  # type: ignore[arg-type]
