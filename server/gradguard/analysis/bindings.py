@@ -165,8 +165,7 @@ class Bindings(Part):
         self.run.shared_changed = True
         self.run.touched.append(old.version_counter)
         self.rebind(state, old, new)
-        roots = [v for v in (*state.env.values(), *state.globals.values(), owner) if isinstance(v, ModuleValue)]
-        for module in {id(m): m for root in roots for m in root.tree()}.values():
+        for module in state.modules(owner):
             for holder in (module.parameters, module.buffers, module.named_children):
                 for key, value in holder.items():
                     if value is old:
@@ -179,8 +178,7 @@ class Bindings(Part):
             for name, value in list(scope.items()):
                 if value is old:
                     scope[name] = new
-        roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
-        for module in {id(m): m for root in roots for m in root.tree()}.values():
+        for module in state.modules():
             for key, value in list(module.named_children.items()):
                 if value is old:
                     module.named_children[key] = new

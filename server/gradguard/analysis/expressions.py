@@ -482,8 +482,7 @@ def _builtin_instance(value: Value, types: tuple[type, ...]) -> bool | None:
 def _held_parameters(state: State) -> dict[int, TensorValue]:
     """The parameters the modules this scope reaches hold now, by version counter."""
     held: dict[int, TensorValue] = {}
-    roots = [v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, ModuleValue)]
-    for module in {id(m): m for root in roots for m in root.tree()}.values():
+    for module in state.modules():
         for parameter in module.parameters.values():
             held.setdefault(parameter.version_counter, parameter)
     return held

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gradguard.analysis.values import (
+    ModuleValue,
     SavedRecord,
     SequenceValue,
     TensorValue,
@@ -39,6 +40,12 @@ class State:
     def become(self, new: State) -> None:
         """Hold what `new` holds: the point after a branch, a loop or a `try` whose paths joined in `new`."""
         self.env, self.saves, self.grad_enabled, self.dead = new.env, new.saves, new.grad_enabled, new.dead
+
+    def modules(self, *more: Value | None) -> list[ModuleValue]:
+        """Every module this scope's names (and `more`) reach, each once: those whose attributes may
+        hold an object the code changes."""
+        roots = [v for v in (*self.env.values(), *self.globals.values(), *more) if isinstance(v, ModuleValue)]
+        return list({id(m): m for root in roots for m in root.tree()}.values())
 
     def lookup(self, name: str) -> Value | None:
         """The value `name` is bound to in this scope or the module's globals, if any."""
