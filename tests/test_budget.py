@@ -68,11 +68,12 @@ def config_store(levels: int = 8) -> str:
     """The shape of torch_geometric's `config_store.py`: `fill_config_store` calls a converter
     from five loops, which calls the next level from each branch of an `if` in its loop, and
     defines a wrapper in its loop; `register` is a decorator factory whose decorator calls it
-    back. Then a real bug elsewhere in the file."""
+    back; each converter writes an item of its argument, a line that may change a tensor (code that
+    changes none is not interpreted: `quiet.py`). Then a real bug elsewhere in the file."""
     code = ["import torch", "", "STORE = {}", ""]
     for i in range(levels):
         then = f"convert_{i + 1}(x, spec)" if i + 1 < levels else "x"
-        code += ["", f"def convert_{i}(x, spec):", "    for k in spec:",
+        code += ["", f"def convert_{i}(x, spec):", "    for k in spec:", "        spec[0] = k",
                  "        def wrapper(default):", "            return lambda: default",
                  f"        if k == 1:\n            x = {then} * 2", f"        elif k == 2:\n            x = {then} + 1",
                  f"        else:\n            x = torch.tanh({then})", "    return x", ""]

@@ -88,6 +88,10 @@ class Bindings(Part):
                 return
             if not isinstance(base, (ArgumentValue, TensorValue)):
                 return
+            index = single_index(kinds)
+            if isinstance(index, ConstValue) and isinstance(index.value, str):
+                self.parts.saved_tensors.hand_over([value])  # `d["k"] = v`: no tensor takes a string index
+                return
             if isinstance(base, ArgumentValue):
                 base = self.promote(base, state)
             if isinstance(base, TensorValue):

@@ -118,6 +118,8 @@ class Unit:
     steps: int = 0  # the budget's steps it took
     grad_off: bool = False  # it ran with grad off: the file refers to it only where grad is off (`callers.py`)
     splatted: frozenset[cst.FunctionDef] = frozenset()  # of `entered`, the `__init__`s a call gave keywords not known
+    # not interpreted: no code it may run changes a tensor (`quiet.py`); these are the file's functions it may run
+    quiet_over: frozenset[cst.FunctionDef] | None = None
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from gradguard.analysis.bindings import Bindings
 from gradguard.analysis.budget import OverBudget
 from gradguard.analysis.calls import Calls
 from gradguard.analysis.checkpoint import MAX_CHECKPOINTS, restore as checkpoint_restore, take as checkpoint_take
+from gradguard.analysis.code_facts import code_facts
 from gradguard.analysis.containers import Containers
 from gradguard.analysis.custom_functions import CustomFunctions
 from gradguard.analysis.events import Cut, Deferred, ScopeResult, Unit
@@ -35,6 +36,7 @@ from gradguard.analysis.frames import Frames
 from gradguard.analysis.module_calls import ModuleCalls
 from gradguard.analysis.module_objects import ModuleObjects
 from gradguard.analysis.names import dotted_name
+from gradguard.analysis.quiet import QuietEntries
 from gradguard.analysis.reuse import Reuse, defined_in, first_changed
 from gradguard.analysis.saved_tensors import SavedTensors
 from gradguard.analysis.shared import InterpreterState, Parts
@@ -68,6 +70,9 @@ class Interpreter:
         run.checkpoints_at = checkpoints_at
         # only bodies of functions and methods (not `__init__`) changed: the module level may stand
         run.bodies_only = all(isinstance(n, cst.FunctionDef) and n.name.value != "__init__" for n in replaced)
+        self._quiet_entries: QuietEntries | None = None
+        self._quiet: dict[cst.FunctionDef, Deferred] = {}  # the entry points found quiet, not interpreted
+        self._unquiet: set[cst.FunctionDef] = set()  # quiet ones interpreted after all
         parts = self.parts = Parts()
         parts.statements, parts.expressions = Statements(run, parts), Expressions(run, parts)
         parts.bindings, parts.calls, parts.frames = Bindings(run, parts), Calls(run, parts), Frames(run, parts)
@@ -92,8 +97,11 @@ class Interpreter:
             try:
                 self._module_level()
                 units = self._reusable_units()
-                while self.run_state.deferred and functions:
-                    self._analyse_deferred(self.run_state.deferred.pop(0), units)
+                while functions:
+                    while self.run_state.deferred:
+                        self._analyse_deferred(self.run_state.deferred.pop(0), units)
+                    if not self._expose_quiet():
+                        break
             except OverBudget as error:
                 if error.depth != depth:
                     raise
@@ -183,12 +191,16 @@ class Interpreter:
         run = self.run_state
         unit = units.get(deferred.function)
         grad_off = deferred.function in self.parts.frames.grad_off
-        if unit is not None and unit.grad_off == grad_off and not unit.entered & run.replaced and not unit.shares and \
+        if unit is not None and unit.quiet_over is None and unit.grad_off == grad_off and \
+                not unit.entered & run.replaced and not unit.shares and \
                 run.budget.fits(unit.steps) and (run.reuse is None or run.reuse.holds(deferred.function, unit)):
             run.result.changes.extend(unit.changes)
             run.result.cuts.extend(unit.cuts)
             self.parts.frames.defer(*unit.nested)
             run.budget.steps += unit.steps  # as if it ran: the file's budget cuts where a run from the top would
+        elif (over := self._quiet_over(deferred)) is not None:
+            unit = Unit([], frozenset(), grad_off=grad_off, quiet_over=over)
+            self._quiet[deferred.function] = deferred
         else:
             start, cuts, queued = len(run.result.changes), len(run.result.cuts), len(run.deferred)
             steps, stopped = run.budget.steps, len(run.cut_calls)
@@ -199,7 +211,42 @@ class Interpreter:
             unit = Unit(run.result.changes[start:], frozenset(run.entered), tuple(run.deferred[queued:]), run.seen,
                         tuple(run.result.cuts[cuts:]), run.shared_changed or len(run.cut_calls) > stopped,
                         run.budget.steps - steps, grad_off, frozenset(run.splatted))
+            if run.shared_changed and self._quiet_entries is not None:
+                self._quiet_entries.forget_values()  # objects of the module level changed
         run.result.units[deferred.function] = unit
+
+    def _quiet_over(self, deferred: Deferred) -> frozenset[cst.FunctionDef] | None:
+        """The functions of this file `deferred`'s analysis may run, when no code it may run could
+        change a tensor (`quiet.py`): its analysis would find nothing. None otherwise, and for what
+        must be interpreted anyway: an editor's hovers show what each name holds, a nested
+        function sees its enclosing one's names, and one the file's findings need (`_expose_quiet`)."""
+        run = self.run_state
+        function = deferred.function
+        if run.hovers or function in self._unquiet or not (
+                function in run.module.body or run.definitions.owner_of(function) is not None):
+            return None
+        if self._quiet_entries is None:
+            user_calls = self.parts.user_calls
+            self._quiet_entries = QuietEntries(
+                run.definitions, user_calls.resolve_import,
+                lambda node, definitions: user_calls.syntax_fact(node, code_facts, definitions),
+                run.project.without_reading if run.project is not None else None)
+        return self._quiet_entries.over(function, deferred.template)
+
+    def _expose_quiet(self) -> bool:
+        """Queue the quiet entry points that may run a function of this file whose own analysis found
+        changes no analysed call stands for: interpreted, their calls would (a function's standalone
+        findings give way to those of the calls that run it, `run`). Whether any was queued."""
+        result = self.run_state.result
+        called = set(result.module_entered).union(*(unit.entered for unit in result.units.values()))
+        exposed = {change.standalone_of for change in result.changes} - called
+        again = [deferred for function, deferred in self._quiet.items()
+                 if result.units[function].quiet_over & exposed]  # type: ignore[operator]
+        for deferred in again:
+            del self._quiet[deferred.function]
+            self._unquiet.add(deferred.function)
+        self.run_state.deferred.extend(again)
+        return bool(again)
 
     def _cut_file(self, reason: str) -> None:
         """The file's budget ran out: what was found stands, the functions left are not analysed

@@ -8,6 +8,7 @@ import libcst as cst
 
 from gradguard.analysis import budget
 from gradguard.analysis.budget import OverBudget
+from gradguard.analysis.code_facts import CodeFacts, code_facts
 from gradguard.analysis.names import dotted_name, is_torch_name, normalise_torch_name
 from gradguard.analysis.shared import CHANGED_OBJECT, RETURNED, GeneratorRun, Part, Returns
 from gradguard.analysis.state import State
@@ -85,25 +86,11 @@ def _annotated_kind(annotation: cst.BaseExpression) -> str | None:
 _BUILDS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Parameter", "torch", "nn", *module_facts.MODULES})
 
 
-def _may_build(function: cst.FunctionDef) -> bool:
+def _may_build(facts: CodeFacts) -> bool:
     """Whether a function called without tensors may still build modules or tensors (a factory:
     `def mlp(sizes): return nn.Sequential(...)`, `def make_act(): return nn.Sigmoid()`, a generator
     of batches): it returns (or yields) something and names `torch`, `torch.nn` or one of its modules."""
-    returns = builds = False
-    for node in descendants(function.body):
-        kind = type(node)
-        if kind is cst.Return or kind is cst.Yield:
-            returns = returns or node.value is not None
-        elif kind is cst.Name:
-            builds = builds or node.value in _BUILDS
-        elif kind is cst.Attribute:
-            builds = builds or node.attr.value in _BUILDS
-    return returns and builds
-
-
-def _names(function: cst.FunctionDef) -> frozenset[str]:
-    """The names `function`'s body refers to (its globals among them)."""
-    return frozenset(node.value for node in descendants(function.body) if type(node) is cst.Name)
+    return facts.returns_value and not (_BUILDS.isdisjoint(facts.names) and _BUILDS.isdisjoint(facts.attributes))
 
 
 def _returns_own_function(function: cst.FunctionDef) -> bool:
@@ -151,29 +138,6 @@ def is_generator(function: cst.FunctionDef) -> bool:
 def yield_nodes(function: cst.FunctionDef) -> frozenset[cst.Yield]:
     """The `yield`s of `function`'s own body (not of a function, lambda or class defined inside it)."""
     return frozenset(node for node in descendants(function.body, into=in_same_scope) if isinstance(node, cst.Yield))
-
-
-def _changed_roots(function: cst.FunctionDef) -> frozenset[str]:
-    """The names whose objects `function`'s body may change: the first name of an attribute or item
-    it assigns or deletes (`MODEL.act = ...`, `BUF[i] = ...`), or of an object it calls a method of
-    (`BUF.append(t)`, `MODEL.act.register_forward_hook(f)`)."""
-    roots: set[str] = set()
-    for node in descendants(function.body):  # exact types: an `isinstance` of a libcst class is an ABC check
-        kind = type(node)
-        if kind is cst.Assign:
-            stored = [t.target for t in node.targets]
-        elif kind is cst.AugAssign or kind is cst.AnnAssign or kind is cst.Del:
-            stored = [node.target]
-        elif kind is cst.Call and type(node.func) is cst.Attribute:
-            stored = [node.func]
-        else:
-            continue
-        for target in stored:
-            while type(target) is cst.Attribute or type(target) is cst.Subscript:
-                target = target.value
-                if type(target) is cst.Name:
-                    roots.add(target.value)
-    return frozenset(roots)
 
 
 def _changeable(value: Value | None) -> bool:
@@ -432,15 +396,15 @@ class UserCalls(Part):
             return UNKNOWN
         here = definitions is self.run.definitions
         if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
-                self.syntax_fact(function, _may_build, definitions)
+                _may_build(self.syntax_fact(function, code_facts, definitions))
                 or (here and self.syntax_fact(function, _returns_own_function, definitions))
                 or (here and any(isinstance(v, FunctionRef) and v.definitions is definitions for v in args))
                 or (self.in_library(definitions) and self.syntax_fact(function, _returns, definitions))
                 or (here and any(_carries_tensors(definitions.globals.get(name), False)
-                                 for name in self.syntax_fact(function, _names, definitions)))
+                                 for name in self.syntax_fact(function, code_facts, definitions).names))
                 or (self.syntax_fact(function, _returns, definitions)
                     and any(_holds_classes(definitions.globals.get(name))
-                            for name in self.syntax_fact(function, _names, definitions)))):
+                            for name in self.syntax_fact(function, code_facts, definitions).names))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's
             # own that build `torch.nn` modules, return a function they define (a hook), are given
@@ -449,7 +413,7 @@ class UserCalls(Part):
             # names its globals holding tensors or modules, may reach them)
             return UNKNOWN
         self.run.followed += 1
-        if any(_changeable(definitions.globals.get(root)) for root in self.syntax_fact(function, _changed_roots, definitions)):
+        if any(_changeable(definitions.globals.get(root)) for root in self.syntax_fact(function, code_facts, definitions).roots):
             self.run.touched.append(CHANGED_OBJECT)
         params = function.params
         positional = [*params.posonly_params, *params.params]

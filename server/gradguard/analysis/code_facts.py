@@ -1,0 +1,227 @@
+"""What one walk of a function's code tells: the names and attributes it uses, what it changes,
+whether it may change a tensor in place.
+
+Every finding is an in-place change the interpreter meets (`SavedTensors.mutate`), and it meets
+one only at a line of a few syntactic kinds (`CodeFacts.changes`): an augmented assignment of
+what may be a tensor, an item assignment (not of a dict's string key), a call or attribute whose
+name ends in `_` (`add_`, `copy_`, `trunc_normal_`), `.data`, a keyword `out=`, `inplace=` or
+`max_norm=`, an optimizer's `step`, `apply`, `load_state_dict`, the functionals and modules whose
+`inplace` may be given by position (`F.relu(x, True)`, `nn.ReLU(True)`), and the few ops that
+update an argument of another name (`batch_norm`'s running statistics). A call of a module built
+in place (`ReLU(inplace=True)`) is a change too, which the module's value tells (`quiet.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from gradguard.analysis.names import dotted_name
+from gradguard.source.walk import descendants
+
+__all__ = ["CodeFacts", "POSITIONAL_INPLACE", "SITE_KEYWORDS", "code_facts", "is_site_name", "renamed_site"]
+
+_SITE_ATTRIBUTES = frozenset({"data", "step", "apply", "load_state_dict"})
+SITE_KEYWORDS = frozenset({"out", "inplace", "max_norm"})
+# functionals whose `inplace` may be given by position, and modules whose `inplace` (or `max_norm`) may be
+POSITIONAL_INPLACE = frozenset({
+    "relu", "relu6", "elu", "selu", "celu", "leaky_relu", "hardtanh", "threshold", "rrelu", "silu", "mish",
+    "hardswish", "hardsigmoid", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout", "ReLU", "ReLU6", "ELU", "SELU", "CELU", "LeakyReLU", "Hardtanh", "Threshold", "RReLU",
+    "SiLU", "Mish", "Hardswish", "Hardsigmoid", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+    "FeatureAlphaDropout", "Embedding", "EmbeddingBag",
+})
+# ops whose schema changes an argument with no `_` in their name (`knowledge/ops.json`'s "mutable" kind)
+_MUTABLE_OPS = frozenset({"batch_norm", "instance_norm", "rrelu", "rrelu_with_noise", "cummax", "cummin",
+                          "fused_moving_avg_obs_fake_quant", "fbgemm_linear_fp16_weight",
+                          "fbgemm_linear_fp16_weight_fp32_activation"})
+
+
+@dataclass(frozen=True)
+class CodeFacts:
+    """What one walk of a function's code (defaults and body) tells."""
+
+    changes: bool  # a line that may change a tensor in place
+    names: frozenset[str]  # every name it refers to
+    chains: frozenset[str]  # every dotted chain of attributes from a name (`F.relu`, `layers.mlp.Mlp`)
+    attributes: frozenset[str]  # every attribute name, and every string constant (`getattr(self, "fc")`)
+    roots: frozenset[str]  # the first names of what it assigns, deletes or calls a method of (`BUF.append`)
+    declares_global: bool  # a `global` or `nonlocal` statement
+    returns_value: bool  # a `return` or `yield` of a value (a nested function's too)
+
+
+def is_site_name(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("__")
+
+
+def renamed_site(name: str, qualname: str) -> bool:
+    """Whether a torch name imported as `name` changes a tensor under a name the walk cannot see
+    (`from torch.nn.init import zeros_ as zero`, `from torch.nn.functional import relu as act`)."""
+    last = qualname.rpartition(".")[2]
+    return is_site_name(last) or (last != name and (last in POSITIONAL_INPLACE or last in _MUTABLE_OPS))
+
+
+_STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+
+
+def _stores_item(target: cst.BaseExpression) -> bool:
+    """Whether assigning `target` may write into a tensor: an item (not a dict's string key), `.data`."""
+    kind = type(target)
+    if kind is cst.Subscript:
+        elements = target.slice  # type: ignore[attr-defined]
+        return not (len(elements) == 1 and type(elements[0].slice) is cst.Index
+                    and type(elements[0].slice.value) in _STRINGS)
+    if kind is cst.Attribute:
+        return target.attr.value == "data"  # type: ignore[attr-defined]
+    if kind is cst.Tuple or kind is cst.List:
+        return any(_stores_item(e.value) for e in target.elements)  # type: ignore[attr-defined]
+    if kind is cst.StarredElement:
+        return _stores_item(target.value)  # type: ignore[attr-defined]
+    return False
+
+
+def _call_changes(node: cst.Call) -> bool:
+    func = node.func
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""  # type: ignore[attr-defined]
+    if is_site_name(name) or name in _MUTABLE_OPS:
+        return True
+    if any(arg.keyword is not None and arg.keyword.value in SITE_KEYWORDS for arg in node.args):
+        return True
+    return name in POSITIONAL_INPLACE and sum(arg.keyword is None for arg in node.args) >= (
+        2 if name[0].islower() else 1)
+
+
+_PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "round"})
+
+
+def _plain(value: cst.BaseExpression) -> bool:
+    """Whether `value` is never a tensor: a constant (or a tuple of them), a string, a length."""
+    kind = type(value)
+    if kind is cst.Integer or kind is cst.Float or kind is cst.Imaginary or kind in _STRINGS:
+        return True
+    if kind is cst.Name:
+        return value.value in ("True", "False", "None")  # type: ignore[attr-defined]
+    if kind is cst.UnaryOperation:
+        return _plain(value.expression)  # type: ignore[attr-defined]
+    if kind is cst.Tuple or kind is cst.List:
+        return all(type(e) is cst.Element and _plain(e.value) for e in value.elements)  # type: ignore[attr-defined]
+    return kind is cst.Call and type(value.func) is cst.Name and value.func.value in _PLAIN_CALLS  # type: ignore[attr-defined]
+
+
+_CONTAINER_CALLS = frozenset({"dict", "list", "set", "OrderedDict", "defaultdict"})
+
+
+def _container(value: cst.BaseExpression) -> bool:
+    """Whether `value` is a new dict, list or set (never a tensor): a display, a comprehension, `dict(...)`."""
+    kind = type(value)
+    if kind in (cst.Dict, cst.List, cst.Set, cst.DictComp, cst.ListComp, cst.SetComp):
+        return True
+    func = value.func if kind is cst.Call else None  # type: ignore[attr-defined]
+    name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None  # type: ignore[union-attr]
+    return name in _CONTAINER_CALLS
+
+
+def _bound_names(target: cst.CSTNode) -> Iterator[str]:
+    """The names a target binds (`a, (b, *c)`; not those of an item's or attribute's object)."""
+    kind = type(target)
+    if kind is cst.Name:
+        yield target.value  # type: ignore[attr-defined]
+    elif kind is cst.Tuple or kind is cst.List:
+        for element in target.elements:  # type: ignore[attr-defined]
+            yield from _bound_names(element.value)
+    elif kind is cst.StarredElement:
+        yield from _bound_names(target.value)  # type: ignore[attr-defined]
+
+
+def _code(function: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of what a call of `function` runs: its defaults and body, not its decorators (they
+    ran where it was defined, and the value its name holds is what they gave)."""
+    if type(function) is cst.FunctionDef:
+        yield from (function.params, *descendants(function.params))  # type: ignore[attr-defined]
+        yield from descendants(function.body)  # type: ignore[attr-defined]
+    else:
+        yield from descendants(function)
+
+
+def code_facts(function: cst.CSTNode) -> CodeFacts:
+    """The facts of `function`'s code (a `def`, a lambda or a class statement), in one walk."""
+    changes = declares_global = False
+    names: set[str] = set()
+    chains: set[str] = set()
+    attributes: set[str] = set()
+    roots: set[str] = set()
+    counters: set[str] = set()  # names changed by `+=` of a constant
+    plain: set[str] = set()  # names bound to what is never a tensor: a constant, a length, a new dict or list
+    containers_written: set[str] = set()  # names an item is assigned to (`d[k] = v`)
+    bound: set[str] = set()  # names bound otherwise (an assignment, a parameter, a loop)
+    returns_value = False
+    for node in _code(function):  # exact types: an `isinstance` of a libcst class is an ABC check
+        kind = type(node)
+        stored: list[cst.BaseExpression] | tuple[()] = ()
+        if kind is cst.Name:
+            names.add(node.value)  # type: ignore[attr-defined]
+            continue
+        if kind is cst.Attribute:
+            attribute = node.attr.value  # type: ignore[attr-defined]
+            attributes.add(attribute)
+            changes = changes or attribute in _SITE_ATTRIBUTES or is_site_name(attribute)
+            chain = dotted_name(node)  # type: ignore[arg-type]
+            if chain is not None and not chain.startswith("."):
+                chains.add(chain)
+            continue
+        if kind is cst.SimpleString:
+            text = node.value.strip("\"'rbuRBU")  # type: ignore[attr-defined]
+            attributes.add(text)
+            changes = changes or is_site_name(text)
+        elif kind is cst.AugAssign:
+            target = node.target  # type: ignore[attr-defined]
+            if type(target) is cst.Name and _plain(node.value):  # type: ignore[attr-defined]
+                counters.add(target.value)  # `n += 1`: a tensor only if `n` is bound to one elsewhere
+            else:
+                changes = True
+            stored = [target]
+        elif kind is cst.Assign or kind is cst.AnnAssign:
+            stored = [t.target for t in node.targets] if kind is cst.Assign else [node.target]  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            for target in stored:
+                if type(target) is cst.Subscript and type(target.value) is cst.Name:  # type: ignore[attr-defined]
+                    if _stores_item(target):
+                        containers_written.add(target.value.value)  # type: ignore[attr-defined]
+                elif _stores_item(target):
+                    changes = True
+                if type(target) is cst.Name:
+                    never = value is not None and (_plain(value) or _container(value))
+                    (plain if never else bound).add(target.value)  # type: ignore[attr-defined]
+                elif type(target) is not cst.Subscript and type(target) is not cst.Attribute:
+                    bound.update(_bound_names(target))
+        elif kind is cst.Del:
+            stored = [node.target]  # type: ignore[attr-defined]
+        elif kind is cst.For or kind is cst.CompFor:
+            changes = changes or _stores_item(node.target)  # type: ignore[attr-defined]
+            bound.update(_bound_names(node.target))  # type: ignore[attr-defined]
+        elif kind is cst.AsName:
+            changes = changes or _stores_item(node.name)  # type: ignore[attr-defined]
+            bound.update(_bound_names(node.name))  # type: ignore[attr-defined]
+        elif kind is cst.Param or kind is cst.NamedExpr:
+            bound.update(_bound_names(node.name if kind is cst.Param else node.target))  # type: ignore[attr-defined]
+        elif kind is cst.Call:
+            changes = changes or _call_changes(node)  # type: ignore[arg-type]
+            if type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
+                stored = [node.func]  # type: ignore[attr-defined]
+        elif kind is cst.Global or kind is cst.Nonlocal:
+            declares_global = True
+        elif kind is cst.Return or kind is cst.Yield:
+            returns_value = returns_value or node.value is not None  # type: ignore[attr-defined]
+        for target in stored:
+            while type(target) is cst.Attribute or type(target) is cst.Subscript:
+                target = target.value  # type: ignore[attr-defined]
+                if type(target) is cst.Name:
+                    roots.add(target.value)  # type: ignore[attr-defined]
+    # `n += 1`, `d[k] = v` of a name only ever bound to a constant, a length, a new dict or list
+    changes = changes or bool((counters | containers_written) - plain) or bool((counters | containers_written) & bound)
+    return CodeFacts(changes, frozenset(names), frozenset(chains), frozenset(attributes), frozenset(roots),
+                     declares_global, returns_value)
+
+
