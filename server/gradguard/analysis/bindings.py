@@ -8,6 +8,7 @@ from typing import Sequence
 import libcst as cst
 
 from gradguard.analysis.callers import grad_evidence
+from gradguard.analysis.code_facts import code_facts
 from gradguard.analysis.events import Seen
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.shared import Part
@@ -203,7 +204,7 @@ class Bindings(Part):
         if function is None:
             return None
         if function not in self.run.evidence:
-            self.run.evidence[function] = grad_evidence(function)
+            self.run.evidence[function] = grad_evidence(function, self.parts.user_calls.syntax_fact(function, code_facts))
         return bool(self.run.evidence[function])
 
     def unbind(self, tensor: TensorValue, node: cst.CSTNode, state: State) -> SequenceValue:

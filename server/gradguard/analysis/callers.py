@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard.analysis.code_facts import CodeFacts
 from gradguard.analysis.names import dotted_name
 from gradguard.knowledge import surface
 from gradguard.source.walk import children, descendants, in_statements
@@ -126,13 +127,11 @@ def _says_grad(text: str) -> bool:
     return any(word in text.lower() for word in _GRAD_WORDS)
 
 
-_RECEIVERS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
-
-
-def grad_evidence(function: cst.FunctionDef) -> bool:
+def grad_evidence(function: cst.FunctionDef, facts: CodeFacts) -> bool:
     """Whether an entry point with no known caller may be given tensors that require grad: it is a
-    `forward` or a loss, it runs a backward pass (`.backward()`, `autograd.grad`), or a parameter's
-    name or annotation says so (a loss, logits, predictions, an output, parameters, weights)."""
+    `forward` or a loss, it runs a backward pass (`.backward()`, `autograd.grad`: `facts`, of its
+    code), or a parameter's name or annotation says so (a loss, logits, predictions, an output,
+    parameters, weights)."""
     name = function.name.value
     if name == "forward" or "loss" in name.lower():
         return True
@@ -141,5 +140,4 @@ def grad_evidence(function: cst.FunctionDef) -> bool:
         annotation = dotted_name(param.annotation.annotation) if param.annotation is not None else None
         if _says_grad(param.name.value) or (annotation is not None and _says_grad(annotation)):
             return True
-    return any(type(node) is cst.Attribute and node.attr.value in ("backward", "grad")  # exact types: no ABC check
-               and type(node.value) in _RECEIVERS for node in descendants(function.body))
+    return facts.runs_backward

@@ -13,6 +13,7 @@ in place (`ReLU(inplace=True)`) is a change too, which the module's value tells 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -21,18 +22,21 @@ import libcst as cst
 from gradguard.analysis.names import dotted_name
 from gradguard.source.walk import descendants
 
-__all__ = ["CodeFacts", "POSITIONAL_INPLACE", "SITE_KEYWORDS", "code_facts", "is_site_name", "renamed_site"]
+__all__ = ["CodeFacts", "POSITIONAL_INPLACE", "SITE_KEYWORDS", "code_facts", "is_site_name", "may_change_text",
+           "renamed_site"]
 
 _SITE_ATTRIBUTES = frozenset({"data", "step", "apply", "load_state_dict"})
 SITE_KEYWORDS = frozenset({"out", "inplace", "max_norm"})
-# functionals whose `inplace` may be given by position, and modules whose `inplace` (or `max_norm`) may be
-POSITIONAL_INPLACE = frozenset({
-    "relu", "relu6", "elu", "selu", "celu", "leaky_relu", "hardtanh", "threshold", "rrelu", "silu", "mish",
-    "hardswish", "hardsigmoid", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-    "feature_alpha_dropout", "ReLU", "ReLU6", "ELU", "SELU", "CELU", "LeakyReLU", "Hardtanh", "Threshold", "RReLU",
-    "SiLU", "Mish", "Hardswish", "Hardsigmoid", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
-    "FeatureAlphaDropout", "Embedding", "EmbeddingBag",
-})
+# functionals and modules whose `inplace` (`max_norm` for embeddings) may be given by position: how
+# many positional arguments give it (`F.relu(x, True)`, `nn.Dropout(0.1, True)`; a test checks torch's signatures)
+POSITIONAL_INPLACE = {
+    "relu": 2, "relu6": 2, "elu": 3, "selu": 2, "celu": 3, "leaky_relu": 3, "hardtanh": 4, "threshold": 4,
+    "rrelu": 5, "silu": 2, "mish": 2, "hardswish": 2, "hardsigmoid": 2, "dropout": 4, "dropout1d": 4,
+    "dropout2d": 4, "dropout3d": 4, "alpha_dropout": 4, "feature_alpha_dropout": 4,
+    "ReLU": 1, "ReLU6": 1, "ELU": 2, "SELU": 1, "CELU": 2, "LeakyReLU": 2, "Hardtanh": 3, "Threshold": 3,
+    "RReLU": 3, "SiLU": 1, "Mish": 1, "Hardswish": 1, "Hardsigmoid": 1, "Dropout": 2, "Dropout1d": 2,
+    "Dropout2d": 2, "Dropout3d": 2, "AlphaDropout": 2, "FeatureAlphaDropout": 2, "Embedding": 4, "EmbeddingBag": 3,
+}
 # ops whose schema changes an argument with no `_` in their name (`knowledge/ops.json`'s "mutable" kind)
 _MUTABLE_OPS = frozenset({"batch_norm", "instance_norm", "rrelu", "rrelu_with_noise", "cummax", "cummin",
                           "fused_moving_avg_obs_fake_quant", "fbgemm_linear_fp16_weight",
@@ -50,6 +54,21 @@ class CodeFacts:
     roots: frozenset[str]  # the first names of what it assigns, deletes or calls a method of (`BUF.append`)
     declares_global: bool  # a `global` or `nonlocal` statement
     returns_value: bool  # a `return` or `yield` of a value (a nested function's too)
+    runs_backward: bool  # a `.backward` or `.grad` of a value (`loss.backward()`, `torch.autograd.grad(...)`)
+    self_escapes: bool  # `self` used otherwise than for an attribute (`self(x)`, `helper(self)`, `return self`)
+
+
+# what the text of most lines that may change a tensor has: a body whose text has none is worth
+# parsing to tell (taking text with one for a change is safe: it only leaves an entry point interpreted)
+_LIKELY_CHANGE = re.compile(r"""(?<![=!<>])(?:\*\*|//|>>|<<|[-+*/%&|^@])=(?!=)  # an augmented assignment
+    | \]\s*=(?!=)  # an item's
+    | \b(?!__)\w*_\b  # a name ending in `_`
+    | \.\s*(?:data|step|apply|load_state_dict)\b | \b(?:inplace|max_norm|out|global|nonlocal)\b""", re.VERBOSE)
+
+
+def may_change_text(text: str) -> bool:
+    """Whether code of `text` may change a tensor, by its text alone (`_LIKELY_CHANGE`)."""
+    return _LIKELY_CHANGE.search(text) is not None or any(name in text for name in _MUTABLE_OPS)
 
 
 def is_site_name(name: str) -> bool:
@@ -64,6 +83,7 @@ def renamed_site(name: str, qualname: str) -> bool:
 
 
 _STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+_RECEIVERS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 
 def _stores_item(target: cst.BaseExpression) -> bool:
@@ -89,8 +109,9 @@ def _call_changes(node: cst.Call) -> bool:
         return True
     if any(arg.keyword is not None and arg.keyword.value in SITE_KEYWORDS for arg in node.args):
         return True
-    return name in POSITIONAL_INPLACE and sum(arg.keyword is None for arg in node.args) >= (
-        2 if name[0].islower() else 1)
+    given = POSITIONAL_INPLACE.get(name)
+    return given is not None and (any(arg.star for arg in node.args)
+                                  or sum(arg.keyword is None for arg in node.args) >= given)
 
 
 _PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "round"})
@@ -135,14 +156,18 @@ def _bound_names(target: cst.CSTNode) -> Iterator[str]:
         yield from _bound_names(target.value)  # type: ignore[attr-defined]
 
 
+def _run(node: cst.CSTNode) -> bool:
+    return type(node) is not cst.Annotation
+
+
 def _code(function: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The nodes of what a call of `function` runs: its defaults and body, not its decorators (they
-    ran where it was defined, and the value its name holds is what they gave)."""
+    ran where it was defined, and the value its name holds is what they gave) nor its annotations."""
     if type(function) is cst.FunctionDef:
-        yield from (function.params, *descendants(function.params))  # type: ignore[attr-defined]
-        yield from descendants(function.body)  # type: ignore[attr-defined]
+        yield from (function.params, *descendants(function.params, into=_run))  # type: ignore[attr-defined]
+        yield from descendants(function.body, into=_run)  # type: ignore[attr-defined]
     else:
-        yield from descendants(function)
+        yield from descendants(function, into=_run)
 
 
 def code_facts(function: cst.CSTNode) -> CodeFacts:
@@ -156,16 +181,22 @@ def code_facts(function: cst.CSTNode) -> CodeFacts:
     plain: set[str] = set()  # names bound to what is never a tensor: a constant, a length, a new dict or list
     containers_written: set[str] = set()  # names an item is assigned to (`d[k] = v`)
     bound: set[str] = set()  # names bound otherwise (an assignment, a parameter, a loop)
-    returns_value = False
+    returns_value = runs_backward = False
+    selves = 0  # uses of `self` not as an attribute's object
     for node in _code(function):  # exact types: an `isinstance` of a libcst class is an ABC check
         kind = type(node)
         stored: list[cst.BaseExpression] | tuple[()] = ()
         if kind is cst.Name:
             names.add(node.value)  # type: ignore[attr-defined]
+            selves += node.value == "self"  # type: ignore[attr-defined]
             continue
         if kind is cst.Attribute:
             attribute = node.attr.value  # type: ignore[attr-defined]
             attributes.add(attribute)
+            if type(node.value) is cst.Name and node.value.value == "self":  # type: ignore[attr-defined]
+                selves -= 1
+            if attribute == "backward" or attribute == "grad":
+                runs_backward = runs_backward or type(node.value) in _RECEIVERS  # type: ignore[attr-defined]
             changes = changes or attribute in _SITE_ATTRIBUTES or is_site_name(attribute)
             chain = dotted_name(node)  # type: ignore[arg-type]
             if chain is not None and not chain.startswith("."):
@@ -174,7 +205,7 @@ def code_facts(function: cst.CSTNode) -> CodeFacts:
         if kind is cst.SimpleString:
             text = node.value.strip("\"'rbuRBU")  # type: ignore[attr-defined]
             attributes.add(text)
-            changes = changes or is_site_name(text)
+            changes = changes or is_site_name(text) or text in SITE_KEYWORDS  # `{"inplace": True}`
         elif kind is cst.AugAssign:
             target = node.target  # type: ignore[attr-defined]
             if type(target) is cst.Name and _plain(node.value):  # type: ignore[attr-defined]
@@ -206,6 +237,7 @@ def code_facts(function: cst.CSTNode) -> CodeFacts:
             bound.update(_bound_names(node.name))  # type: ignore[attr-defined]
         elif kind is cst.Param or kind is cst.NamedExpr:
             bound.update(_bound_names(node.name if kind is cst.Param else node.target))  # type: ignore[attr-defined]
+            selves -= kind is cst.Param and node.name.value == "self"  # type: ignore[attr-defined]
         elif kind is cst.Call:
             changes = changes or _call_changes(node)  # type: ignore[arg-type]
             if type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
@@ -222,6 +254,6 @@ def code_facts(function: cst.CSTNode) -> CodeFacts:
     # `n += 1`, `d[k] = v` of a name only ever bound to a constant, a length, a new dict or list
     changes = changes or bool((counters | containers_written) - plain) or bool((counters | containers_written) & bound)
     return CodeFacts(changes, frozenset(names), frozenset(chains), frozenset(attributes), frozenset(roots),
-                     declares_global, returns_value)
+                     declares_global, returns_value, runs_backward, selves > 0)
 
 

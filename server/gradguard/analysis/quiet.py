@@ -26,12 +26,15 @@ from typing import Callable, ContextManager, Iterable
 
 import libcst as cst
 
-from gradguard.analysis.code_facts import POSITIONAL_INPLACE, SITE_KEYWORDS, CodeFacts, is_site_name, renamed_site
+from gradguard.analysis.code_facts import (
+    POSITIONAL_INPLACE, SITE_KEYWORDS, CodeFacts, is_site_name, may_change_text, renamed_site,
+)
 from gradguard.analysis.names import is_torch_name
 from gradguard.analysis.values import (
     Definitions, DictValue, EitherCode, FunctionRef, GeneratorValue, ImportRef, ModuleValue, PartialValue,
     SequenceValue, Value,
 )
+from gradguard.source.skeleton import LazyBlock
 
 __all__ = ["QuietEntries"]
 
@@ -57,6 +60,7 @@ class _Leads:
     code: tuple[Code, ...] = ()
     classes: tuple[tuple[Definitions, str, bool], ...] = ()
     attributes: frozenset[str] = frozenset()
+    self_escapes: bool = False  # `self` used otherwise than for an attribute: it may be called
 
 
 class QuietEntries:
@@ -93,32 +97,30 @@ class QuietEntries:
 
     def code_leads(self, code: Code) -> _Leads:
         """What calling `code` leads to (raises `_MayChange`)."""
-        key = id(code[0])
-        if key not in self._code:
-            self._kept.append(code[0])
-            self._code[key] = None
-            try:
-                self._code[key] = self._find_code(*code)
-            except _MayChange:
-                pass
-        found = self._code[key]
-        if found is None:
-            raise _MayChange
-        return found
+        return self._kept_leads(self._code, id(code[0]), code[0], lambda: self._find_code(*code))
 
     def value_leads(self, value: Value) -> _Leads:
         """What calling, or using the objects of, `value` leads to (raises `_MayChange`)."""
-        key = id(value)
-        if key not in self._values:
-            self._kept.append(value)
-            self._values[key] = None
+        return self._kept_leads(self._values, id(value), value, lambda: _walked((value,), self))
+
+    def parts_leads(self, module: ModuleValue) -> _Leads:
+        """What the submodules and attributes of `module` lead to (not its own call: `forward` of the
+        entry point's own object runs only when the object is called)."""
+        parts = (*(module.children or ()), *module.named_children.values(),
+                 *((module.mapping,) if module.mapping is not None else ()))
+        return self._kept_leads(self._values, -id(module), module, lambda: _walked(parts, self))
+
+    def _kept_leads(self, table: dict[int, _Leads | None], key: int, kept: object,
+                    find: Callable[[], _Leads]) -> _Leads:
+        """`find()`, once per key of `table` (None there: it raised `_MayChange`, raised again)."""
+        if key not in table:
+            self._kept.append(kept)
+            table[key] = None
             try:
-                found = _ValueWalk(self)
-                found.value(value)
-                self._values[key] = _Leads(tuple(found.code), tuple(found.classes))
+                table[key] = find()
             except _MayChange:
                 pass
-        leads = self._values[key]
+        leads = table[key]
         if leads is None:
             raise _MayChange
         return leads
@@ -135,10 +137,7 @@ class QuietEntries:
                     methods.setdefault(method, []).append((node, owner_definitions))
                 attributes.extend(owner_definitions.class_attributes.get(owner, {}).values())
             try:
-                walk = _ValueWalk(self)
-                for value in attributes:
-                    walk.value(value)
-                leads: _Leads | None = _Leads(tuple(walk.code), tuple(walk.classes))
+                leads: _Leads | None = _walked(attributes, self)
             except _MayChange:
                 leads = None
             self._classes[key] = (methods, leads)
@@ -161,6 +160,9 @@ class QuietEntries:
         return self._imports[qualname]
 
     def _find_code(self, node: cst.CSTNode, definitions: Definitions) -> _Leads:
+        body = getattr(node, "body", None)
+        if isinstance(body, LazyBlock) and (text := body.unparsed_text) is not None and may_change_text(text):
+            raise _MayChange  # another file's function no analysis parsed yet, which parsing would only confirm
         facts = self._facts(node, definitions)
         if facts.changes or facts.declares_global:
             raise _MayChange
@@ -181,7 +183,13 @@ class QuietEntries:
                 for chain in facts.chains:
                     if chain.startswith(prefix):
                         walk.value(self.resolved(value.qualname + chain[len(name):]))
-        return _Leads(tuple(walk.code), tuple(walk.classes), facts.attributes)
+        return _Leads(tuple(walk.code), tuple(walk.classes), facts.attributes, facts.self_escapes)
+
+
+def _walked(values: Iterable[Value], quiet: QuietEntries) -> _Leads:
+    walk = _ValueWalk(quiet)
+    walk.values(values)
+    return _Leads(tuple(walk.code), tuple(walk.classes))
 
 
 class _ValueWalk:
@@ -224,8 +232,9 @@ class _ValueWalk:
             if value.mapping is not None:
                 self.value(value.mapping)
         elif isinstance(value, PartialValue):  # `partial(nn.ReLU, inplace=True)`: what it builds is in no body
-            if SITE_KEYWORDS & value.kwargs.keys() or (value.args and isinstance(value.func, ImportRef)
-                                                        and value.func.qualname.rpartition(".")[2] in POSITIONAL_INPLACE):
+            given = POSITIONAL_INPLACE.get(value.func.qualname.rpartition(".")[2]) \
+                if isinstance(value.func, ImportRef) else None
+            if SITE_KEYWORDS & value.kwargs.keys() or (given is not None and len(value.args) >= given):
                 raise _MayChange
             self.values((value.func, *value.args, *value.kwargs.values()))
         elif isinstance(value, GeneratorValue):
@@ -240,24 +249,31 @@ class _ValueWalk:
 
 class _Reach:
     """The code one entry point may run, grown until nothing new is found: the code and classes
-    what it runs leads to, and the methods of those classes named by an attribute it uses."""
+    what it runs leads to, the methods of those classes named by an attribute it uses, and those
+    their objects run when called or indexed (not the entry point's own object's, unless `self`
+    is used otherwise than for its attributes)."""
 
     def __init__(self, quiet: QuietEntries) -> None:
         self.quiet = quiet
         self.code: dict[int, Code] = {}
         self.pending: list[Code] = []
-        self.classes: dict[tuple[int, str], bool] = {}  # whether it may build the class's objects
-        self.attributes: set[str] = set(_IMPLICIT)
+        self.classes: dict[tuple[int, str], tuple[bool, bool]] = {}  # whether it may build, call its objects
+        self.attributes: set[str] = set()
         self.waiting: dict[str, list[Code]] = {}  # methods of its classes, by a name no code it runs uses yet
+        self.owner: tuple[Definitions, str] | None = None
+        self.template: ModuleValue | None = None
 
     def functions(self, function: cst.FunctionDef, template: ModuleValue | None) -> frozenset[cst.FunctionDef]:
         own = self.quiet._definitions
-        self._code((function, own))  # most entry points that may change a tensor do it in their own body
         owner = own.owner_of(function)
+        # the class's first: its methods share what they lead to, and a walk of the body is then often spared
         if owner is not None:
-            self._class(own, owner, False)
+            self.owner = (own, owner)
+            self._class(own, owner, builds=False, called=False)
+        self.template = template
         if template is not None:
-            self._leads(self.quiet.value_leads(template))
+            self._leads(self.quiet.parts_leads(template))
+        self._code((function, own))
         while self.pending:
             self._code(self.pending.pop())
         return frozenset(node for node, definitions in self.code.values()
@@ -274,22 +290,27 @@ class _Reach:
             self.attributes.add(attribute)
             self.pending.extend(self.waiting.pop(attribute, ()))
         for definitions, name, builds in leads.classes:
-            self._class(definitions, name, builds)
+            self._class(definitions, name, builds=builds, called=True)
+        if leads.self_escapes and self.owner is not None:
+            if self.template is not None:
+                self._leads(self.quiet.value_leads(self.template))  # its own call: hooks, `inplace`
+            self._class(*self.owner, builds=False, called=True)
 
-    def _class(self, definitions: Definitions, name: str, builds: bool) -> None:
+    def _class(self, definitions: Definitions, name: str, *, builds: bool, called: bool) -> None:
         key = (id(definitions), name)
-        known = self.classes.get(key)
-        if known is not None and (known or not builds):
+        built, was_called = self.classes.get(key, (False, False))
+        known = key in self.classes
+        if known and (built or not builds) and (was_called or not called):
             return
-        self.classes[key] = builds
+        self.classes[key] = (built or builds, was_called or called)
         methods, leads = self.quiet.class_members(definitions, name)
         for method, code in methods.items():
-            if builds and method in _CONSTRUCTION:
+            if (builds and not built and method in _CONSTRUCTION) or (called and not was_called and method in _IMPLICIT):
                 self.pending.extend(code)
-            elif known is None:
+            elif not known:
                 if method in self.attributes:
                     self.pending.extend(code)
                 else:
                     self.waiting.setdefault(method, []).extend(code)
-        if known is None:
+        if not known:
             self._leads(leads)

@@ -80,6 +80,11 @@ class LazyBlock(cst.IndentedBlock):
         """Whether the statements were parsed (read) yet."""
         return self._statements is not None
 
+    @property
+    def unparsed_text(self) -> str | None:
+        """The original lines of the body while its statements are not parsed yet."""
+        return None if self._statements is not None or self._source is None else self._source[0]  # type: ignore[index]
+
     def __reduce__(self) -> tuple[object, ...]:
         return _rebuilt, (self.header, self.indent, self.footer, self._statements, self._source, self._placeholder)
 
