@@ -93,22 +93,10 @@ def test_a_global_statement_is_seen():
     assert code_facts(function).declares_global  # what it binds, later analyses see
 
 
-_QUIET = """\
-import torch
-import torch.nn as nn
-
-
-class Block(nn.Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-        self.act = nn.ReLU(inplace=inplace)
-
-    def forward(self, x):
-        return self.act(torch.sigmoid(self.fc(x)))
-
-
-class Net(nn.Module):
+_PROGRAM = (ROOT / "tests" / "programs" / "quiet_caller_stands_for_helper_ok.py").read_text()
+# its `Block`, whose activation is not in place unless asked, in a model that asks as its caller says
+_QUIET = _PROGRAM[_PROGRAM.index("import torch"):_PROGRAM.index("class Net")].replace(
+    "def __init__(self, inplace=True)", "def __init__(self, inplace=False)") + """class Net(nn.Module):
     def __init__(self, inplace):
         super().__init__()
         self.block = Block(inplace)
@@ -227,8 +215,7 @@ def test_a_quiet_caller_is_interpreted_when_its_call_stands_for_a_helpers_own_fi
     otherwise, and its `forward`, quiet, is interpreted after all: its call stands for the block's
     (`tests/programs/quiet_caller_stands_for_helper_ok.py`, which torch runs without an error; here
     without its module-level run, whose call would stand for it)."""
-    program = (ROOT / "tests" / "programs" / "quiet_caller_stands_for_helper_ok.py").read_text()
-    source = program[:program.index("net = Net()")]
+    source = _PROGRAM[:_PROGRAM.index("net = Net()")]
     result = interpret(cst.parse_module(source), "m.py")
     units = {f"{result.definitions.owner_of(f)}.{f.name.value}": u for f, u in result.units.items()}
     assert units["Block.forward"].changes  # its own analysis, which the call stands for
