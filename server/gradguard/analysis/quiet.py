@@ -2,16 +2,19 @@
 
 Every finding is an in-place change the interpreter meets, at a line of a few kinds
 (`code_facts.py`), or at the call of a module built in place (`ReLU(inplace=True)`,
-`Embedding(max_norm=...)`) or with hooks. Most entry points meet none: a model's
-`forward_features`, `reset_classifier`, a config helper. Their analysis, which follows every call
-of theirs, finds nothing, and it is most of a scan's time spent on functions.
+`Embedding(max_norm=...)`) or with hooks. Many entry points meet none: a model's
+`forward_features`, `reset_classifier`, a config helper (a third of timm's). Their analysis, which
+follows every call of theirs, finds nothing.
 
 `QuietEntries.over` tells, without running an entry point, whether any code its analysis could
 reach has such a line: the code reachable from its body through the names it refers to (this
 file's globals, what they import), the methods of every class whose objects it may meet (its
-module's tree, the classes it names) named by an attribute it uses, their `forward`s and dunder
-methods. It over-approximates what the interpreter follows: a name the interpreter can resolve,
-it resolves the same way, from the files read so far (a file not read yet counts as a change).
+module's tree, the classes it names) named by an attribute it uses, and what their objects run
+when called or indexed (`forward`, `__call__`, `__getitem__`; for the entry point's own object,
+only when `self` is called or given away). It over-approximates what the interpreter follows: a
+name the interpreter can resolve, it resolves the same way, from the files read so far (a file
+not read yet counts as a change, and so does another file's unparsed body whose text shows a
+likely one: reading or parsing them would cost more than interpreting).
 
 An entry point found quiet is not interpreted (`Interpreter`); the functions of this file it may
 run are kept (`Unit.quiet_over`): those whose own analysis finds something are analysed through
