@@ -20,7 +20,7 @@ from typing import Iterator
 import libcst as cst
 
 from gradguard.analysis.names import dotted_name
-from gradguard.source.walk import descendants
+from gradguard.source.walk import bound_names, descendants
 
 __all__ = ["CodeFacts", "POSITIONAL_INPLACE", "SITE_KEYWORDS", "code_facts", "is_site_name", "may_change_text",
            "renamed_site"]
@@ -144,18 +144,6 @@ def _container(value: cst.BaseExpression) -> bool:
     return name in _CONTAINER_CALLS
 
 
-def _bound_names(target: cst.CSTNode) -> Iterator[str]:
-    """The names a target binds (`a, (b, *c)`; not those of an item's or attribute's object)."""
-    kind = type(target)
-    if kind is cst.Name:
-        yield target.value  # type: ignore[attr-defined]
-    elif kind is cst.Tuple or kind is cst.List:
-        for element in target.elements:  # type: ignore[attr-defined]
-            yield from _bound_names(element.value)
-    elif kind is cst.StarredElement:
-        yield from _bound_names(target.value)  # type: ignore[attr-defined]
-
-
 def _run(node: cst.CSTNode) -> bool:
     return type(node) is not cst.Annotation
 
@@ -226,17 +214,17 @@ def code_facts(function: cst.CSTNode) -> CodeFacts:
                     never = value is not None and (_plain(value) or _container(value))
                     (plain if never else bound).add(target.value)  # type: ignore[attr-defined]
                 elif type(target) is not cst.Subscript and type(target) is not cst.Attribute:
-                    bound.update(_bound_names(target))
+                    bound.update(bound_names(target))
         elif kind is cst.Del:
             stored = [node.target]  # type: ignore[attr-defined]
         elif kind is cst.For or kind is cst.CompFor:
             changes = changes or _stores_item(node.target)  # type: ignore[attr-defined]
-            bound.update(_bound_names(node.target))  # type: ignore[attr-defined]
+            bound.update(bound_names(node.target))  # type: ignore[attr-defined]
         elif kind is cst.AsName:
             changes = changes or _stores_item(node.name)  # type: ignore[attr-defined]
-            bound.update(_bound_names(node.name))  # type: ignore[attr-defined]
+            bound.update(bound_names(node.name))  # type: ignore[attr-defined]
         elif kind is cst.Param or kind is cst.NamedExpr:
-            bound.update(_bound_names(node.name if kind is cst.Param else node.target))  # type: ignore[attr-defined]
+            bound.update(bound_names(node.name if kind is cst.Param else node.target))  # type: ignore[attr-defined]
             selves -= kind is cst.Param and node.name.value == "self"  # type: ignore[attr-defined]
         elif kind is cst.Call:
             changes = changes or _call_changes(node)  # type: ignore[arg-type]

@@ -222,8 +222,7 @@ class Interpreter:
         function sees its enclosing one's names, and one the file's findings need (`_expose_quiet`)."""
         run = self.run_state
         function = deferred.function
-        if run.hovers or function in self._unquiet or not (
-                function in run.module.body or run.definitions.owner_of(function) is not None):
+        if run.hovers or function in self._unquiet:
             return None
         if self._quiet_entries is None:
             user_calls = self.parts.user_calls

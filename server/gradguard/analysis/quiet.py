@@ -91,8 +91,8 @@ class QuietEntries:
         self._classes.clear()
 
     def over(self, function: cst.FunctionDef, template: ModuleValue | None) -> frozenset[cst.FunctionDef] | None:
-        """None when `function`'s analysis (with `template` as `self`) may meet an in-place change;
-        else the functions of this file it may run."""
+        """None when `function`'s analysis (with `template` as `self`) may meet an in-place change,
+        or when it is a nested function; else the functions of this file it may run."""
         try:
             return _Reach(self).functions(function, template)
         except _MayChange:
@@ -269,6 +269,8 @@ class _Reach:
     def functions(self, function: cst.FunctionDef, template: ModuleValue | None) -> frozenset[cst.FunctionDef]:
         own = self.quiet._definitions
         owner = own.owner_of(function)
+        if owner is None and (own.module is None or function not in own.module.body):
+            raise _MayChange  # a nested function: it sees its enclosing one's names, which are not known here
         # the class's first: its methods share what they lead to, and a walk of the body is then often spared
         if owner is not None:
             self.owner = (own, owner)
