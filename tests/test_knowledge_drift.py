@@ -254,3 +254,33 @@ def test_python_functionals_save_what_the_op_they_stand_for_saves(name: str) -> 
                 out.sum().backward()
         else:
             out.sum().backward()
+
+
+
+def test_autocast_tables_follow_cpu_autocast() -> None:
+    """Under CPU autocast (bf16), ops of `AUTOCAST_LOWER_PRECISION` give bf16 from fp32 inputs, and
+    every op of `AUTOCAST_KEEPS_PRECISION` gives bf16 from bf16 inputs (with an fp32 tensor beside
+    them it would give fp32, which the analysis never assumes)."""
+    torch = pytest.importorskip("torch")
+    from gradguard.knowledge import surface
+
+    F = torch.nn.functional
+    x, w = torch.randn(2, 4), torch.randn(4, 4)
+    lowered = {"linear": lambda: F.linear(x, w), "mm": lambda: x @ w, "conv1d": lambda: F.conv1d(x.t()[None], w[:, :, None])}
+    assert lowered.keys() <= surface.AUTOCAST_LOWER_PRECISION
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert {name: make().dtype for name, make in lowered.items()} == dict.fromkeys(lowered, torch.bfloat16)
+        a = F.linear(x, w)
+        runs = {
+            "relu": a.relu, "relu_": lambda: a.clone().relu_(), "gelu": lambda: F.gelu(a), "silu": lambda: F.silu(a),
+            "sigmoid": a.sigmoid, "tanh": a.tanh, "hardtanh": lambda: F.hardtanh(a), "elu": lambda: F.elu(a),
+            "leaky_relu": lambda: F.leaky_relu(a), "neg": a.neg, "abs": a.abs, "clamp": lambda: a.clamp(0, 1),
+            "dropout": lambda: F.dropout(a, 0.1), "add": lambda: a + a, "sub": lambda: a - 1, "mul": lambda: a * a,
+            "div": lambda: a / 2, "view": lambda: a.view(-1), "reshape": lambda: a.reshape(-1),
+            "permute": lambda: a.permute(1, 0), "transpose": lambda: a.transpose(0, 1), "t": a.t,
+            "flatten": a.flatten, "unsqueeze": lambda: a.unsqueeze(0), "squeeze": a.squeeze,
+            "select": lambda: a[0], "slice": lambda: a[:, 1:], "expand": lambda: a[:1].expand(2, 4),
+            "contiguous": a.contiguous, "clone": a.clone,
+        }
+        assert runs.keys() == surface.AUTOCAST_KEEPS_PRECISION
+        assert {name: run().dtype for name, run in runs.items()} == dict.fromkeys(runs, torch.bfloat16)

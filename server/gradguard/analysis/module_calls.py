@@ -328,7 +328,8 @@ class ModuleCalls(Part):
                                                                       recorded is Tri.YES, at_call=False, run_by=run_by), state)
         if facts.output_views_input:
             return source.fresh_view(Origin(f"the output of `{label}`", node), grad_enabled=state.grad_enabled)
-        result = TensorOps.fresh_result(recorded, Origin(f"the output of `{label}`", save_node))
+        result = self.parts.tensor_ops.in_precision(
+            TensorOps.fresh_result(recorded, Origin(f"the output of `{label}`", save_node)), facts.op, [source])
         if facts.saves_output and recorded is not Tri.NO:
             self.parts.saved_tensors.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES,
                                                               at_call=direct, run_by=run_by), state)

@@ -294,7 +294,10 @@ class Statements(Part):
                 state.grad_enabled = mode
                 continue
             autocast = self.parts.torch_calls.autocast_of(item.item, state)
-            if autocast is not Tri.NO:
+            if autocast is Tri.NO:  # `autocast(enabled=False)` inside a region: full precision again
+                self.run.autocast = self.run.autocast_maybe = 0
+                continue
+            if autocast is not None:
                 self.run.autocast += 1 if autocast is Tri.YES else 0
                 self.run.autocast_maybe += 1 if autocast is Tri.MAYBE else 0
                 continue

@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name
+from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, qualname_of
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
@@ -70,6 +70,9 @@ class TensorOps(Part):
                                      tensor.history)
         if method == "contiguous" and tensor.transposed:  # not contiguous: a copy
             return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("`.contiguous()`", node),
+                                     tensor.history)
+        if tensor.low_precision and self.to_full_precision(method, args, kwargs):  # a copy in fp32
+            return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin(f"`.{method}()`", node),
                                      tensor.history)
         if method in surface.MAYBE_RETURNS_SELF:
             alias = tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
@@ -200,6 +203,8 @@ class TensorOps(Part):
         if saves_from is not None and recorded is not Tri.NO:
             self.record_input_saves(saves_from, bound, recorded, node, label, state)
         result = self.result_of(facts, bound, recorded, node, state, label)
+        if facts.kind != "inplace":
+            result = self.in_precision(result, base, bound.values())
         if saves_from is not None and recorded is not Tri.NO:
             outputs: list[Value] = [result] if isinstance(result, TensorValue) else []
             if isinstance(result, SequenceValue):
@@ -221,6 +226,26 @@ class TensorOps(Part):
             if isinstance(updated, TensorValue):
                 self.parts.bindings.share_graph(state, updated)
         return updated
+
+    def to_full_precision(self, method: str, args: list[Value], kwargs: dict[str, Value]) -> bool:
+        """Whether `tensor.method(*args)` converts to fp32: `.float()`, `.to(torch.float32)`, `.type(torch.float)`."""
+        if method == "float":
+            return True
+        return method in ("to", "type") and any(
+            qualname_of(value) in surface.FULL_PRECISION for value in (*args, *kwargs.values()))
+
+    def in_precision(self, result: Value, base: str, inputs: Iterable[Value]) -> Value:
+        """`result` of the op `base` marked `low_precision` where it is known to be: an output of
+        autocast's lower-precision list in an enabled region, or of an op that keeps the precision of
+        inputs that all have it."""
+        if not isinstance(result, TensorValue) or result.low_precision:
+            return result
+        op = base.split(".", 1)[0]
+        tensors = [v for v in inputs if isinstance(v, TensorValue)]
+        if (self.run.autocast and op in surface.AUTOCAST_LOWER_PRECISION) or (
+                op in surface.AUTOCAST_KEEPS_PRECISION and tensors and all(t.low_precision for t in tensors)):
+            return evolved(result, low_precision=True)
+        return result
 
     def with_history(self, result: Value, inputs: Iterable[Value], first_serial: int, state: State) -> Value:
         """`result` as a node of the graph: its inputs' saves and those its op just made; partly

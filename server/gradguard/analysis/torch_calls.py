@@ -70,19 +70,27 @@ class TorchCalls(Part):
                                                                  recorded is Tri.YES and value.alias_certain), state)
         return self.parts.tensor_ops.with_history(_in_graph(result, recorded), args, first_serial, state)
 
-    def autocast_of(self, node: cst.BaseExpression, state: State) -> Tri:
-        """Whether a `with` item opens an enabled autocast region: YES, NO (not autocast, or
-        `enabled=False`), MAYBE (a flag not known: `enabled=args.amp`)."""
+    def autocast_of(self, node: cst.BaseExpression, state: State) -> Tri | None:
+        """Whether a `with` item opens an autocast region that lowers precision: YES, NO
+        (`enabled=False`, or `dtype=torch.float32`: the region runs in full precision), MAYBE (a flag
+        not known: `enabled=args.amp`); None when it is no autocast."""
         if not isinstance(node, cst.Call):
-            return Tri.NO
+            return None
         name = qualname_of(self.parts.expressions.eval(node.func, state))
         name = normalise_torch_name(name) if name is not None else None
         if name not in surface.AUTOCASTS:
-            return Tri.NO
-        position = 2 if name in ("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast") else 0
+            return None
+        device_first = name in ("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast")
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        enabled = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "enabled"),
-                       positional[position] if len(positional) > position else None)
+
+        def argument(keyword: str, position: int) -> cst.BaseExpression | None:
+            return next((a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword),
+                        positional[position] if len(positional) > position else None)
+
+        dtype = argument("dtype", 1)
+        if dtype is not None and qualname_of(self.parts.expressions.eval(dtype, state)) in surface.FULL_PRECISION:
+            return Tri.NO
+        enabled = argument("enabled", 2 if device_first else 0)
         if enabled is None:
             return Tri.YES
         flag = self.parts.expressions.eval(enabled, state)

@@ -119,6 +119,7 @@ class TensorValue:
     # joined with a value that is not a tensor (a number, None, one the analysis lost): the name holds
     # this tensor or that; a backward from it runs from this tensor, a change through it may change nothing
     maybe_other: bool = False
+    low_precision: bool = False  # computed in autocast's lower precision (bf16, fp16): `.float()` copies it
 
     def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES,
                    node: str | None = None) -> TensorValue:
@@ -659,6 +660,7 @@ def join_values(a: Value, b: Value) -> Value:
             history=a.history | b.history,
             graph_known=a.graph_known and b.graph_known,
             maybe_other=a.maybe_other or b.maybe_other,
+            low_precision=a.low_precision and b.low_precision,
         )
     if isinstance(a, ConstValue) and isinstance(b, ConstValue) and a.value == b.value:
         return a

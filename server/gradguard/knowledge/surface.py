@@ -194,11 +194,22 @@ DISTRIBUTION_TENSORS = frozenset({"mean", "mode", "stddev", "variance", "probs",
 # list cast fp32 inputs to a copy in the lower precision and save that copy, not the tensor given.
 AUTOCASTS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
                        "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
+FULL_PRECISION = frozenset({"torch.float32", "torch.float"})  # an autocast `dtype` that lowers nothing
 AUTOCAST_LOWER_PRECISION = frozenset({
     "linear", "addmm", "mm", "bmm", "baddbmm", "addbmm", "matmul", "addmv", "mv", "addr", "chain_matmul",
     "linalg_vecdot", "convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d",
     "conv_transpose2d", "conv_transpose3d", "cudnn_convolution", "prelu", "scaled_dot_product_attention",
     "_native_multi_head_attention", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "mkldnn_rnn_layer",
+})
+
+# Ops that run in their input's precision under autocast, on every device (in none of autocast's
+# lists: a `softmax` or `exp` runs in full precision on CUDA, in the lower one on the CPU). An
+# output of a lower-precision op passed through them is still in the lower precision, and
+# `.float()` of it is a copy; a test runs each under CPU autocast.
+AUTOCAST_KEEPS_PRECISION = frozenset({
+    "relu", "relu_", "gelu", "silu", "sigmoid", "tanh", "hardtanh", "leaky_relu", "elu", "neg", "abs", "clamp",
+    "dropout", "add", "sub", "mul", "div", "view", "reshape", "permute", "transpose", "t", "flatten", "unsqueeze",
+    "squeeze", "select", "slice", "expand", "contiguous", "clone",
 })
 
 # Activation checkpointing: `checkpoint(fn, *args)` keeps none of `fn`'s saves (backward runs it

@@ -32,6 +32,10 @@ matrix products) cast their fp32 inputs and save the copies: a parameter they us
 changed in place (`scaler.step(optimizer)`, which runs `optimizer.step()`) without breaking
 backward, and a change of another input they saved is a warning, since it breaks backward only
 if that input was already in the lower precision. What an op saves of its output is unaffected.
+An output of those ops is in the lower precision, and so is what `relu`, `sigmoid`, `tanh`,
+dropout or a view make of it: its `.float()` (or `.to(torch.float32)`) is a copy, which may be
+changed in place; elsewhere `.float()` may return the tensor itself. `autocast(enabled=False)`
+inside a region runs in full precision again.
 `torch.utils.checkpoint.checkpoint(fn, x)` keeps none of `fn`'s saves (backward runs `fn` again)
 but saves `x`: changing `x` in place before backward raises, changing the output does not.
 
