@@ -3,6 +3,8 @@ function of the project, a partial, one of a few functions; method calls by thei
 
 from __future__ import annotations
 
+import operator
+
 import libcst as cst
 
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
@@ -112,6 +114,11 @@ class Calls(Part):
         name = qualname_of(callee)
         if name == "functools.partial":
             return _partial(args, kwargs)
+        if name == "functools.reduce" and len(args) >= 2:
+            return self.parts.containers.reduced(args[0], args[1], args[2] if len(args) > 2 else kwargs.get("initial"),
+                                                 node, state)
+        if name in surface.OPERATOR_METHODS and len(args) == 2:
+            return self.operator_call(surface.OPERATOR_METHODS[name], args, node, state)
         if name in ("copy.deepcopy", "copy.copy") and args:
             return self.parts.module_objects.copy_object(args[0])
         if name == "itertools.repeat" and len(args) == 2 and isinstance(args[1], ConstValue) \
@@ -242,6 +249,21 @@ class Calls(Part):
         return self.parts.tensor_ops.call_tensor_method(receiver, method, args, kwargs, node, state)
 
 
+    def operator_call(self, method: str, args: list[Value], node: cst.Call, state: State) -> Value:
+        """`operator.imul(a, b)` (`a *= b`), `operator.add(a, b)`: the tensor method on `a`, when it
+        is a tensor; unknown otherwise."""
+        arithmetic = _ARITHMETIC.get(method.rstrip("_"))
+        if arithmetic is not None and all(isinstance(a, ConstValue) and isinstance(a.value, (int, float)) for a in args):
+            try:  # `functools.reduce(operator.mul, x.shape, 1)`
+                return ConstValue(arithmetic(args[0].value, args[1].value))  # type: ignore[union-attr]
+            except ArithmeticError:
+                return UNKNOWN
+        receiver = self.parts.bindings.promote(args[0], state) if isinstance(args[0], ArgumentValue) else args[0]
+        if not isinstance(receiver, TensorValue):
+            self.parts.saved_tensors.hand_over(args)
+            return UNKNOWN
+        return self.parts.tensor_ops.call_tensor_method(receiver, method, [args[1]], {}, node, state, bound=False)
+
     def run_step_closure(self, closure: Value | None, node: cst.Call, state: State) -> None:
         """`optimizer.step(closure)` calls the closure first, with grad enabled (LBFGS needs it)."""
         if not isinstance(closure, FunctionRef) or not isinstance(closure.node, cst.FunctionDef):
@@ -255,6 +277,8 @@ class Calls(Part):
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
                              "removeprefix", "removesuffix"})
 
+
+_ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 
 _CALLABLES = (ImportRef, FunctionRef, ModuleValue, BuiltinRef)
 

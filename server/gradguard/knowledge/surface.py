@@ -212,6 +212,14 @@ AUTOCAST_KEEPS_PRECISION = frozenset({
     "squeeze", "select", "slice", "expand", "contiguous", "clone",
 })
 
+# `operator`'s arithmetic functions (`functools.reduce(operator.imul, gates)`): the tensor method
+# each runs on its first argument; the `i` ones change it in place, as `a *= b` does.
+OPERATOR_METHODS = {
+    **{f"operator.{name}": name for name in ("add", "sub", "mul", "matmul")},
+    "operator.truediv": "div", "operator.iadd": "add_", "operator.isub": "sub_", "operator.imul": "mul_",
+    "operator.itruediv": "div_",
+}
+
 # Activation checkpointing: `checkpoint(fn, *args)` keeps none of `fn`'s saves (backward runs it
 # again) but saves its tensor arguments; the options below are its own, not `fn`'s.
 CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint"})
