@@ -14,11 +14,11 @@ from gradguard.analysis.values import UNKNOWN
 def _project(root: Path) -> Path:
     (root / "pkg").mkdir()
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "layers.py").write_text("def gate(x):\n    return x.sigmoid()\n")
-    (root / "pkg" / "heads.py").write_text("def head(x):\n    return x.relu()\n")
-    (root / "pkg" / "model.py").write_text(
-        "from pkg.layers import gate\nfrom pkg.heads import head\n"
-        "first = gate(1)\nsecond = head(1)\n")
+    (root / "pkg" / "layers.py").write_text("class Gate:\n    pass\n\n\ndef gate(x):\n    return x.sigmoid()\n")
+    (root / "pkg" / "heads.py").write_text("class Head:\n    pass\n\n\ndef head(x):\n    return x.relu()\n")
+    (root / "pkg" / "model.py").write_text(  # its classes' bases are read with it
+        "from pkg.layers import Gate\nfrom pkg.heads import Head\n"
+        "class First(Gate):\n    pass\nclass Second(Head):\n    pass\n")
     return root / "pkg" / "model.py"
 
 
@@ -282,3 +282,19 @@ def test_a_module_installed_nowhere_is_not_asked_of_jedi(tmp_path: Path, monkeyp
                      "y = deepspeed.zero.scale(x) + vendored.tools.shift(x) + check_model(x)\ny.sum().backward()\n")
     assert analyse_document(Document.parse(str(train), train.read_text()), Settings(), project_index()) == []
     assert asked == ["from vendored.tools import shift\n"]  # `onnx.checker`: no module of a file's
+
+
+def test_a_read_files_call_into_another_file_waits_for_an_importer_that_uses_it(tmp_path: Path) -> None:
+    """`DEFAULT_ACT = make_act("relu")` in a file read for its importers does not read `make_act`'s
+    file: an importer that uses `DEFAULT_ACT` makes the call (tests/projects/imported_module_level_factory)."""
+    from gradguard.analysis.values import DeferredCall
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "acts.py").write_text("import torch.nn as nn\n\n\ndef make_act(name):\n    return nn.ReLU(inplace=True)\n")
+    defaults = tmp_path / "pkg" / "defaults.py"
+    defaults.write_text("from pkg.acts import make_act\n\nDEFAULT_ACT = make_act('relu')\n")
+    index = project_index(use_jedi=False)
+    definitions = index.definitions_of(defaults)
+    assert definitions is not None and isinstance(definitions.globals["DEFAULT_ACT"], DeferredCall)
+    assert index.read_by(str(defaults)) == set()

@@ -19,6 +19,7 @@ from gradguard.analysis.values import (
     BuiltinRef,
     Compiler,
     ConstValue,
+    DeferredCall,
     DictValue,
     DistributionValue,
     EitherCode,
@@ -115,8 +116,7 @@ class Calls(Part):
         if name == "functools.partial":
             return _partial(args, kwargs)
         if name == "functools.reduce" and len(args) >= 2:
-            return self.parts.containers.reduced(args[0], args[1], args[2] if len(args) > 2 else kwargs.get("initial"),
-                                                 node, state)
+            return self.reduced(args[0], args[1], args[2] if len(args) > 2 else kwargs.get("initial"), node, state)
         if name in surface.OPERATOR_METHODS and len(args) == 2:
             return self.operator_call(surface.OPERATOR_METHODS[name], args, node, state)
         if name in ("copy.deepcopy", "copy.copy") and args:
@@ -127,8 +127,8 @@ class Calls(Part):
         if name == "collections.OrderedDict":
             return self.parts.containers.call_builtin("dict", args, kwargs, node, state)
         if name is not None and not is_torch_name(name):
-            if self.run.library and not self.run.call_stack:
-                return UNKNOWN  # a library's module-level call into another file (`get_logger(__name__)`)
+            if self.run.reading and not self.run.call_stack:  # a read file's call into another file
+                return UNKNOWN if self.run.library else DeferredCall(callee, tuple(args), dict(kwargs), node)
             callee, name = self.parts.user_calls.resolve_import(callee), None
         if name is not None:
             return self.parts.torch_calls.call_qualified(normalise_torch_name(name), args, kwargs, node, state)
@@ -248,6 +248,22 @@ class Calls(Part):
             return UNKNOWN
         return self.parts.tensor_ops.call_tensor_method(receiver, method, args, kwargs, node, state)
 
+
+    def reduced(self, function: Value, iterable: Value, initial: Value | None, node: cst.Call, state: State) -> Value:
+        """`functools.reduce(function, iterable[, initial])`: `function` called on the running value
+        and each known element in turn (twice on one standing for all of them when they are not
+        known one by one: what the first call gives meets the next)."""
+        items = self.parts.containers.elements(iterable) if not isinstance(iterable, TensorValue) else None
+        if items is None or len(items) > MAX_UNROLLED_ELEMENTS:
+            element = self.parts.containers.iterate(iterable, node, state)
+            items = [element, element]
+        elements = list(items) if initial is None else [initial, *items]
+        if not elements:
+            return UNKNOWN
+        value = elements[0]
+        for item in elements[1:]:
+            value = self.call_value(function, [value, item], {}, node, state)
+        return value
 
     def operator_call(self, method: str, args: list[Value], node: cst.Call, state: State) -> Value:
         """`operator.imul(a, b)` (`a *= b`), `operator.add(a, b)`: the tensor method on `a`, when it

@@ -256,22 +256,6 @@ class Containers(Part):
         element = self.parts.calls.call_value(function, [self.iterate(i, node, state) for i in iterables], {}, node, state)
         return SequenceValue(repeated=element) if element is not UNKNOWN else UNKNOWN
 
-    def reduced(self, function: Value, iterable: Value, initial: Value | None, node: cst.Call, state: State) -> Value:
-        """`functools.reduce(function, iterable[, initial])`: `function` called on the running value
-        and each known element in turn (twice on one standing for all of them when they are not
-        known one by one: what the first call gives meets the next)."""
-        items = self.elements(iterable) if not isinstance(iterable, TensorValue) else None
-        if items is None or len(items) > MAX_UNROLLED_ELEMENTS:
-            element = self.iterate(iterable, node, state)
-            items = [element, element]
-        elements = list(items) if initial is None else [initial, *items]
-        if not elements:
-            return UNKNOWN
-        value = elements[0]
-        for item in elements[1:]:
-            value = self.parts.calls.call_value(function, [value, item], {}, node, state)
-        return value
-
     def filtered(self, predicate: Value, iterable: Value, node: cst.Call, state: State) -> Value:
         """`filter(predicate, iterable)`: the known elements `predicate` does not reject (a sequence of
         unknown length when it decides not every one)."""

@@ -122,6 +122,10 @@ class InterpreterState:
         # only (its module-level calls into other files are not followed, its classes get no template
         # from `__init__`'s defaults); its code runs when a call of the project's follows it
         self.library = False
+        # a file read for the files that import it (`read_top_level`): its module-level calls into
+        # other files are deferred (`DeferredCall`), made when an importer uses what they bound
+        self.reading = False
+        self.deferred_results: dict[int, Value] = {}  # what each `DeferredCall` an importer used gave
         # whether a class's `__init__` runs where the class is defined, on its defaults, for the template
         # of its instances (`ModuleObjects.instantiate`: what a call of the class that cannot be followed
         # gives). Not in a file read for the files that import it: an importer instantiates few of
