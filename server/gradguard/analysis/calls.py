@@ -3,6 +3,7 @@ function of the project, a partial, one of a few functions; method calls by thei
 
 from __future__ import annotations
 
+import json
 import operator
 
 import libcst as cst
@@ -119,6 +120,8 @@ class Calls(Part):
             return self.reduced(args[0], args[1], args[2] if len(args) > 2 else kwargs.get("initial"), node, state)
         if name in surface.OPERATOR_METHODS and len(args) == 2:
             return self.operator_call(surface.OPERATOR_METHODS[name], args, node, state)
+        if name == "json.loads" and args and isinstance(args[0], ConstValue) and isinstance(args[0].value, str):
+            return _from_json(args[0].value)  # a configuration written in the code
         if name in ("copy.deepcopy", "copy.copy") and args:
             return self.parts.module_objects.copy_object(args[0])
         if name == "itertools.repeat" and len(args) == 2 and isinstance(args[1], ConstValue) \
@@ -295,6 +298,27 @@ _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "sta
 
 
 _ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+
+def _from_json(text: str) -> Value:
+    """The value of a JSON text: dicts, lists and constants (unknown when it does not parse, or is too long)."""
+    if len(text) > MAX_JSON:
+        return UNKNOWN
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return UNKNOWN
+
+    def value(data: object) -> Value:
+        if isinstance(data, dict):
+            return DictValue({key: value(item) for key, item in data.items()})
+        if isinstance(data, list):
+            return SequenceValue(tuple(value(item) for item in data), mutable=True)
+        return ConstValue(data)
+
+    return value(parsed)
+
+
+MAX_JSON = 100_000  # characters of a JSON literal read
 
 _CALLABLES = (ImportRef, FunctionRef, ModuleValue, BuiltinRef)
 
