@@ -50,9 +50,7 @@ class TorchCalls(Part):
                      state: State) -> Value:
         """`checkpoint(function, *args)`: `function(*args)` run keeping none of its saves (backward runs
         it again), its output in the arguments' graph; `checkpoint` saves its tensor arguments (a
-        change of one before backward raises; a change of the output does not). The reentrant
-        variant (`use_reentrant=True`, torch's default) runs it again in backward as it ran, with
-        grad on, and backward through it: an in-place change there of what it saved raises."""
+        change of one before backward raises; a change of the output does not)."""
         passed = {k: v for k, v in kwargs.items() if k not in surface.CHECKPOINT_OPTIONS}
         grad_enabled, state.grad_enabled = state.grad_enabled, Tri.NO
         try:
@@ -65,12 +63,6 @@ class TorchCalls(Part):
         recorded = requires_grad & state.grad_enabled
         if recorded is Tri.NO:
             return result
-        reentrant = kwargs.get("use_reentrant", ConstValue(True))
-        if isinstance(reentrant, ConstValue) and reentrant.value is True:
-            again = state.copy()  # backward's own run: what it saves and changes stays there
-            again.grad_enabled = recorded
-            output = self.parts.calls.call_value(function, args, passed, node, again)
-            self.parts.saved_tensors.run_backward(output, {}, again)
         first_serial = self.run.next_serial
         for value in args:
             if isinstance(value, TensorValue):

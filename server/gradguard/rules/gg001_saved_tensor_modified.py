@@ -37,10 +37,7 @@ dropout or a view make of it: its `.float()` (or `.to(torch.float32)`) is a copy
 changed in place; elsewhere `.float()` may return the tensor itself. `autocast(enabled=False)`
 inside a region runs in full precision again.
 `torch.utils.checkpoint.checkpoint(fn, x)` keeps none of `fn`'s saves (backward runs `fn` again)
-but saves `x`: changing `x` in place before backward raises, changing the output does not. The
-reentrant variant (`use_reentrant=True`, torch's default) runs `fn` again in backward exactly as
-it ran, and backpropagates through that run: an in-place change inside `fn` of what `fn` itself
-saved raises there; the non-reentrant one recomputes the saves it needs and does not.
+but saves `x`: changing `x` in place before backward raises, changing the output does not.
 
 ## Example
 ```python
