@@ -290,7 +290,7 @@ def test_a_backward_on_a_known_empty_graph_confirms_no_pending_change(capsys):
 
 def test_a_change_on_a_branch_a_default_skips_says_it_needs_another_value(capsys):
     path = PROGRAMS / "registry_gated_mlp_uniform_bias_leaf_uniform.py"
-    change = explain(path, 26, capsys)
+    change = explain(path, 27, capsys)
     assert "    - grad on\n    - on a branch the default of `uniform_init` skips: it runs when a caller passes " \
            "another value\n" in change
     assert "    GG002 reported [warning]: `self.gate_bias` is a leaf that requires grad (an `nn.Parameter`); `uniform_` " \

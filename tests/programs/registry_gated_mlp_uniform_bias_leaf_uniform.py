@@ -1,8 +1,9 @@
-"""A model library registers its blocks by name and builds them from a JSON config; `GatedMLP`
+"""A model library registers its blocks by name and builds them from a JSON config (the environment's, else a default); `GatedMLP`
 initialises its gate bias uniformly in place when `uniform_init` is set. No code calls the class
 directly, so its default (False) is only one possible value: this config passes True, and the
 in-place op on an `nn.Parameter` raises while the model is built."""
 import json
+import os
 
 import torch
 import torch.nn as nn
@@ -35,7 +36,7 @@ def build(config):
     return BLOCKS[config.pop("name")](**config)
 
 
-config = json.loads('{"name": "GatedMLP", "dim": 16, "hidden": 32, "uniform_init": true}')
+config = json.loads(os.environ.get("BLOCK_CONFIG", '{"name": "GatedMLP", "dim": 16, "hidden": 32, "uniform_init": true}'))
 block = build(config)
 optimizer = torch.optim.AdamW(block.parameters(), lr=1e-3)
 loss = block(torch.randn(4, 16)).pow(2).mean()
