@@ -258,16 +258,25 @@ def test_python_functionals_save_what_the_op_they_stand_for_saves(name: str) -> 
 
 
 def test_autocast_tables_follow_cpu_autocast() -> None:
-    """Under CPU autocast (bf16), ops of `AUTOCAST_LOWER_PRECISION` give bf16 from fp32 inputs, and
+    """Under CPU autocast (bf16), every op of `AUTOCAST_LOWERS` gives bf16 from fp32 inputs, and
     every op of `AUTOCAST_KEEPS_PRECISION` gives bf16 from bf16 inputs (with an fp32 tensor beside
     them it would give fp32, which the analysis never assumes)."""
     torch = pytest.importorskip("torch")
     from gradguard.knowledge import surface
 
     F = torch.nn.functional
-    x, w = torch.randn(2, 4), torch.randn(4, 4)
-    lowered = {"linear": lambda: F.linear(x, w), "mm": lambda: x @ w, "conv1d": lambda: F.conv1d(x.t()[None], w[:, :, None])}
-    assert lowered.keys() <= surface.AUTOCAST_LOWER_PRECISION
+    x, w, b = torch.randn(2, 4), torch.randn(4, 4), torch.randn(4)
+    image, kernel = torch.randn(1, 4, 5, 5, 5), torch.randn(4, 4, 1, 1, 1)
+    lowered = {
+        "linear": lambda: F.linear(x, w), "addmm": lambda: torch.addmm(b, x, w), "mm": lambda: x.mm(w),
+        "bmm": lambda: w[None].bmm(w[None]), "baddbmm": lambda: torch.baddbmm(w[None], w[None], w[None]),
+        "matmul": lambda: x @ w, "conv1d": lambda: F.conv1d(image[..., 0, 0], kernel[..., 0, 0]),
+        "conv2d": lambda: F.conv2d(image[..., 0], kernel[..., 0]), "conv3d": lambda: F.conv3d(image, kernel),
+        "conv_transpose1d": lambda: F.conv_transpose1d(image[..., 0, 0], kernel[..., 0, 0]),
+        "conv_transpose2d": lambda: F.conv_transpose2d(image[..., 0], kernel[..., 0]),
+        "conv_transpose3d": lambda: F.conv_transpose3d(image, kernel),
+    }
+    assert lowered.keys() == surface.AUTOCAST_LOWERS <= surface.AUTOCAST_LOWER_PRECISION
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert {name: make().dtype for name, make in lowered.items()} == dict.fromkeys(lowered, torch.bfloat16)
         a = F.linear(x, w)

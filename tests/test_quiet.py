@@ -51,6 +51,7 @@ def _changes(body: str) -> bool:
     "y = torch.add(x, 1, out=x)",
     "y = F.batch_norm(x, rm, rv, training=True)",
     "for x[0] in ks:\n    pass",
+    "g = functools.reduce(operator.imul, ks)",  # `a *= b`
 ])
 def test_a_line_that_may_change_a_tensor(body):
     assert _changes(body)
@@ -69,6 +70,7 @@ def test_a_line_that_may_change_a_tensor(body):
     "drop = nn.Dropout(0.1)",  # `p`, not `inplace`
     "y = F.dropout(x, 0.1, True)",  # `training`
     "y = x.detach()",
+    "g = functools.reduce(operator.mul, ks)",
 ])
 def test_a_body_that_changes_no_tensor(body):
     assert not _changes(body)

@@ -254,12 +254,12 @@ class Calls(Part):
 
     def reduced(self, function: Value, iterable: Value, initial: Value | None, node: cst.Call, state: State) -> Value:
         """`functools.reduce(function, iterable[, initial])`: `function` called on the running value
-        and each known element in turn (twice on one standing for all of them when they are not
-        known one by one: what the first call gives meets the next)."""
+        and each known element in turn (elements not known one by one: a call not followed)."""
         items = self.parts.containers.elements(iterable) if not isinstance(iterable, TensorValue) else None
-        if items is None or len(items) > MAX_UNROLLED_ELEMENTS:
-            element = self.parts.containers.iterate(iterable, node, state)
-            items = [element, element]
+        if items is None or len(items) > MAX_UNROLLED_ELEMENTS:  # one element may be all: as a call not followed
+            given = [function, iterable, *([initial] if initial is not None else [])]
+            self.parts.saved_tensors.hand_over(given)
+            return lost_from(given)
         elements = list(items) if initial is None else [initial, *items]
         if not elements:
             return UNKNOWN
@@ -278,9 +278,9 @@ class Calls(Part):
             except ArithmeticError:
                 return UNKNOWN
         receiver = self.parts.bindings.promote(args[0], state) if isinstance(args[0], ArgumentValue) else args[0]
-        if not isinstance(receiver, TensorValue):
+        if not isinstance(receiver, TensorValue):  # `operator.mul(2.0, t)`: as a call not followed
             self.parts.saved_tensors.hand_over(args)
-            return UNKNOWN
+            return lost_from(args)
         return self.parts.tensor_ops.call_tensor_method(receiver, method, [args[1]], {}, node, state, bound=False)
 
     def run_step_closure(self, closure: Value | None, node: cst.Call, state: State) -> None:

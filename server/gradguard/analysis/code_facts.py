@@ -63,7 +63,8 @@ class CodeFacts:
 _LIKELY_CHANGE = re.compile(r"""(?<![=!<>])(?:\*\*|//|>>|<<|[-+*/%&|^@])=(?!=)  # an augmented assignment
     | \]\s*=(?!=)  # an item's
     | \b(?!__)\w*_\b  # a name ending in `_`
-    | \.\s*(?:data|step|apply|load_state_dict)\b | \b(?:inplace|max_norm|out|global|nonlocal)\b""", re.VERBOSE)
+    | \.\s*(?:data|step|apply|load_state_dict)\b | \b(?:inplace|max_norm|out|global|nonlocal)\b
+    | \bi(?:add|sub|mul|truediv)\b  # `operator.imul`""", re.VERBOSE)
 
 
 def may_change_text(text: str) -> bool:
@@ -71,8 +72,12 @@ def may_change_text(text: str) -> bool:
     return _LIKELY_CHANGE.search(text) is not None or any(name in text for name in _MUTABLE_OPS)
 
 
+# `operator`'s in-place functions (`functools.reduce(operator.imul, gates)` is `a *= b`)
+_INPLACE_OPERATORS = frozenset({"iadd", "isub", "imul", "itruediv"})
+
+
 def is_site_name(name: str) -> bool:
-    return name.endswith("_") and not name.startswith("__")
+    return (name.endswith("_") and not name.startswith("__")) or name in _INPLACE_OPERATORS
 
 
 def renamed_site(name: str, qualname: str) -> bool:

@@ -238,12 +238,18 @@ class TensorOps(Part):
         """`result` of the op `base` marked `low_precision` where it is known to be: an output of
         autocast's lower-precision list in an enabled region, or of an op that keeps the precision of
         inputs that all have it."""
-        if not isinstance(result, TensorValue) or result.low_precision:
+        if not isinstance(result, TensorValue):
             return result
+        given = list(inputs)
+        if result.low_precision:  # a view of a lower-precision tensor: unless it reinterprets (`view(torch.float32)`)
+            plain = all(isinstance(v, TensorValue) or _plain(v) for v in given)
+            return result if plain else evolved(result, low_precision=False)
         op = base.split(".", 1)[0]
-        tensors = [v for v in inputs if isinstance(v, TensorValue)]
-        if (self.run.autocast and op in surface.AUTOCAST_LOWER_PRECISION) or (
-                op in surface.AUTOCAST_KEEPS_PRECISION and tensors and all(t.low_precision for t in tensors)):
+        if self.run.autocast and op in surface.AUTOCAST_LOWERS:
+            return evolved(result, low_precision=True)
+        # every operand a lower-precision tensor or a plain constant (an operand lost, or a dtype, may be fp32)
+        if op in surface.AUTOCAST_KEEPS_PRECISION and any(isinstance(v, TensorValue) for v in given) and all(
+                v.low_precision if isinstance(v, TensorValue) else _plain(v) for v in given):
             return evolved(result, low_precision=True)
         return result
 
@@ -372,3 +378,10 @@ class TensorOps(Part):
         if isinstance(node, cst.BinaryOperation):
             return OPERATOR_SYMBOLS.get(type(node.operator).__name__, base)
         return base
+
+
+def _plain(value: Value) -> bool:
+    """A constant, or a tuple of them (`x.view(-1, 4)`'s sizes): no tensor, no dtype."""
+    if isinstance(value, ConstValue):
+        return value.value is None or isinstance(value.value, (bool, int, float))
+    return isinstance(value, SequenceValue) and value.repeated is None and all(_plain(v) for v in value.items)

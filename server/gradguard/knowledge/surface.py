@@ -202,6 +202,14 @@ AUTOCAST_LOWER_PRECISION = frozenset({
     "_native_multi_head_attention", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "mkldnn_rnn_layer",
 })
 
+# Those of them whose output is in the lower precision on every device (CPU autocast keeps `mv`,
+# `addr`, the RNN cells and `aten::convolution` itself in fp32): `.float()` of their output is a
+# copy. A test runs them.
+AUTOCAST_LOWERS = frozenset({
+    "linear", "addmm", "mm", "bmm", "baddbmm", "matmul", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d",
+})
+
 # Ops that run in their input's precision under autocast, on every device (in none of autocast's
 # lists: a `softmax` or `exp` runs in full precision on CUDA, in the lower one on the CPU). An
 # output of a lower-precision op passed through them is still in the lower precision, and
