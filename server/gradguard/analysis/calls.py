@@ -130,8 +130,10 @@ class Calls(Part):
         if name == "collections.OrderedDict":
             return self.parts.containers.call_builtin("dict", args, kwargs, node, state)
         if name is not None and not is_torch_name(name):
-            if self.run.reading and not self.run.call_stack:  # a read file's call into another file
-                return UNKNOWN if self.run.library else DeferredCall(callee, tuple(args), dict(kwargs), node)
+            if self.run.library and not self.run.call_stack:
+                return UNKNOWN  # a library's module-level call into another file (`get_logger(__name__)`)
+            if node is self.run.deferrable:  # a read file's `NAME = call(...)`, `if call():`
+                return DeferredCall(callee, tuple(args), dict(kwargs), node)
             callee, name = self.parts.user_calls.resolve_import(callee), None
         if name is not None:
             return self.parts.torch_calls.call_qualified(normalise_torch_name(name), args, kwargs, node, state)
