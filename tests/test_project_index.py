@@ -283,18 +283,3 @@ def test_a_module_installed_nowhere_is_not_asked_of_jedi(tmp_path: Path, monkeyp
     assert analyse_document(Document.parse(str(train), train.read_text()), Settings(), project_index()) == []
     assert asked == ["from vendored.tools import shift\n"]  # `onnx.checker`: no module of a file's
 
-
-def test_a_read_files_call_into_another_file_waits_for_an_importer_that_uses_it(tmp_path: Path) -> None:
-    """`DEFAULT_ACT = make_act("relu")` in a file read for its importers does not read `make_act`'s
-    file: an importer that uses `DEFAULT_ACT` makes the call (tests/projects/imported_module_level_factory)."""
-    from gradguard.analysis.values import DeferredCall
-
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "acts.py").write_text("import torch.nn as nn\n\n\ndef make_act(name):\n    return nn.ReLU(inplace=True)\n")
-    defaults = tmp_path / "pkg" / "defaults.py"
-    defaults.write_text("from pkg.acts import make_act\n\nDEFAULT_ACT = make_act('relu')\n")
-    index = project_index(use_jedi=False)
-    definitions = index.definitions_of(defaults)
-    assert definitions is not None and isinstance(definitions.globals["DEFAULT_ACT"], DeferredCall)
-    assert index.read_by(str(defaults)) == set()

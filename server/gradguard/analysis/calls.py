@@ -20,7 +20,6 @@ from gradguard.analysis.values import (
     BuiltinRef,
     Compiler,
     ConstValue,
-    DeferredCall,
     DictValue,
     DistributionValue,
     EitherCode,
@@ -132,8 +131,6 @@ class Calls(Part):
         if name is not None and not is_torch_name(name):
             if self.run.library and not self.run.call_stack:
                 return UNKNOWN  # a library's module-level call into another file (`get_logger(__name__)`)
-            if node is self.run.deferrable:  # a read file's `NAME = call(...)`, `if call():`
-                return DeferredCall(callee, tuple(args), dict(kwargs), node)
             callee, name = self.parts.user_calls.resolve_import(callee), None
         if name is not None:
             return self.parts.torch_calls.call_qualified(normalise_torch_name(name), args, kwargs, node, state)

@@ -21,7 +21,6 @@ from gradguard.analysis.values import (
     ArgumentValue,
     BuiltinRef,
     ConstValue,
-    DeferredCall,
     DictValue,
     DistributionValue,
     FunctionApply,
@@ -63,14 +62,11 @@ class Expressions(Part):
     def _name(self, node: cst.Name, state: State) -> Value:
         name = node.value
         value = state.lookup(name)
-        if isinstance(value, DeferredCall):  # a read file's `NAME = call(...)`, used: made now
-            value = self.parts.user_calls.deferred_result(value)
         if value is not None:
             self.parts.bindings.see(node, value, state)
             return value
         if name in self.run.definitions.globals:
-            value = self.run.definitions.globals[name]
-            return self.parts.user_calls.deferred_result(value) if isinstance(value, DeferredCall) else value
+            return self.run.definitions.globals[name]
         if name in ("True", "False", "None"):
             return ConstValue({"True": True, "False": False, "None": None}[name])
         if name in BUILTINS:

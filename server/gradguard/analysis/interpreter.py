@@ -322,7 +322,6 @@ def read_top_level(module: cst.Module, path: str, project: ProjectIndex, text: s
     are not analysed."""
     interpreter = Interpreter(module, path, project, text=text)
     interpreter.run_state.library = project.is_library(path)
-    interpreter.run_state.reading = True
     interpreter.run_state.templates = False
     interpreter.run(functions=False)
     return interpreter.run_state.definitions

@@ -34,7 +34,7 @@ from gradguard.analysis.code_facts import (
 )
 from gradguard.analysis.names import is_torch_name
 from gradguard.analysis.values import (
-    DeferredCall, Definitions, DictValue, EitherCode, FunctionRef, GeneratorValue, ImportRef, ModuleValue, PartialValue,
+    Definitions, DictValue, EitherCode, FunctionRef, GeneratorValue, ImportRef, ModuleValue, PartialValue,
     SequenceValue, Value,
 )
 from gradguard.source.skeleton import LazyBlock
@@ -242,8 +242,6 @@ class _ValueWalk:
             self.values((value.func, *value.args, *value.kwargs.values()))
         elif isinstance(value, GeneratorValue):
             self.values((value.func, *value.args, *value.kwargs.values()))
-        elif isinstance(value, DeferredCall):  # a read file's call, made when an importer uses it
-            self.values((value.callee, *value.args, *value.kwargs.values()))
         elif isinstance(value, EitherCode):
             self.values(value.alternatives)
         elif isinstance(value, SequenceValue):

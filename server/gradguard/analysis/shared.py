@@ -122,11 +122,6 @@ class InterpreterState:
         # only (its module-level calls into other files are not followed, its classes get no template
         # from `__init__`'s defaults); its code runs when a call of the project's follows it
         self.library = False
-        # a file read for the files that import it (`read_top_level`): a module-level `NAME = call(...)`
-        # or `if call():` into another file is deferred (`DeferredCall`), made when the name is used
-        self.reading = False
-        self.deferrable: cst.CSTNode | None = None  # the call being evaluated that may be deferred
-        self.deferred_results: dict[int, Value] = {}  # what each `DeferredCall` an importer used gave
         # whether a class's `__init__` runs where the class is defined, on its defaults, for the template
         # of its instances (`ModuleObjects.instantiate`: what a call of the class that cannot be followed
         # gives). Not in a file read for the files that import it: an importer instantiates few of

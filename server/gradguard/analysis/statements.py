@@ -66,8 +66,7 @@ class Statements(Part):
         self.parts.expressions.eval(node.value, state)
 
     def _assign(self, node: cst.Assign, state: State) -> None:
-        deferred = type(node.value) is cst.Call and all(type(t.target) is cst.Name for t in node.targets)
-        value = self._evaluated(node.value, state, deferrable=deferred)
+        value = self.parts.expressions.eval(node.value, state)
         for target in node.targets:
             self.parts.bindings.bind(target.target, value, state, node.value)
 
@@ -154,20 +153,8 @@ class Statements(Part):
                 qualname = self.run.project.absolute(here, qualname)
             state.env[bound] = ImportRef(qualname)
 
-    def _evaluated(self, node: cst.BaseExpression, state: State, *, deferrable: bool) -> Value:
-        """`node`'s value; in a file read for its importers, a call into another file that is all of
-        a module-level `NAME = call(...)` or `if call():` is deferred (`DeferredCall`): most such names
-        are never used, and making the call would read the called file."""
-        if not (deferrable and self.run.reading and not self.run.call_stack and state.env is self.run.definitions.globals):
-            return self.parts.expressions.eval(node, state)
-        self.run.deferrable = node
-        try:
-            return self.parts.expressions.eval(node, state)
-        finally:
-            self.run.deferrable = None
-
     def _if(self, node: cst.If, state: State) -> None:
-        test = self._evaluated(node.test, state, deferrable=type(node.test) is cst.Call)
+        test = self.parts.expressions.eval(node.test, state)
         known = truth(test)
         if known is not None and isinstance(test, ConstValue) and test.default_of is not None and not self.run.call_stack:
             self._other_branch(node, known, test.default_of, state)

@@ -17,7 +17,6 @@ from gradguard.analysis.values import (
     ArgumentValue,
     ConstValue,
     Definitions,
-    DeferredCall,
     DictValue,
     FunctionRef,
     GeneratorValue,
@@ -311,19 +310,7 @@ class UserCalls(Part):
         """What an imported name is, when it is defined in another file of the project."""
         if self.run.project is None or not isinstance(ref, ImportRef) or self.run.definitions.path is None:
             return UNKNOWN
-        value = self.run.project.resolve(self.run.definitions.path, ref.qualname)
-        return self.deferred_result(value) if isinstance(value, DeferredCall) else value
-
-    def deferred_result(self, deferred: DeferredCall) -> Value:
-        """What the call a read file deferred gives, made once per analysis (in a state of its own:
-        the importer's saves are not the called code's business)."""
-        made = self.run.deferred_results.get(id(deferred))
-        if made is None:
-            self.run.deferred_results[id(deferred)] = UNKNOWN  # a call that needs its own result: unknown
-            made = self.parts.calls.call_value(deferred.callee, list(deferred.args), dict(deferred.kwargs),
-                                               deferred.node, State({}))
-            self.run.deferred_results[id(deferred)] = made
-        return made
+        return self.run.project.resolve(self.run.definitions.path, ref.qualname)
 
     def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
                            args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,

@@ -524,18 +524,6 @@ class FunctionApply:
     function: FunctionRef
 
 
-@dataclass(frozen=True, eq=False)
-class DeferredCall:
-    """A call into another file that a file read for its importers makes at its top level
-    (`DEFAULT_ACT = make_act("relu")`): made only when an importer uses the name, in that
-    importer's analysis. Reading it would read the called file, and most such names are never used."""
-
-    callee: Value
-    args: tuple[Value, ...]
-    kwargs: dict[str, Value]
-    node: cst.Call = field(repr=False)
-
-
 @dataclass(eq=False)
 class FunctionCtx:
     """The `ctx` a custom Function's `forward` (or `setup_context`) is given: the tensors it saves
@@ -550,7 +538,7 @@ MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more 
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
          | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
-         | Compiler | GeneratorValue | LostValue | EitherCode | FunctionApply | DeferredCall | FunctionCtx | _Unknown)
+         | Compiler | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
 
 
 @dataclass(frozen=True)
