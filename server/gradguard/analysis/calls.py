@@ -250,7 +250,6 @@ class Calls(Part):
             return UNKNOWN
         return self.parts.tensor_ops.call_tensor_method(receiver, method, args, kwargs, node, state)
 
-
     def reduced(self, function: Value, iterable: Value, initial: Value | None, node: cst.Call, state: State) -> Value:
         """`functools.reduce(function, iterable[, initial])`: `function` called on the running value
         and each known element in turn (elements not known one by one: a call not followed)."""
@@ -269,7 +268,7 @@ class Calls(Part):
 
     def operator_call(self, method: str, args: list[Value], node: cst.Call, state: State) -> Value:
         """`operator.imul(a, b)` (`a *= b`), `operator.add(a, b)`: the tensor method on `a`, when it
-        is a tensor; unknown otherwise."""
+        is a tensor; on numbers, the number; otherwise as a call not followed."""
         arithmetic = _ARITHMETIC.get(method.rstrip("_"))
         if arithmetic is not None and all(isinstance(a, ConstValue) and isinstance(a.value, (int, float)) for a in args):
             try:  # `functools.reduce(operator.mul, x.shape, 1)`
@@ -297,6 +296,7 @@ _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "sta
 
 
 _ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+
 
 def _from_json(text: str) -> Value:
     """The value of a JSON text: dicts, lists and constants (unknown when it does not parse, or is too long)."""
