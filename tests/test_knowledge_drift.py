@@ -281,7 +281,7 @@ def test_autocast_tables_follow_cpu_autocast() -> None:
         assert {name: make().dtype for name, make in lowered.items()} == dict.fromkeys(lowered, torch.bfloat16)
         a = F.linear(x, w)
         runs = {
-            "relu": a.relu, "relu_": lambda: a.clone().relu_(), "gelu": lambda: F.gelu(a), "silu": lambda: F.silu(a),
+            "relu": a.relu, "gelu": lambda: F.gelu(a), "silu": lambda: F.silu(a),
             "sigmoid": a.sigmoid, "tanh": a.tanh, "hardtanh": lambda: F.hardtanh(a), "elu": lambda: F.elu(a),
             "leaky_relu": lambda: F.leaky_relu(a), "neg": a.neg, "abs": a.abs, "clamp": lambda: a.clamp(0, 1),
             "dropout": lambda: F.dropout(a, 0.1), "add": lambda: a + a, "sub": lambda: a - 1, "mul": lambda: a * a,

@@ -20,6 +20,7 @@ from typing import Iterator
 import libcst as cst
 
 from gradguard.analysis.names import dotted_name
+from gradguard.knowledge import surface
 from gradguard.source.walk import bound_names, descendants
 
 __all__ = ["CodeFacts", "POSITIONAL_INPLACE", "SITE_KEYWORDS", "code_facts", "is_site_name", "may_change_text",
@@ -63,17 +64,20 @@ class CodeFacts:
 _LIKELY_CHANGE = re.compile(r"""(?<![=!<>])(?:\*\*|//|>>|<<|[-+*/%&|^@])=(?!=)  # an augmented assignment
     | \]\s*=(?!=)  # an item's
     | \b(?!__)\w*_\b  # a name ending in `_`
-    | \.\s*(?:data|step|apply|load_state_dict)\b | \b(?:inplace|max_norm|out|global|nonlocal)\b
-    | \bi(?:add|sub|mul|truediv)\b  # `operator.imul`""", re.VERBOSE)
-
-
-def may_change_text(text: str) -> bool:
-    """Whether code of `text` may change a tensor, by its text alone (`_LIKELY_CHANGE`)."""
-    return _LIKELY_CHANGE.search(text) is not None or any(name in text for name in _MUTABLE_OPS)
+    | \.\s*(?:data|step|apply|load_state_dict)\b | \b(?:inplace|max_norm|out|global|nonlocal)\b""", re.VERBOSE)
 
 
 # `operator`'s in-place functions (`functools.reduce(operator.imul, gates)` is `a *= b`)
-_INPLACE_OPERATORS = frozenset({"iadd", "isub", "imul", "itruediv"})
+_INPLACE_OPERATORS = frozenset(name.removeprefix("operator.") for name, method in surface.OPERATOR_METHODS.items()
+                               if method.endswith("_"))
+_INPLACE_OPERATOR = re.compile(rf"\b(?:{'|'.join(sorted(_INPLACE_OPERATORS))})\b")
+
+
+def may_change_text(text: str) -> bool:
+    """Whether code of `text` may change a tensor, by its text alone (`_LIKELY_CHANGE`, the ops
+    that change an argument of another name, `operator.imul`)."""
+    return _LIKELY_CHANGE.search(text) is not None or any(name in text for name in _MUTABLE_OPS) \
+        or _INPLACE_OPERATOR.search(text) is not None
 
 
 def is_site_name(name: str) -> bool:

@@ -215,7 +215,7 @@ AUTOCAST_LOWERS = frozenset({
 # output of a lower-precision op passed through them is still in the lower precision, and
 # `.float()` of it is a copy; a test runs each under CPU autocast.
 AUTOCAST_KEEPS_PRECISION = frozenset({
-    "relu", "relu_", "gelu", "silu", "sigmoid", "tanh", "hardtanh", "leaky_relu", "elu", "neg", "abs", "clamp",
+    "relu", "gelu", "silu", "sigmoid", "tanh", "hardtanh", "leaky_relu", "elu", "neg", "abs", "clamp",
     "dropout", "add", "sub", "mul", "div", "view", "reshape", "permute", "transpose", "t", "flatten", "unsqueeze",
     "squeeze", "select", "slice", "expand", "contiguous", "clone",
 })
