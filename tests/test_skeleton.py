@@ -10,9 +10,10 @@ import pytest
 
 from gradguard.config import Settings
 from gradguard.engine import analyse_document, project_index
+from gradguard.analysis.names import decorator_heads
 from gradguard.source.document import Document
 from gradguard.source.parser import parse_module
-from gradguard.source.skeleton import LazyBlock, parse_skeleton, unparsed_bodies
+from gradguard.source.skeleton import LazyBlock, LazyFunctionDef, parse_skeleton, unparsed_bodies
 
 _BODY = "    a = 1\n    b = 2\n    c = 3\n    return a + b + c\n"
 
@@ -40,6 +41,12 @@ TEXTS = {
         + _BODY.replace("    ", "        ") + "for i in []:\n    pass\nelse:\n    def e():\n"
         + _BODY.replace("    ", "        ")),
     "one-line and short bodies": "def f(): return 1\ndef g():\n    return 2\nclass A: pass\n",
+    "decorators and annotations": "import functools\n\n\nclass A:\n    @functools.lru_cache(maxsize=2)  # cached\n"
+                                  "    # between\n    @staticmethod\n    def f(a: 'int | None' = None, *args: int,\n"
+                                  "          **kw: str) -> tuple[int, str]:  # header\n"
+                                  + _BODY.replace("    ", "        "),
+    "a registry decorator of the file": "REG = []\n\n\ndef register(f):\n    REG.append(f)\n    return f\n\n\n"
+                                        "@register\ndef g(x):\n" + _BODY,
     "a long chain": "def f(x):\n    a = 1\n    b = " + " + ".join(["x"] * 1200) + "\n    c = 3\n    return b\n",
 }
 
@@ -55,7 +62,8 @@ def test_a_skeleton_gives_back_its_text_and_the_tree_of_a_whole_parse(name: str)
 
 
 def _kind(node: cst.CSTNode) -> type:
-    return cst.IndentedBlock if isinstance(node, LazyBlock) else type(node)
+    return cst.IndentedBlock if isinstance(node, LazyBlock) else cst.FunctionDef if isinstance(node, LazyFunctionDef) \
+        else type(node)
 
 
 def _statements(module: cst.Module) -> list[cst.CSTNode]:
@@ -76,6 +84,28 @@ def test_a_body_is_parsed_at_its_first_read_and_is_then_the_same() -> None:
     first = f.body.body
     assert unparsed_bodies(module) == 1 and f.body.body is first  # g's still waits
     assert cst.Module(body=[f]).code == "def f(x):\n" + _BODY
+
+
+def test_a_function_s_header_is_parsed_at_its_first_read_its_decorators_known_before() -> None:
+    """A function of the skeleton is its name until a field of its header is read: then its
+    header is parsed (its body still waits); which decorators it has is known from `ast`."""
+    text = "import functools\n\n\n@functools.lru_cache(maxsize=2)\n@staticmethod\ndef f(a: int = 1) -> int:\n" + _BODY
+    module = parse_skeleton(text)
+    f = module.body[1]
+    heads = (("functools.lru_cache", True), ("staticmethod", False))
+    assert isinstance(f, LazyFunctionDef) and f.name.value == "f" and decorator_heads(f) == heads and not f.parsed
+    assert [p.name.value for p in f.params.params] == ["a"] and f.parsed
+    assert isinstance(f.body, LazyBlock) and not f.body.parsed and decorator_heads(f) == heads
+    assert f.body.body[-1].body[0].value.left.left.value == "a" and module.code == text
+
+
+def test_a_function_a_decorator_of_its_file_registers_keeps_its_header_in_the_skeleton() -> None:
+    """`@register` runs at the definition, given the function: its header is parsed with the
+    skeleton, its body still waits."""
+    module = parse_skeleton(TEXTS["a registry decorator of the file"])
+    g = module.body[-1]
+    assert type(g) is cst.FunctionDef and isinstance(g.body, LazyBlock) and unparsed_bodies(module) == 2
+    assert isinstance(module.body[1], LazyFunctionDef)  # `register` itself: decorated by nothing of the file
 
 
 @pytest.mark.parametrize("text", ["def f(x):\r" + _BODY, "def f(x:\n" + _BODY, "Y = 1\n"])

@@ -16,6 +16,7 @@ import libcst as cst
 from gradguard.analysis.code_facts import CodeFacts
 from gradguard.analysis.names import dotted_name
 from gradguard.knowledge import surface
+from gradguard.source.skeleton import LazyFunctionDef
 from gradguard.source.walk import children, descendants, in_statements
 
 __all__ = ["GRAD_MODE_WORDS", "called_by_name", "grad_off_functions"]
@@ -72,7 +73,7 @@ class _References:
             kind = type(node)  # exact types: an `isinstance` of a libcst class is an ABC check
             if kind is cst.Name:
                 self.references.setdefault(node.value, []).append(context)
-            elif kind is cst.FunctionDef:
+            elif kind is cst.FunctionDef or kind is LazyFunctionDef:
                 self.functions.setdefault(node.name.value, []).append(node)
                 pending += [(d, context) for d in node.decorators]
                 modes = [_grad_off(d.decorator) for d in node.decorators]

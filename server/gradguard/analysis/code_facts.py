@@ -21,6 +21,7 @@ import libcst as cst
 
 from gradguard.analysis.names import dotted_name
 from gradguard.knowledge import surface
+from gradguard.source.skeleton import LazyFunctionDef
 from gradguard.source.walk import bound_names, descendants
 
 __all__ = ["CodeFacts", "POSITIONAL_INPLACE", "SITE_KEYWORDS", "code_facts", "is_site_name", "may_change_text",
@@ -160,7 +161,7 @@ def _run(node: cst.CSTNode) -> bool:
 def _code(function: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The nodes of what a call of `function` runs: its defaults and body, not its decorators (they
     ran where it was defined, and the value its name holds is what they gave) nor its annotations."""
-    if type(function) is cst.FunctionDef:
+    if type(function) is cst.FunctionDef or type(function) is LazyFunctionDef:
         yield from (function.params, *descendants(function.params, into=_run))  # type: ignore[attr-defined]
         yield from descendants(function.body, into=_run)  # type: ignore[attr-defined]
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradguard.analysis.values import ImportRef, Value
+from gradguard.source.skeleton import LazyFunctionDef
 
 
 def qualname_of(value: Value) -> str | None:
@@ -45,9 +46,18 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return "." + ".".join(reversed(parts)) if parts else None
 
 
+def decorator_heads(node: cst.FunctionDef | cst.ClassDef) -> tuple[tuple[str | None, bool], ...]:
+    """Each decorator of `node`, outermost first: its dotted name (a call's: its callee's) and
+    whether it is a call. A skeleton's function answers without parsing its header."""
+    if type(node) is LazyFunctionDef and (heads := node.unparsed_decorators) is not None:
+        return heads
+    return tuple((dotted_name(d.decorator.func), True) if type(d.decorator) is cst.Call  # type: ignore[attr-defined]
+                 else (dotted_name(d.decorator), False) for d in node.decorators)
+
+
 def decorated_as(function: cst.FunctionDef, builtin: str) -> bool:
     """Whether `function` is decorated with the builtin `builtin` (`staticmethod`, `classmethod`)."""
-    return any(dotted_name(d.decorator) in (builtin, f"builtins.{builtin}") for d in function.decorators)
+    return any(not called and name in (builtin, f"builtins.{builtin}") for name, called in decorator_heads(function))
 
 
 def is_static_method(function: cst.FunctionDef) -> bool:

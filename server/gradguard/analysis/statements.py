@@ -11,7 +11,7 @@ from gradguard.analysis.bindings import UNSET, single_index
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
 from gradguard.analysis.events import Deferred
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES
-from gradguard.analysis.names import OPERATOR_SYMBOLS, dotted_name, is_static_method
+from gradguard.analysis.names import OPERATOR_SYMBOLS, decorator_heads, dotted_name, is_static_method
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
@@ -30,6 +30,7 @@ from gradguard.analysis.values import (
     truth,
 )
 from gradguard.knowledge import surface
+from gradguard.source.skeleton import LazyFunctionDef
 from gradguard.source.walk import bound_names, descendants
 
 
@@ -324,8 +325,10 @@ class Statements(Part):
         """Call the decorators of `node` that are functions of its own file (a registry's
         `@register("name")` filling a dict a factory later picks from), innermost first, for what
         they do; `node`'s name keeps what it defines (a wrapper a decorator returns is not followed)."""
-        if self.run.call_stack or self.run.library or not node.decorators:
-            return
+        if self.run.call_stack or self.run.library or not any(
+                name is not None and "." not in name and isinstance(found := state.lookup(name), FunctionRef)
+                and found.definitions is self.run.definitions for name, _ in decorator_heads(node)):
+            return  # (their names first: a skeleton's function is not parsed for them)
         for decorator in reversed(node.decorators):
             expression = decorator.decorator
             named = expression.func if isinstance(expression, cst.Call) else expression
@@ -390,6 +393,7 @@ class Statements(Part):
         cst.TryStar: _try,
         cst.With: _with,
         cst.FunctionDef: _function_def,
+        LazyFunctionDef: _function_def,
         cst.ClassDef: _class_def,
     }
 
