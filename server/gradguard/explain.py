@@ -175,7 +175,9 @@ def _tensor_facts(context: RuleContext, tensor: TensorValue, saved: tuple[SavedR
         notes.append(f"a view the custom autograd Function `{tensor.function_view}` returned (or a view of one): "
                      "changing it in place raises")
     if tensor.no_grad_view:
-        notes.append("a view made under `no_grad`: changing it in place with grad on raises")
+        notes.append("a view made under `no_grad`: changing it in place with grad on raises" if tensor.requires_grad
+                     is not Tri.NO else "a view made under `no_grad`: writing a value that requires grad into it "
+                     "with grad on raises")
     if tensor.storage_of is not None:
         notes.append("shares its memory with another tensor but not its version counter (`.data`, "
                      "`unsafe_*`): autograd does not see changes made through it")

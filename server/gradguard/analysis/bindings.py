@@ -98,8 +98,8 @@ class Bindings(Part):
             if isinstance(base, TensorValue):
                 name = dotted_name(target.value)
                 verb = f"`{name}[...] = …`" if name else "an index assignment"
-                self.parts.saved_tensors.mutate(base, target, target.value, verb, state)
                 written = self.parts.tensor_ops.requires_grad_of(value) & state.grad_enabled
+                self.parts.saved_tensors.mutate(base, target, target.value, verb, state, writes_grad=written)
                 history = value.history if isinstance(value, TensorValue) else frozenset()
                 if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):
                     self.set_flags(state, base, evolved(  # `copy_` records a grad_fn: the value joins the graph

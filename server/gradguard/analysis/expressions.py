@@ -512,11 +512,25 @@ def _compare(operator: str, left: Value, right: Value) -> bool | None:
         return None if same is None else (same if operator == "Is" else not same)
     if operator in ("Equal", "NotEqual") and isinstance(left, ConstValue) and isinstance(right, ConstValue):
         return (left.value == right.value) == (operator == "Equal")
-    if operator in ("In", "NotIn") and isinstance(left, ConstValue) and isinstance(right, DictValue) and right.complete:
-        return (left.value in right.entries) == (operator == "In")
+    if operator in ("In", "NotIn") and isinstance(left, ConstValue):
+        found = _contains(left.value, right)
+        return None if found is None else found == (operator == "In")
     if operator in _ORDERINGS and all(isinstance(v, ConstValue) and isinstance(v.value, (int, float))
                                       and not isinstance(v.value, bool) for v in (left, right)):
         return _ORDERINGS[operator](left.value, right.value)  # `if block_dpr > 0.:`
+    return None
+
+
+def _contains(item: object, container: Value) -> bool | None:
+    """`item in container` when the container is known whole: a dict's keys, a tuple or list of
+    constants, a string's substrings (`"lora_" not in name`)."""
+    if isinstance(container, DictValue):
+        return item in container.entries if container.complete else None
+    if isinstance(container, ConstValue) and isinstance(container.value, str):
+        return item in container.value if isinstance(item, str) else None
+    if isinstance(container, SequenceValue) and container.repeated is None and container.known_length \
+            and all(isinstance(element, ConstValue) for element in container.items):
+        return any(item == element.value for element in container.items)  # type: ignore[union-attr]
     return None
 
 

@@ -382,10 +382,12 @@ def _backward_hook_views(output: Value) -> Value:
 
 
 def _parameter_names(module: ModuleValue) -> list[tuple[str, TensorValue]]:
-    """`named_parameters()`: each parameter with its dotted name, in registration order, once."""
+    """`named_parameters()`: each parameter with its dotted name, in registration order, once (a
+    tied weight by its first name only)."""
     named: list[tuple[str, TensorValue]] = []
     _visit_parameters(module, "", named, set())
-    return named
+    counters: set[int] = set()
+    return [(n, p) for n, p in named if not (p.version_counter in counters or counters.add(p.version_counter))]
 
 
 def _visit_parameters(owner: ModuleValue, prefix: str, named: list[tuple[str, TensorValue]], visited: set[int]) -> None:

@@ -132,7 +132,7 @@ class TensorValue:
             is_leaf=False if self.requires_grad is Tri.YES else self.is_leaf,
             alias_certain=self.alias_certain and certain,
             view_of_leaf=self.view_of_leaf or (self.is_leaf and self.requires_grad is Tri.YES),
-            no_grad_view=self.no_grad_view or (grad_enabled is Tri.NO and self.requires_grad is not Tri.NO),
+            no_grad_view=self.no_grad_view or grad_enabled is Tri.NO,
             later_view=later,
             is_view=True,
         )
@@ -271,7 +271,8 @@ class ModuleValue:
         return self.user_class is None and self.class_name in ("ParameterList", "ParameterDict")
 
     def all_parameters(self) -> tuple[list[TensorValue], bool]:
-        """Every parameter of the module and its children, and whether the list is complete."""
+        """Every parameter of the module and its children, once (a tied weight under two names is
+        one parameter), and whether the list is complete."""
         found: list[TensorValue] = []
         complete = True
         for module in self.tree():
@@ -284,7 +285,8 @@ class ModuleValue:
             if module.user_class and any(not isinstance(v, (ModuleValue, TensorValue, ConstValue))
                                          for v in module.named_children.values()):
                 complete = False
-        return found, complete
+        counters: set[int] = set()
+        return [p for p in found if not (p.version_counter in counters or counters.add(p.version_counter))], complete
 
     def has_trainable_parameters(self) -> Tri:
         params, complete = self.all_parameters()

@@ -10,7 +10,9 @@ layer's `return x.view_as(x)`), or a view of such an output, and of the output o
 a full backward hook (`register_full_backward_hook`, a Grad-CAM tool's) that an `inplace=True`
 activation changes. Also finds `detach_()` on a view, and a value that requires grad written into
 one output of a multi-output view op of a tensor that requires none (`a, b = batch.chunk(2)`,
-then `a *= temperature`, a parameter).
+then `a *= temperature`, a parameter), or into a view of one made under `torch.no_grad()` (a
+static KV cache whose per-layer rows an `@torch.no_grad()` `__init__` made, written with the
+keys of a training step).
 
 ## Why is this bad?
 These views share their base's storage, and autograd cannot rewrite the backward of an op that
@@ -73,8 +75,11 @@ def dropped(change: InplaceChange) -> NotReported | None:
         return NotReported.THROUGH_DATA
     if change.grad_enabled is Tri.NO:
         return NotReported.GRAD_OFF
-    if target.requires_grad is Tri.NO and (target.multi_output_view is None or change.writes_grad is Tri.NO):
-        return NotReported.REQUIRES_NO_GRAD  # one output of `chunk` of such a tensor may not take a value that does
+    if target.requires_grad is Tri.NO and (change.writes_grad is Tri.NO if target.multi_output_view is not None
+                                           else not target.no_grad_view or change.writes_grad is not Tri.YES):
+        # one output of `chunk` of such a tensor may not take a value that does, nor may a view of it made
+        # under no_grad (a static cache's rows; what an argument of unknown type holds: not reported)
+        return NotReported.REQUIRES_NO_GRAD
     if target.multi_output_view is None and not target.no_grad_view and target.function_view is None:
         return NotReported.NOT_SUCH_VIEW
     return None
@@ -95,7 +100,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
         what = context.subject(change)
         if change.detaches:
             reason = _detach_reason(what, certain)
-        elif target.multi_output_view is not None and target.requires_grad is Tri.NO:
+        elif target.requires_grad is Tri.NO:
             certain = change.grad_enabled is Tri.YES and change.writes_grad is Tri.YES and not target.maybe_other
             reason = _written_grad_reason(what, change.verb, target, certain)
         elif target.multi_output_view is not None:
@@ -138,10 +143,16 @@ def _made_by(made: str, target: TensorValue) -> str:
 
 def _written_grad_reason(what: str, verb: str, target: TensorValue, certain: bool) -> str:
     """Why writing a value that requires grad into an output of a multi-output view op of a
-    tensor that requires none (`a *= scale` after `a, b = x.chunk(2)`) raises."""
+    tensor that requires none (`a *= scale` after `a, b = x.chunk(2)`), or into a view of one made
+    under `no_grad` (a static cache's rows), raises."""
+    raises = "raises" if certain else "may raise"
+    if target.multi_output_view is None:
+        return (f"{what} is a view created under `torch.no_grad()` of a tensor that requires no grad; {verb} writes a "
+                f"value that requires grad into it with grad enabled, so PyTorch {raises} \"A view was created in "
+                f"no_grad mode and is being modified inplace with grad mode enabled\".")
     made_by = _made_by(target.origin.description, target)
     return (f"{what} is one of several views returned by {made_by} of a tensor that requires no grad; {verb} writes "
-            f"a value that requires grad into it, so PyTorch {'raises' if certain else 'may raise'} \"A view was "
+            f"a value that requires grad into it, so PyTorch {raises} \"A view was "
             f"created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output "
             f"of a function that returns multiple views...\".")
 
