@@ -47,6 +47,8 @@ TEXTS = {
                                   + _BODY.replace("    ", "        "),
     "a registry decorator of the file": "REG = []\n\n\ndef register(f):\n    REG.append(f)\n    return f\n\n\n"
                                         "@register\ndef g(x):\n" + _BODY,
+    "bodies on a multi-line header's last line": "def f(\n    a,\n    b,\n): return a\n\n\n@dec\ndef g(\n"
+                                                  "    a): return 1\n",
     "a long chain": "def f(x):\n    a = 1\n    b = " + " + ".join(["x"] * 1200) + "\n    c = 3\n    return b\n",
 }
 

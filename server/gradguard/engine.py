@@ -22,6 +22,7 @@ from gradguard.fixes.edits import apply_edits
 from gradguard.fixes.noqa import file_exempt, suppressed
 from gradguard.rules import RULES, RuleContext
 from gradguard.rules.base import NotReported
+from gradguard.rules.gg003_multi_output_view_modified import mark_refused_nearby
 from gradguard.source.blocks import BlockTree
 from gradguard.source.document import Document, too_large
 from gradguard.source.syntax import SyntaxProblem
@@ -30,7 +31,6 @@ from gradguard.source.notebook import Notebook, notebook_json
 from gradguard.source.parser import SKIPPED, Unwanted, collector_paused, stops_when
 
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
-_REFUSED_AT_ONCE = frozenset({"GG002", "GG003"})  # PyTorch raises at the change itself
 PREPARED_CHECKPOINTS = 4  # spread over an open document's module-level code once it is open (`OpenDocument.prepare`)
 
 
@@ -209,22 +209,18 @@ def _findings(document: Document, settings: Settings, project: ProjectIndex | No
     context = RuleContext(document, changes, project, cuts,
                           selected=lambda code: settings.enabled(code, document.filename))
     best: dict[tuple[str, int, int], Finding] = {}
-    refused: set[tuple[int, int]] = set()  # changes PyTorch certainly refuses at once, in some context
+    mark_refused_nearby(changes)
     for rule in RULES:
         if not settings.enabled(rule.code, document.filename):
             continue
         context.reported = tuple(best.values())
         for finding in rule.check(context):
-            if finding.code in _REFUSED_AT_ONCE and finding.severity is Severity.ERROR:
-                refused.add((finding.span.start.line, finding.span.start.column))
             finding = _with_severity(finding, settings.severity(rule.code, finding.severity))
             key = (finding.code, finding.span.start.line, finding.span.start.column)
             if key not in best or _RANK[finding.severity] < _RANK[best[key].severity]:
                 best[key] = finding
-    # where the change itself raises, the backward it would break (GG001, from another context) never runs
     findings = [_without_skipped_text(f) for f in best.values()
-                if not (f.code == "GG001" and (f.span.start.line, f.span.start.column) in refused)
-                and silenced(document, settings, f.code, f.span.start.line) is None
+                if silenced(document, settings, f.code, f.span.start.line) is None
                 and (f.code == "GG000" or not document.is_stale(f.span.start.line))]
     return sorted(findings, key=lambda f: (f.span.start, f.code))
 

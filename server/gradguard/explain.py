@@ -16,6 +16,7 @@ from gradguard.analysis.values import (
     DictValue,
     DistributionValue,
     IntValue,
+    NumberValue,
     LostValue,
     ModuleValue,
     OptimizerValue,
@@ -219,6 +220,8 @@ def _other_value(value: Value) -> tuple[str, str, tuple[str, ...]] | None:
         return None
     if isinstance(value, IntValue):
         return "number", "a Python integer whose value is not known (a loop index, a length)", untracked
+    if isinstance(value, NumberValue):
+        return "number", "a Python number whose value is not known (`float(...)` of a setting)", untracked
     if isinstance(value, StringPattern):
         return "string", "a string built at run time", ()
     if isinstance(value, ArgumentValue):

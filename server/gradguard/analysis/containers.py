@@ -21,8 +21,10 @@ from gradguard.analysis.values import (
     ConstValue,
     DictValue,
     GeneratorValue,
+    ImportRef,
     IntValue,
     ModuleValue,
+    NumberValue,
     Origin,
     ParametersValue,
     SequenceValue,
@@ -34,6 +36,7 @@ from gradguard.analysis.values import (
     join_values,
     truth,
 )
+from gradguard.knowledge import surface
 
 MAX_UNROLLED_ELEMENTS = 16  # a loop or comprehension over a known sequence runs once per element up to this many
 
@@ -199,6 +202,8 @@ class Containers(Part):
             if bounds and len(bounds) == len(args) and len(range(*bounds)) <= 4:  # a few known indices, each its own
                 return SequenceValue(tuple(ConstValue(i) for i in range(*bounds)))
             return SequenceValue(repeated=IntValue())
+        if name in _NUMBERS and args and not kwargs:
+            return _number(name, args)
         if name == "len":
             if isinstance(args[0] if args else None, SequenceValue) and args[0].repeated is None and args[0].known_length:
                 return ConstValue(len(args[0].items))
@@ -234,6 +239,9 @@ class Containers(Part):
         if name == "getattr" and len(args) >= 2 and isinstance(args[1], ConstValue) and isinstance(args[1].value, str):
             found = self.parts.expressions.attribute_of(args[0], args[1].value, node, state)
             return args[2] if found is UNKNOWN and len(args) > 2 else found
+        if name == "getattr" and len(args) == 2 and isinstance(args[0], ImportRef) \
+                and args[0].qualname in surface.CHOSEN_BY_NAME:  # `getattr(torch.optim, config["optimizer"])`
+            return ImportRef(surface.CHOSEN_BY_NAME[args[0].qualname])
         if name == "getattr" and len(args) >= 2 and isinstance(args[1], StringPattern) and isinstance(args[0], ModuleValue):
             names = [n for n in (*args[0].parameters, *args[0].named_children) if args[1].matches(n)]
             found = self.join_elements([self.parts.expressions.attribute_of(args[0], n, node, state) for n in names], state)
@@ -418,7 +426,9 @@ class Containers(Part):
             except (ArithmeticError, ValueError):
                 return None
         if not (_is_int(left) and _is_int(right)):
-            return None
+            numbers = all(isinstance(v, (IntValue, NumberValue)) or (isinstance(v, ConstValue) and _is_number(v.value))
+                          for v in (left, right))
+            return NumberValue() if op is not None and numbers else None  # `gamma * 0.5`, `lr / step`
         if op is not None and op(1, 2) == 0.5 and not (isinstance(left, ConstValue) and isinstance(right, ConstValue)):
             return None  # `i / 2` of an unknown integer: a float, unknown
         if op is not None and isinstance(left, ConstValue) and isinstance(right, ConstValue):
@@ -438,6 +448,23 @@ def _lazily(name: str, args: list[Value]) -> Value:
     if name == "enumerate" and isinstance(generator, GeneratorValue) and not generator.enumerated:
         return evolved(generator, enumerated=True)
     return UNKNOWN
+
+
+_NUMBERS = frozenset({"float", "int", "round", "abs"})
+
+
+def _number(name: str, args: list[Value]) -> Value:
+    """`float(x)`, `int(x)`, `round(x[, n])`, `abs(x)` of a constant, or a number not known (of a
+    tensor too: `float(loss)` is its value), never a tensor (`abs` of one is)."""
+    if all(isinstance(a, ConstValue) and isinstance(a.value, (int, float, str)) for a in args):
+        try:
+            return ConstValue({"float": float, "int": int, "round": round, "abs": abs}[name](
+                *(a.value for a in args)))  # type: ignore[operator,union-attr]
+        except (TypeError, ValueError, OverflowError):
+            return UNKNOWN
+    if name == "abs" and not isinstance(args[0], (ConstValue, IntValue, NumberValue)):
+        return UNKNOWN  # `abs(t)` of a tensor is a tensor
+    return IntValue() if name == "int" or (name == "round" and len(args) == 1) else NumberValue()
 
 
 def _is_number(value: object) -> bool:

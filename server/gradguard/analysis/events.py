@@ -62,6 +62,9 @@ class InplaceChange:
     assumes: str | None = None  # a parameter it was found with a value other than its default of (`_other_branch`)
     detaches: bool = False  # `detach_()`: no value changes, but torch refuses it on a view (GG003)
     writes_grad: Tri = Tri.NO  # whether the value written requires grad (`a *= scale`, a parameter)
+    # PyTorch raises its view error at this change in another pass of the same entry point's analysis
+    # (a loop's first iteration): the backward this pass would break never runs
+    refused_nearby: bool = False
     compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) the change runs in
     scopes: tuple[cst.FunctionDef | None, ...] = ()  # the functions the calls of `call_chain`, then `node`, lie in
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Sequence
 
 import libcst as cst
 
@@ -37,6 +37,7 @@ from gradguard.analysis.values import (
     SequenceValue,
     StringPattern,
     TensorValue,
+    Tri,
     Value,
     join_values,
     truth,
@@ -287,12 +288,20 @@ class Expressions(Part):
         return UNKNOWN
 
     def _comparison(self, node: cst.Comparison, state: State) -> Value:
-        """`x is None`, `act == "relu"`, `"k" in d`: a known bool where the values decide it."""
+        """`x is None`, `act == "relu"`, `"k" in d`: a known bool where the values decide it; `x > 0`
+        of a tensor: a new tensor of bools, in no graph."""
         left = self.eval(node.left, state)
+        if len(node.comparisons) == 1 and type(node.comparisons[0].operator).__name__ in _ELEMENTWISE:
+            right = self.eval(node.comparisons[0].comparator, state)
+            if isinstance(left, TensorValue) or isinstance(right, TensorValue):
+                return self.parts.tensor_ops.fresh_result(Tri.NO, Origin("a comparison", node))
+            comparisons: Sequence[tuple[cst.ComparisonTarget, Value | None]] = [(node.comparisons[0], right)]
+        else:
+            comparisons = [(target, None) for target in node.comparisons]
         outcome: bool | None = True
         default_of = left.default_of if isinstance(left, ConstValue) else None
-        for target in node.comparisons:
-            right = self.eval(target.comparator, state)
+        for target, evaluated in comparisons:
+            right = self.eval(target.comparator, state) if evaluated is None else evaluated
             decided = _compare(type(target.operator).__name__, left, right) if outcome is not None else None
             outcome = None if decided is None else (outcome and decided)
             left = right
@@ -521,14 +530,18 @@ def _compare(operator: str, left: Value, right: Value) -> bool | None:
     return None
 
 
+_ELEMENTWISE = frozenset({"LessThan", "LessThanEqual", "GreaterThan", "GreaterThanEqual", "Equal", "NotEqual"})
+
+
 def _contains(item: object, container: Value) -> bool | None:
-    """`item in container` when the container is known whole: a dict's keys, a tuple or list of
-    constants, a string's substrings (`"lora_" not in name`)."""
+    """`item in container` when the container is known whole: a dict's keys, a tuple of constants
+    (not a list: code the analysis does not follow may change it), a string's substrings
+    (`"lora_" not in name`)."""
     if isinstance(container, DictValue):
         return item in container.entries if container.complete else None
     if isinstance(container, ConstValue) and isinstance(container.value, str):
         return item in container.value if isinstance(item, str) else None
-    if isinstance(container, SequenceValue) and container.repeated is None and container.known_length \
+    if isinstance(container, SequenceValue) and not container.mutable and container.repeated is None \
             and all(isinstance(element, ConstValue) for element in container.items):
         return any(item == element.value for element in container.items)  # type: ignore[union-attr]
     return None

@@ -386,8 +386,9 @@ def _parameter_names(module: ModuleValue) -> list[tuple[str, TensorValue]]:
     tied weight by its first name only)."""
     named: list[tuple[str, TensorValue]] = []
     _visit_parameters(module, "", named, set())
-    counters: set[int] = set()
-    return [(n, p) for n, p in named if not (p.version_counter in counters or counters.add(p.version_counter))]
+    seen: set[tuple[int, Origin]] = set()  # one object (`nn.Parameter(w)` of a parameter `w` is another)
+    return [(n, p) for n, p in named if not ((p.version_counter, p.origin) in seen
+                                             or seen.add((p.version_counter, p.origin)))]
 
 
 def _visit_parameters(owner: ModuleValue, prefix: str, named: list[tuple[str, TensorValue]], visited: set[int]) -> None:

@@ -36,6 +36,7 @@ from gradguard.analysis.values import (
     FunctionRef,
     ImportRef,
     IntValue,
+    NumberValue,
     PartialValue,
     StringPattern,
     Value,
@@ -95,7 +96,7 @@ def same_binding(old: object, new: object) -> bool:
         return True
     if type(old) is not type(new):
         return False
-    if isinstance(old, (ConstValue, IntValue, StringPattern)):
+    if isinstance(old, (ConstValue, IntValue, NumberValue, StringPattern)):
         return old == new and type(getattr(old, "value", None)) is type(getattr(new, "value", None))
     if isinstance(old, ImportRef):
         return old.qualname == new.qualname  # type: ignore[attr-defined]

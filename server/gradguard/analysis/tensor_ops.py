@@ -13,8 +13,10 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
+    IntValue,
     LostValue,
     ModuleValue,
+    NumberValue,
     Origin,
     SavedRecord,
     SequenceValue,
@@ -76,7 +78,8 @@ class TensorOps(Part):
                                      tensor.history)
         if method in surface.MAYBE_RETURNS_SELF:
             alias = tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled)
-            return evolved(alias, later_view=tensor.later_view, is_view=tensor.is_view)
+            # the tensor itself or a copy, never a new view: no view made under no_grad here
+            return evolved(alias, later_view=tensor.later_view, is_view=tensor.is_view, no_grad_view=tensor.no_grad_view)
         if method in surface.MAYBE_VIEW:
             return tensor.fresh_view(Origin(f"`.{method}()`", node), certain=False, grad_enabled=state.grad_enabled,
                                      node=surface.view_node(method))
@@ -296,7 +299,7 @@ class TensorOps(Part):
 
     def requires_grad_of(self, value: Value | None) -> Tri:
         """Whether `value` requires grad; values of unknown origin count only inside modules."""
-        if value is None or isinstance(value, (ConstValue, ModuleValue)):
+        if value is None or isinstance(value, (ConstValue, ModuleValue, IntValue, NumberValue)):
             return Tri.NO
         if isinstance(value, TensorValue):
             return value.requires_grad

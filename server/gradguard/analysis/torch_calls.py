@@ -176,7 +176,7 @@ class TorchCalls(Part):
             return args[0] if args else UNKNOWN
         if name in surface.GRAD_SCALERS:
             return GradScalerValue()
-        if name.startswith(_OPTIM) and name.rsplit(".", 1)[-1] in surface.OPTIMIZERS:
+        if name.startswith(_OPTIM) and name.rsplit(".", 1)[-1] in surface.OPTIMIZERS or name == surface.ANY_OPTIMIZER:
             params = args[0] if args else kwargs.get("params", UNKNOWN)
             return OptimizerValue(name.rsplit(".", 1)[-1], optimized_tensors(params))
         if name.startswith(_DISTRIBUTIONS):
@@ -221,7 +221,8 @@ class TorchCalls(Part):
                     return self.parts.tensor_ops.fresh_result(rg, Origin("a clone", node), args[0].history)
                 return TensorValue(new_version_counter(), rg, True, Origin(f"`torch.{function}`", node))
             if function in surface.MAYBE_RETURNS_SELF and args and isinstance(args[0], TensorValue):
-                return args[0].fresh_view(Origin(f"`torch.{function}`", node), certain=False)
+                alias = args[0].fresh_view(Origin(f"`torch.{function}`", node), certain=False)
+                return evolved(alias, no_grad_view=args[0].no_grad_view)  # itself or a copy: no new view
             if args and isinstance(args[0], ArgumentValue):
                 args[0] = self.parts.bindings.promote(args[0], state)
             return self.parts.tensor_ops.apply_aten(function, args, kwargs, node, state, None)

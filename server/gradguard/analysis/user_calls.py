@@ -22,6 +22,7 @@ from gradguard.analysis.values import (
     GeneratorValue,
     ImportRef,
     IntValue,
+    NumberValue,
     ModuleValue,
     OptimizerValue,
     ParametersValue,
@@ -185,6 +186,8 @@ def constant_key(args: list[Value], kwargs: dict[str, Value]) -> tuple[object, .
             key.append((name, "c", type(value.value).__name__, value.value))
         elif isinstance(value, IntValue):
             key.append((name, "int"))
+        elif isinstance(value, NumberValue):
+            key.append((name, "number"))
         elif isinstance(value, ImportRef):
             key.append((name, "import", value.qualname))
         elif isinstance(value, FunctionRef) and value.bound_self is None:
@@ -446,6 +449,8 @@ class UserCalls(Part):
         if outer_site is None and report != "inside" and definitions is not self.run.definitions:
             label = dotted_name(node.func) if isinstance(node, cst.Call) else None
             self.run.call_site = (node, label or function.name.value, report == "every-change")
+        elif outer_site is not None and definitions is self.run.definitions:
+            self.run.call_site = None  # this file's code again (a hook another file's code runs): its own lines
         self.run.call_stack.append(function)
         self.run.call_definitions.append(definitions)
         self.run.call_nodes.append(node)

@@ -177,6 +177,11 @@ class IntValue:
 
 
 @dataclass(frozen=True)
+class NumberValue:
+    """A Python number whose value is not known, never a tensor: `float(os.environ.get("LR", 1e-3))`."""
+
+
+@dataclass(frozen=True)
 class BuiltinRef:
     """A builtin function (`zip`, `range`, `sum` ...) not shadowed by a name of the program."""
 
@@ -285,8 +290,9 @@ class ModuleValue:
             if module.user_class and any(not isinstance(v, (ModuleValue, TensorValue, ConstValue))
                                          for v in module.named_children.values()):
                 complete = False
-        counters: set[int] = set()
-        return [p for p in found if not (p.version_counter in counters or counters.add(p.version_counter))], complete
+        seen: set[tuple[int, Origin]] = set()  # one object (`nn.Parameter(w)` of a parameter `w` is another)
+        return [p for p in found if not ((p.version_counter, p.origin) in seen
+                                         or seen.add((p.version_counter, p.origin)))], complete
 
     def has_trainable_parameters(self) -> Tri:
         params, complete = self.all_parameters()
@@ -538,7 +544,7 @@ class FunctionCtx:
 MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more is unknown
 
 
-Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | BuiltinRef | ImportRef | SequenceValue | DictValue
+Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | NumberValue | BuiltinRef | ImportRef | SequenceValue | DictValue
          | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
          | Compiler | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
 
@@ -670,6 +676,14 @@ def join_values(a: Value, b: Value) -> Value:
         return _either(a, b)
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue) and (a.wrapped() is b or b.wrapped() is a):
         return a if a.wrapped() is b else b  # `model` or `nn.DataParallel(model)`: either runs the model
+    if isinstance(a, OptimizerValue) and isinstance(b, OptimizerValue) and \
+            {p.version_counter for p in a.parameters} == {p.version_counter for p in b.parameters}:
+        return a  # either optimizer class (`try: Adam(..., betas=...) except TypeError: ...`): a step changes the same
+    numbers = (IntValue, NumberValue)
+    if isinstance(a, numbers) and isinstance(b, numbers) or isinstance(a, NumberValue) and isinstance(b, ConstValue) \
+            and _number_or_none(b.value) and b.value is not None or isinstance(b, NumberValue) \
+            and isinstance(a, ConstValue) and _number_or_none(a.value) and a.value is not None:
+        return a if a == b else NumberValue()
     return UNKNOWN
 
 

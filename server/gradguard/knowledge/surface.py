@@ -267,6 +267,10 @@ OPTIMIZERS = frozenset({
     "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam",
     "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon",
 })
+#: `getattr(torch.optim, name)` / `getattr(nn, name)` of a name not known (a configuration's): one
+#: of the optimizers; a module of `torch.nn`, whose call keeps its input's graph, in-place or not unknown.
+CHOSEN_BY_NAME = {"torch.optim": "torch.optim.Optimizer", "torch.nn": "torch.nn.Module"}
+ANY_OPTIMIZER = CHOSEN_BY_NAME["torch.optim"]
 
 #: Grad-mode context managers and decorators: name → grad enabled inside (None: from the argument).
 GRAD_MODES: dict[str, bool | None] = {

@@ -148,7 +148,7 @@ def unreported(change: InplaceChange) -> NotReported | None:
         return NotReported.NO_BACKWARD if change.dies_in is None else NotReported.GRAPH_DIES
     if raises_for_leaf(change):
         return NotReported.LEAF_ERROR_FIRST
-    if raises_for_view(change):
+    if raises_for_view(change) or change.refused_nearby:
         return NotReported.VIEW_ERROR_FIRST
     return None
 

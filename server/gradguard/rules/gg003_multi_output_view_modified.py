@@ -90,6 +90,14 @@ def raises_for_view(change: InplaceChange) -> bool:
     return dropped(change) is None
 
 
+def mark_refused_nearby(changes: list[InplaceChange]) -> None:
+    """Mark the changes (`refused_nearby`) made where another of the same entry point's analysis
+    raises a view error: the same statement, an earlier pass (a static cache's first write)."""
+    refused = {(id(c.node), c.scopes[:1]) for c in changes if raises_for_view(c)}
+    for change in changes:
+        change.refused_nearby = (id(change.node), change.scopes[:1]) in refused
+
+
 def check(context: RuleContext) -> Iterator[Finding]:
     for change in context.changes:
         if not raises_for_view(change):
@@ -101,7 +109,8 @@ def check(context: RuleContext) -> Iterator[Finding]:
         if change.detaches:
             reason = _detach_reason(what, certain)
         elif target.requires_grad is Tri.NO:
-            certain = change.grad_enabled is Tri.YES and change.writes_grad is Tri.YES and not target.maybe_other
+            certain = change.grad_enabled is Tri.YES and change.writes_grad is Tri.YES and not target.maybe_other \
+                and (target.multi_output_view is not None or target.alias_certain)
             reason = _written_grad_reason(what, change.verb, target, certain)
         elif target.multi_output_view is not None:
             reason = _multi_output_reason(what, change.verb, target, certain)
@@ -109,6 +118,7 @@ def check(context: RuleContext) -> Iterator[Finding]:
             reason = _function_view_reason(what, change.verb, target.function_view,
                                            target.origin.description.startswith("the output of"), certain)
         else:
+            certain = certain and target.alias_certain  # `reshape` under no_grad: a view, or a copy
             reason = (f"{what} is a view created under `torch.no_grad()`; {change.verb} changes it in place with "
                       f"grad enabled, so PyTorch {'raises' if certain else 'may raise'} \"A view was created in "
                       f"no_grad mode and is being modified inplace with grad mode enabled\".")

@@ -219,8 +219,11 @@ def _statements_of(source: str, indent: str, newline: str) -> Sequence[cst.BaseS
 def parse_skeleton(text: str) -> cst.Module:
     """libcst's tree of `text` with its top-level functions and methods parsed when first read
     (raises what `parse_module` raises)."""
-    if "\r" in text.replace("\r\n", "") or bracket_depth(text) > MAX_BRACKET_DEPTH:
-        return parse_module(text)  # the whole text's answer, or its error now: never at a function's first read
+    crlf = text.count("\r\n")
+    if "\r" in text.replace("\r\n", "") or 0 < crlf < text.count("\n") or bracket_depth(text) > MAX_BRACKET_DEPTH:
+        # the whole text's answer, or its error now: never at a function's first read (mixed line
+        # breaks: the module's own would depend on which lines the skeleton keeps)
+        return parse_module(text)
     lines = lines_of(text)
     try:
         tree = python_ast(text)
@@ -242,7 +245,8 @@ def parse_skeleton(text: str) -> cst.Module:
             header_end -= 1
         end = function.end_lineno or first
         if header_end < function.lineno or start <= done or end - start + 1 < MIN_LINES \
-                or lines[end - 1].rstrip("\r\n").endswith("\\"):  # a last line continued past `ast`'s end
+                or lines[end - 1].rstrip("\r\n").endswith("\\") \
+                or not _starts_line(function.body[0], lines[first - 1]):  # `def f(\n a,\n): return a`
             continue
         heads = tuple(_ast_head(d) for d in function.decorator_list)
         registered = any(name in own for name, _ in heads)
@@ -314,6 +318,14 @@ def unparsed_bodies(module: cst.Module) -> int:
 def _decorator_lines(statement: ast.stmt) -> list[int]:
     decorators = getattr(statement, "decorator_list", ())
     return [d.lineno for d in decorators]
+
+
+def _starts_line(statement: ast.stmt, line: str) -> bool:
+    """Whether `statement` (or its first decorator's `@`) is the first thing on its first line, not
+    after a header's colon (`col_offset` counts UTF-8 bytes)."""
+    decorators = getattr(statement, "decorator_list", ())
+    column = decorators[0].col_offset - 1 if decorators else statement.col_offset
+    return not line.encode("utf-8")[:max(column, 0)].strip()
 
 
 def _ast_head(decorator: ast.expr) -> tuple[str | None, bool]:
