@@ -179,6 +179,9 @@ class Expressions(Part):
                 return SequenceValue(repeated=self.parts.containers.join_elements(base.items, state)) if base.repeated is None \
                     else base  # a slice of the list
             return self.parts.containers.subscript_of(base, single_index(kinds), state)
+        if isinstance(base, ModuleValue) and len(kinds) == 1 and not isinstance(kinds[0], str) \
+                and (item := self.parts.module_objects.model_output_item(base, kinds[0])) is not None:
+            return item
         if isinstance(base, ModuleValue) and base.user_class is not None and base.definitions is not None \
                 and len(kinds) == 1 and not isinstance(kinds[0], str) \
                 and (getitem := base.definitions.method(base.user_class, "__getitem__")) is not None:

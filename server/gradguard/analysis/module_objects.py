@@ -98,6 +98,40 @@ class ModuleObjects(Part):
         return instance  # another file's class: its template is built only where that file is analysed
 
     @staticmethod
+    def model_output_item(instance: ModuleValue, index: Value) -> Value | None:
+        """`outputs[0]`, `outputs["logits"]` of a transformers `ModelOutput` (whose `__getitem__`
+        gives its fields that are not None, in order, as a tuple, or one by name), or None when it
+        is not one or which field it is is not known (a field before the index that may be None)."""
+        if instance.definitions is None or instance.user_class is None or not any(
+                name == "ModelOutput" or any(qualname_of(b).endswith(".ModelOutput") for b in d.bases.get(name, ())
+                                             if isinstance(b, ImportRef) and qualname_of(b).startswith("transformers."))
+                for d, name in instance.definitions.mro(instance.user_class)):
+            return None
+        if isinstance(index, ConstValue) and isinstance(index.value, str):
+            value = instance.named_children.get(index.value)
+            return value if value is not None else instance.definitions.class_attribute(instance.user_class, index.value)
+        if not (isinstance(index, ConstValue) and isinstance(index.value, int) and not isinstance(index.value, bool)
+                and index.value >= 0):
+            return None
+        classes = [(d, name) for d, name in instance.definitions.mro(instance.user_class) if name != "ModelOutput"]
+        fields = [f for d, name in reversed(classes) for f in annotated_fields(d.classes[name][0])]  # type: ignore[arg-type]
+        position = index.value
+        for field_name in dict.fromkeys(fields):
+            value = instance.named_children.get(field_name)
+            if value is None:
+                value = instance.definitions.class_attribute(instance.user_class, field_name)
+            if isinstance(value, ConstValue) and value.value is None:
+                continue  # `to_tuple()` leaves out the fields that are None
+            if value is None or value is UNKNOWN:
+                return None  # a field that may be None: which one is at the index is not known
+            # (a tensor met on another path by a value the analysis lost counts as given: a model's
+            # outputs are tensors on every path it knows)
+            if position == 0:
+                return value
+            position -= 1
+        return None
+
+    @staticmethod
     def derives_from_dict(cls: FunctionRef) -> bool:
         """Whether a class derives (directly) from `dict` or `collections.OrderedDict`."""
         bases = cls.definitions.bases.get(cls.name, ())

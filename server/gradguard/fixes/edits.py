@@ -105,6 +105,18 @@ def rebinds(scope: cst.FunctionDef | None, name: str) -> bool:
     return False
 
 
+def callers_tensor(scope: cst.FunctionDef | None, target: cst.BaseExpression | None) -> bool:
+    """Whether `target` is a parameter of `scope` that its body never rebinds: the caller's tensor
+    (a hook's `output`), which a change in place changes for the caller too, and a rewrite out of
+    place would not."""
+    if scope is None or not isinstance(target, cst.Name):
+        return False
+    params = scope.params
+    if not any(p.name.value == target.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+        return False
+    return not any(target.value in _binds(node) for node in descendants(scope.body, into=in_same_scope))
+
+
 def _binds(node: cst.CSTNode) -> Iterator[str]:
     """The names `node` binds in the function it is in (an assignment, a loop, `with`/`except ... as`,
     an import, a nested `def`/`class`, a `match` capture, `del`)."""

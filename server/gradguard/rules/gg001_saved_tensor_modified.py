@@ -78,6 +78,7 @@ from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.values import UNKNOWN_INDEX_VIEW, SavedRecord, Tri
 from gradguard.findings import Applicability, Edit, Finding, Fix, Severity
 from gradguard.fixes.edits import (
+    callers_tensor,
     clone_before,
     clone_result,
     detach_where_passed,
@@ -229,7 +230,9 @@ def _when_compiled(change: InplaceChange, record: SavedRecord) -> str:
 def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> tuple[Fix, ...]:
     """Out of place at the change (safe when nothing else shares the tensor), or clone at the save."""
     offered = at_change(context, change)
-    cloned = clone_at_saves(context, change.saved) or clone_at_compiled_call(context, change)
+    during = {id(node) for node in change.call_chain}  # a forward hook the saving call ran changed its output
+    cloned = None if any(id(r.node) in during for r in change.saved) else \
+        clone_at_saves(context, change.saved) or clone_at_compiled_call(context, change)
     if cloned is not None:
         offered.append(cloned)
     if change.verb.endswith(".step()`") and change.statement is not None and change.backward_statement is not None:
@@ -240,7 +243,8 @@ def fixes(context: RuleContext, change: InplaceChange, record: SavedRecord) -> t
 def at_change(context: RuleContext, change: InplaceChange) -> list[Fix]:
     """The change made out of place (`inplace=True` dropped, `y = y.mul(2)`), or on a clone."""
     document = context.document
-    applicability = Applicability.UNSAFE if change.aliases else Applicability.SAFE
+    applicability = Applicability.UNSAFE if change.aliases or callers_tensor(change.scope, change.target_node) \
+        else Applicability.SAFE
     offered: list[Fix] = []
     inplace_call = change.inside_module if change.inside_module is not None else change.node
     dropped = drop_inplace_argument(document, inplace_call) if context.in_this_file(inplace_call) else None

@@ -59,7 +59,7 @@ from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.module_calls import BACKWARD_HOOK_FUNCTION
 from gradguard.analysis.values import TensorValue, Tri
 from gradguard.findings import Applicability, Finding, Fix
-from gradguard.fixes.edits import out_of_place_augmented, out_of_place_method, rebinds
+from gradguard.fixes.edits import callers_tensor, out_of_place_augmented, out_of_place_method, rebinds
 from gradguard.rules.base import NotReported, RuleContext
 
 CODE = "GG003"
@@ -187,6 +187,7 @@ def fixes(context: RuleContext, change: InplaceChange) -> tuple[Fix, ...]:
                or out_of_place_method(context.document, change.statement, change.target_node))
     if rewrite is None:
         return ()
-    safe = not change.aliases or change.detaches  # `detach_()` changes no value the other names read
+    # `detach_()` changes no value the other names (or the caller) read
+    safe = not (change.aliases or callers_tensor(change.scope, change.target_node)) or change.detaches
     applicability = Applicability.SAFE if safe else Applicability.UNSAFE
     return (Fix(f"Rewrite out of place: `{rewrite[0].content}`", applicability, rewrite),)
