@@ -56,7 +56,10 @@ y.sum().backward()
 ## Fix safety
 Rewriting the in-place op out of place (`y = y * 2`) is safe when nothing else refers to the
 changed tensor; when a view or alias of it is still used, the rewrite changes what that alias
-sees, so cloning the tensor where it was saved is offered instead.
+sees, so cloning the tensor where it was saved is offered instead. A parameter the function
+never rebinds is the caller's tensor (a forward hook's `output`): the rewrite would leave it
+unchanged for the caller, so it is unsafe; nor is a clone at the save offered when the change
+runs inside the saving call (a hook of the module whose output was saved).
 
 For an `optimizer.step()` that changes weights a later `backward()` still needs (a GAN's
 discriminator step before the generator's backward), every fix is unsafe, because it changes

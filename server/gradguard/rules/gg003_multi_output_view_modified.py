@@ -46,7 +46,8 @@ q = q * 0.5
 
 ## Fix safety
 The out-of-place rewrite gives the same values to every later use of the name; `clone()` first
-does too. Both are safe unless another alias of the base is read afterwards.
+does too. Both are safe unless another alias of the base is read afterwards, or the name is a
+parameter the function never rebinds (the caller's tensor, which the rewrite leaves unchanged).
 """
 
 from __future__ import annotations

@@ -40,7 +40,6 @@ labels = torch.tensor([0, 2, 1, 1])
 
 outputs = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
 loss = outputs.loss
-print("loss", loss.item())
 loss.backward()
 optimizer.step()
 optimizer.zero_grad()
