@@ -162,6 +162,9 @@ class TensorOps(Part):
             if any(v is UNKNOWN for v in inputs):
                 result = evolved(result, graph_known=False)
             return self.with_history(result, inputs, self.run.next_serial, state)
+        packed = surface.VARARG_TENSORS.get(base)
+        if packed is not None and len(args) > packed[1] and isinstance(args[packed[1]], TensorValue):
+            args = [*args[:packed[1]], SequenceValue(tuple(args[packed[1]:]))]  # `einsum(eq, a, b)`: `tensors=[a, b]`
         bound: dict[str, Value] = dict(zip(facts.args, args))
         for key, value in kwargs.items():
             if key == "input" and "input" not in facts.args and facts.args:
@@ -316,7 +319,10 @@ class TensorOps(Part):
             if facts.saves_clone and name == "self":
                 continue
             value = bound.get(name)
-            if not isinstance(value, TensorValue):
+            # a list argument (`einsum`'s operands, `multi_dot`'s matrices): each tensor of it
+            tensors = [value] if isinstance(value, TensorValue) else \
+                [t for t in contents(value) if isinstance(t, TensorValue)] if isinstance(value, SequenceValue) else []
+            if not tensors:
                 continue
             if condition is None:
                 when = recorded
@@ -328,8 +334,9 @@ class TensorOps(Part):
             if when is Tri.NO:
                 continue
             what = "input" if name in ("self", "input") else f"`{name}` argument"
-            certain = when is Tri.YES and value.alias_certain and facts.saves_certain
-            self.parts.saved_tensors.save(value, SavedRecord(label, facts.name, what, node, certain, None), state)
+            for tensor in tensors:
+                certain = when is Tri.YES and tensor.alias_certain and facts.saves_certain
+                self.parts.saved_tensors.save(tensor, SavedRecord(label, facts.name, what, node, certain, None), state)
 
     def result_of(self, facts: ops.OpFacts, bound: dict[str, Value], recorded: Tri, node: cst.CSTNode,
                   state: State, label: str) -> Value:

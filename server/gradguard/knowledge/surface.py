@@ -267,6 +267,12 @@ OPTIMIZERS = frozenset({
     "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam",
     "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon",
 })
+#: Python functions over an ATen op taking its list of tensors as `*tensors` (`torch.einsum("ij,jk", a, b)`):
+#: the op's list argument and where its tensors start among the positional arguments.
+VARARG_TENSORS: dict[str, tuple[str, int]] = {
+    "einsum": ("tensors", 1), "block_diag": ("tensors", 0), "broadcast_tensors": ("tensors", 0),
+    "meshgrid": ("tensors", 0), "cartesian_prod": ("tensors", 0), "chain_matmul": ("matrices", 0),
+}
 #: `getattr(torch.optim, name)` / `getattr(nn, name)` of a name not known (a configuration's): one
 #: of the optimizers; a module of `torch.nn`, whose call keeps its input's graph, in-place or not unknown.
 CHOSEN_BY_NAME = {"torch.optim": "torch.optim.Optimizer", "torch.nn": "torch.nn.Module"}
