@@ -18,6 +18,7 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
+    IntValue,
     DictValue,
     FunctionRef,
     ImportRef,
@@ -117,6 +118,11 @@ class Statements(Part):
             result = self.parts.expressions._binary_operation(operator.removesuffix("Assign"), node, left, right, state)
             if left is UNKNOWN and isinstance(result, TensorValue):
                 result = evolved(result, graph_known=False)
+            if isinstance(target, cst.Attribute) and self.run.loop_depth and isinstance(result, ConstValue) \
+                    and type(result.value) is int:
+                # an object's counter stepped in a loop (`self.step += 1`): its attribute is not joined
+                # across the loop's passes, and a later iteration's value is not known
+                result = IntValue()
             self.parts.bindings.bind(target, result, state, node)
 
     def _return(self, node: cst.Return, state: State) -> None:
