@@ -196,11 +196,19 @@ class Calls(Part):
     def call_method(self, receiver: Value, method: str, args: list[Value], kwargs: dict[str, Value],
                     node: cst.Call, state: State) -> Value:
         if isinstance(receiver, ConstValue) and isinstance(receiver.value, str):
-            if method in _STRING_METHODS and not kwargs and all(isinstance(a, ConstValue) for a in args):
+            if method == "join" and len(args) == 1 and not kwargs:
+                parts = self.parts.containers.elements(args[0])
+                if parts is not None and all(isinstance(p, ConstValue) and isinstance(p.value, str) for p in parts):
+                    return ConstValue(receiver.value.join(p.value for p in parts))  # type: ignore[union-attr]
+                return UNKNOWN
+            if method in _STRING_METHODS | _STRING_SPLITS and not kwargs and all(isinstance(a, ConstValue) for a in args):
                 try:
-                    return ConstValue(getattr(receiver.value, method)(*(a.value for a in args)))
+                    result = getattr(receiver.value, method)(*(a.value for a in args))
                 except (TypeError, ValueError):
                     return UNKNOWN
+                if method in _STRING_SPLITS:  # `name.rsplit(".", 1)`: a list (a tuple for `partition`) of strings
+                    return SequenceValue(tuple(ConstValue(part) for part in result), mutable=isinstance(result, list))
+                return ConstValue(result)
             return UNKNOWN
         if isinstance(receiver, SuperValue):
             return self.parts.module_objects.call_super(receiver, method, args, kwargs, node, state)
@@ -292,7 +300,8 @@ class Calls(Part):
 
 
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
-                             "removeprefix", "removesuffix"})
+                             "removeprefix", "removesuffix", "isdigit"})
+_STRING_SPLITS = frozenset({"split", "rsplit", "partition", "rpartition"})
 
 
 _ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}

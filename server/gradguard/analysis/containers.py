@@ -29,6 +29,7 @@ from gradguard.analysis.values import (
     ParametersValue,
     SequenceValue,
     StringPattern,
+    TensorKey,
     TensorValue,
     Tri,
     Value,
@@ -80,7 +81,7 @@ class Containers(Part):
         if isinstance(value, ModuleValue) and value.children is not None and value.user_class is None:
             return list(value.children)
         if isinstance(value, DictValue) and value.complete:
-            return [ConstValue(k) for k in value.entries]
+            return [TensorKey.value_of(k) for k in value.entries]
         return None
 
     def iterate(self, iterable: Value, node: cst.CSTNode, state: State) -> Value:
@@ -107,10 +108,10 @@ class Containers(Part):
     def subscript_of(self, base: SequenceValue | DictValue, index: Value, state: State) -> Value:
         """`base[index]` for a list, tuple or dict."""
         if isinstance(base, DictValue):
-            if isinstance(index, ConstValue) and index.value in base.entries:
-                return base.entries[index.value]
-            return self.join_elements(list(base.entries.values()), state) if not isinstance(index, ConstValue) \
-                else UNKNOWN
+            key = TensorKey.of(index)
+            if key is not None and key in base.entries:
+                return base.entries[key]
+            return self.join_elements(list(base.entries.values()), state) if key is None else UNKNOWN
         if isinstance(index, ConstValue) and isinstance(index.value, int):
             return base.item(index.value)
         if base.repeated is not None:
@@ -122,8 +123,9 @@ class Containers(Part):
     def store_item(self, base: SequenceValue | DictValue, index: Value, value: Value, state: State) -> None:
         """`base[index] = value`: the container changes for every name holding it."""
         if isinstance(base, DictValue):
-            if isinstance(index, ConstValue):
-                base.entries[index.value] = value
+            key = TensorKey.of(index)
+            if key is not None:
+                base.entries[key] = value
             else:
                 base.complete = False
                 base.entries = {k: self.join_elements([v, value], state) for k, v in base.entries.items()}
@@ -142,12 +144,12 @@ class Containers(Part):
         """`lst.append(t)`, `lst.extend(...)`, `d.items()`, `d.get(k)` ..."""
         if isinstance(receiver, DictValue):
             if method == "items":
-                return SequenceValue(tuple(SequenceValue((ConstValue(k), v)) for k, v in receiver.entries.items())) \
+                return SequenceValue(tuple(SequenceValue((TensorKey.value_of(k), v)) for k, v in receiver.entries.items())) \
                     if receiver.complete else UNKNOWN
             if method == "values":
                 return SequenceValue(tuple(receiver.entries.values())) if receiver.complete else UNKNOWN
             if method == "keys":
-                return SequenceValue(tuple(ConstValue(k) for k in receiver.entries)) if receiver.complete else UNKNOWN
+                return SequenceValue(tuple(TensorKey.value_of(k) for k in receiver.entries)) if receiver.complete else UNKNOWN
             if method in ("get", "pop") and args:
                 found = self.subscript_of(receiver, args[0], state)
                 if found is UNKNOWN and len(args) > 1:
@@ -156,8 +158,8 @@ class Containers(Part):
             if method == "update" and args and isinstance(args[0], DictValue):
                 receiver.entries.update(args[0].entries)
                 receiver.complete = receiver.complete and args[0].complete
-            elif method == "setdefault" and args and isinstance(args[0], ConstValue) and receiver.complete:
-                return receiver.entries.setdefault(args[0].value, args[1] if len(args) > 1 else ConstValue(None))
+            elif method == "setdefault" and args and (key := TensorKey.of(args[0])) is not None and receiver.complete:
+                return receiver.entries.setdefault(key, args[1] if len(args) > 1 else ConstValue(None))
             elif method in ("update", "setdefault"):
                 receiver.complete = False
             return UNKNOWN

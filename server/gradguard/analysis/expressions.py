@@ -395,7 +395,9 @@ class Expressions(Part):
                 return True
             return False if isinstance(subject, (ConstValue, TensorValue, FunctionRef, ImportRef, BuiltinRef, ModuleValue,
                                                  SequenceValue, DictValue, GeneratorValue)) else None
-        if not isinstance(subject, ModuleValue) or subject.user_class is not None:
+        if isinstance(subject, ModuleValue) and subject.user_class is not None and subject.definitions is not None:
+            return _user_instance(subject, candidates)
+        if not isinstance(subject, ModuleValue):
             return None
         names = []
         for candidate in candidates:
@@ -534,6 +536,25 @@ def _compare(operator: str, left: Value, right: Value) -> bool | None:
 
 
 _ELEMENTWISE = frozenset({"LessThan", "LessThanEqual", "GreaterThan", "GreaterThanEqual", "Equal", "NotEqual"})
+
+
+def _user_instance(subject: ModuleValue, candidates: Sequence[Value]) -> bool | None:
+    """`isinstance(m, C)` for an object of a class of the project: its classes and their bases
+    decide, unless a base comes from a file not read (which may derive from `C`)."""
+    lineage = list(subject.definitions.mro(subject.user_class))  # type: ignore[union-attr,arg-type]
+    bases = [b for definitions, name in lineage for b in definitions.bases.get(name, ())]
+    torch_bases = {normalise_torch_name(b.qualname) for b in bases if isinstance(b, ImportRef) and is_torch_name(b.qualname)}
+    unread = any(isinstance(b, ImportRef) and not is_torch_name(b.qualname) for b in bases)
+    for candidate in candidates:
+        if isinstance(candidate, FunctionRef) and isinstance(candidate.node, cst.ClassDef):
+            if any(d is candidate.definitions and n == candidate.name for d, n in lineage):
+                return True
+        elif (name := qualname_of(candidate)) is not None and is_torch_name(name):
+            if normalise_torch_name(name) in torch_bases or (normalise_torch_name(name) == "torch.nn.Module" and subject.is_module):
+                return True
+        else:
+            return None
+    return None if unread else False
 
 
 def _contains(item: object, container: Value) -> bool | None:

@@ -63,6 +63,9 @@ class ModuleCalls(Part):
         if method == "parameters":
             params, complete = module.all_parameters()
             return ParametersValue(tuple(params), complete)
+        if method == "get_submodule" and len(args) == 1 and isinstance(args[0], ConstValue) \
+                and isinstance(args[0].value, str):
+            return _submodule(module, args[0].value)
         if method == "named_parameters":
             params, complete = module.all_parameters()
             named = _parameter_names(module)
@@ -87,7 +90,10 @@ class ModuleCalls(Part):
             return SequenceValue(tuple(SequenceValue((ConstValue(k), c)) for k, c in children))
         if method == "named_modules":
             found, complete = module.submodules()
-            return SequenceValue(tuple(SequenceValue((UNKNOWN, m)) for m in found)) \
+            named = _named_modules(module)
+            if len(named) != len(found):
+                named = [(None, m) for m in found]
+            return SequenceValue(tuple(SequenceValue((UNKNOWN if n is None else ConstValue(n), m)) for n, m in named)) \
                 if complete and len(found) <= MAX_UNROLLED_MODULES else UNKNOWN
         if method == "load_state_dict" and TorchCalls.flag(args, kwargs, 1, "strict", True) is Tri.YES \
                 and TorchCalls.flag(args, kwargs, 2, "assign", False) is Tri.NO:
@@ -379,6 +385,39 @@ def _backward_hook_views(output: Value) -> Value:
     if isinstance(output, SequenceValue) and output.repeated is None:
         return SequenceValue(tuple(_backward_hook_views(item) for item in output.items))
     return output
+
+
+def _named_modules(module: ModuleValue) -> list[tuple[str | None, ModuleValue]]:
+    """`named_modules()`: each module under `module` (itself first, as `""`) with its dotted name,
+    in registration order, once."""
+    named: list[tuple[str | None, ModuleValue]] = []
+    visited: set[int] = set()
+    pending: list[tuple[ModuleValue, str]] = [(module, "")]
+    while pending:
+        current, name = pending.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        named.append((name, current))
+        under = [(k, c) for k, c in current.named_children.items() if isinstance(c, ModuleValue)] + \
+            [(str(i), c) for i, c in enumerate(current.children or []) if isinstance(c, ModuleValue)]
+        pending += [(child, f"{name}.{key}" if name else key) for key, child in reversed(under)]
+    return named
+
+
+def _submodule(module: ModuleValue, path: str) -> Value:
+    """`module.get_submodule("layers.0.attn")`: the module at that dotted path of names (a
+    `Sequential`'s or `ModuleList`'s by index), or UNKNOWN."""
+    found: Value = module
+    for name in path.split(".") if path else []:
+        if not isinstance(found, ModuleValue):
+            return UNKNOWN
+        child = found.named_children.get(name)
+        if child is None and name.isdigit() and found.children is not None and found.children_exact \
+                and int(name) < len(found.children):
+            child = found.children[int(name)]
+        found = child if isinstance(child, ModuleValue) else UNKNOWN
+    return found
 
 
 def _parameter_names(module: ModuleValue) -> list[tuple[str, TensorValue]]:

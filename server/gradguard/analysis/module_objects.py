@@ -21,6 +21,7 @@ from gradguard.analysis.values import (
     PartialValue,
     SequenceValue,
     SuperValue,
+    TensorKey,
     TensorValue,
     Tri,
     Value,
@@ -361,6 +362,13 @@ class _Copies:
         self.remap: dict[int, int] = {}
         self.copies: dict[int, Value] = {}
 
+    def fresh_key(self, key: object) -> object:
+        """A copied dict's key: a tensor key is the copy of its tensor."""
+        if not isinstance(key, TensorKey):
+            return key
+        copied = self.fresh(key.tensor)
+        return TensorKey.of(copied) if isinstance(copied, TensorValue) else key
+
     def fresh(self, item: Value) -> Value:
         """The copy of `item` (the same copy for each holder of one object)."""
         if isinstance(item, TensorValue):
@@ -382,7 +390,7 @@ class _Copies:
             return evolved(item, parameters=tuple(self.fresh(p) for p in item.parameters))
         if isinstance(item, DictValue):
             mapping = self.copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
-            mapping.entries = {k: self.fresh(v) for k, v in item.entries.items()}
+            mapping.entries = {self.fresh_key(k): self.fresh(v) for k, v in item.entries.items()}
             return mapping
         if not isinstance(item, ModuleValue):
             return item

@@ -240,8 +240,7 @@ class Statements(Part):
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.parts.expressions.eval(node.iter, state)
         items = self.parts.containers.elements(iterable)
-        objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(
-            isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf) for item in items)
+        objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(map(_an_object, items))
         if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.run.unrolling < 2)) \
                 and not self.parts.user_calls.syntax_fact(
                     node, _jumps, self.run.call_definitions[-1] if self.run.call_definitions else None):
@@ -432,6 +431,14 @@ def _jumps(loop: cst.For) -> bool:
 
 
 _JUMPS = frozenset({cst.Break, cst.Continue})
+def _an_object(item: Value) -> bool:
+    """A module or a parameter, or a pair naming one (`named_modules()`, `named_parameters()`): a loop
+    over them runs once for each, up to `MAX_UNROLLED_MODULES`."""
+    if isinstance(item, SequenceValue) and item.repeated is None and len(item.items) == 2:
+        item = item.items[1]
+    return isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf)
+
+
 _OWN_JUMPS = frozenset({cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef})  # their jumps are their own
 
 

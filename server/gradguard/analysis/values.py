@@ -208,9 +208,34 @@ class SequenceValue:
         return UNKNOWN
 
 
+@dataclass(frozen=True)
+class TensorKey:
+    """A dict's key that is a tensor (a hand-written optimizer's `state[p]`): one object, the tensor of
+    that version counter made there (`nn.Parameter(w)` of a parameter `w` is another)."""
+
+    version_counter: int
+    origin: Origin
+    tensor: TensorValue = field(compare=False, repr=False)
+
+    @staticmethod
+    def of(value: Value) -> object | None:
+        """The key `d[value]` stores under: a constant's value, a tensor's `TensorKey`; None for another value."""
+        if isinstance(value, ConstValue):
+            return value.value
+        if isinstance(value, TensorValue) and not value.maybe_other:
+            return TensorKey(value.version_counter, value.origin, value)
+        return None
+
+    @staticmethod
+    def value_of(key: object) -> Value:
+        """What iterating the dict gives for `key`."""
+        return key.tensor if isinstance(key, TensorKey) else ConstValue(key)
+
+
 @dataclass(eq=False)
 class DictValue:
-    """A dict keyed by constants; `complete` is false once a key not known was stored."""
+    """A dict keyed by constants or tensors (`TensorKey`); `complete` is false once a key not known
+    was stored."""
 
     entries: dict[object, Value] = field(default_factory=dict)
     complete: bool = True
