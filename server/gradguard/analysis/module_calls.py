@@ -230,7 +230,8 @@ class ModuleCalls(Part):
             return None
         self.run.last_callee_env = {}
         returned = self.parts.user_calls.call_user_function(hook.node, hook.definitions, hook.bound_self,
-                                                            [*bound, *given], dict(keywords), node, state)
+                                                            [*bound, *given], dict(keywords), node, state,
+                                                            closure=hook.closure)
         positional = [*hook.node.params.posonly_params,
                       *hook.node.params.params][(1 if hook.bound_self else 0) + len(bound):]
         return positional, returned
