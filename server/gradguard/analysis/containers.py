@@ -152,12 +152,11 @@ class Containers(Part):
                 return SequenceValue(tuple(TensorKey.value_of(k) for k in receiver.entries)) if receiver.complete else UNKNOWN
             if method in ("get", "pop") and args:
                 found = self.subscript_of(receiver, args[0], state)
-                if method == "pop":  # the key leaves the dict
+                if method == "pop":  # the key leaves the dict (one not known: any key may have)
                     key = TensorKey.of(args[0])
-                    if key is not None and key in receiver.entries:
-                        del receiver.entries[key]
-                    else:
+                    if key is None:
                         receiver.complete = False
+                    receiver.entries.pop(key, None)
                 if found is UNKNOWN and len(args) > 1:
                     return args[1]
                 return found
@@ -431,28 +430,29 @@ class Containers(Part):
                     complete = False
         return DictValue(entries, complete)
 
-    def int_arithmetic(self, left: Value, right: Value, op: Callable[[int, int], int] | None) -> Value | None:
-        """`i + 1`, `len(x) - 2` ...: an integer (known when both are), or None when not integers;
-        two number constants give theirs (`drop_path_rate * i / (n - 1)`)."""
-        if op is not None and all(isinstance(v, ConstValue) and isinstance(v.value, (int, float))
-                                  and not isinstance(v.value, bool) for v in (left, right)) \
-                and not (_is_int(left) and _is_int(right)):
-            try:
-                return ConstValue(op(left.value, right.value))  # type: ignore[arg-type, union-attr]
-            except (ArithmeticError, ValueError):
-                return None
-        if not (_is_int(left) and _is_int(right)):
-            numbers = all(isinstance(v, (IntValue, NumberValue)) or (isinstance(v, ConstValue) and _is_number(v.value))
-                          for v in (left, right))
-            return NumberValue() if op is not None and numbers else None  # `gamma * 0.5`, `lr / step`
-        if op is not None and op(1, 2) == 0.5 and not (isinstance(left, ConstValue) and isinstance(right, ConstValue)):
-            return None  # `i / 2` of an unknown integer: a float, unknown
-        if op is not None and isinstance(left, ConstValue) and isinstance(right, ConstValue):
-            try:
-                return ConstValue(op(left.value, right.value))  # type: ignore[arg-type]
-            except (ArithmeticError, ValueError):
-                return IntValue()
-        return IntValue()
+
+def int_arithmetic(left: Value, right: Value, op: Callable[[int, int], int] | None) -> Value | None:
+    """`i + 1`, `len(x) - 2` ...: an integer (known when both are), or None when not integers;
+    two number constants give theirs (`drop_path_rate * i / (n - 1)`)."""
+    if op is not None and all(isinstance(v, ConstValue) and isinstance(v.value, (int, float))
+                              and not isinstance(v.value, bool) for v in (left, right)) \
+            and not (_is_int(left) and _is_int(right)):
+        try:
+            return ConstValue(op(left.value, right.value))  # type: ignore[arg-type, union-attr]
+        except (ArithmeticError, ValueError):
+            return None
+    if not (_is_int(left) and _is_int(right)):
+        numbers = all(isinstance(v, (IntValue, NumberValue)) or (isinstance(v, ConstValue) and _is_number(v.value))
+                      for v in (left, right))
+        return NumberValue() if op is not None and numbers else None  # `gamma * 0.5`, `lr / step`
+    if op is not None and op(1, 2) == 0.5 and not (isinstance(left, ConstValue) and isinstance(right, ConstValue)):
+        return None  # `i / 2` of an unknown integer: a float, unknown
+    if op is not None and isinstance(left, ConstValue) and isinstance(right, ConstValue):
+        try:
+            return ConstValue(op(left.value, right.value))  # type: ignore[arg-type]
+        except (ArithmeticError, ValueError):
+            return IntValue()
+    return IntValue()
 
 
 def _lazily(name: str, args: list[Value]) -> Value:

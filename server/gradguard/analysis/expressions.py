@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 import libcst as cst
 
 from gradguard.analysis.bindings import single_index
-from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS
+from gradguard.analysis.containers import BUILTINS, MAX_UNROLLED_ELEMENTS, int_arithmetic
 from gradguard.analysis.custom_functions import is_autograd_function
 from gradguard.analysis.names import decorated_as, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import Part
@@ -266,7 +266,7 @@ class Expressions(Part):
         listed = _list_arithmetic(operator, left, right)
         if listed is not None:
             return listed
-        integer = self.parts.containers.int_arithmetic(left, right, _INT_OPERATORS.get(operator))
+        integer = int_arithmetic(left, right, _INT_OPERATORS.get(operator))
         if integer is not None:
             return integer
         if isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "Add" \
