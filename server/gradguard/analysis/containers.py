@@ -152,21 +152,15 @@ class Containers(Part):
                 return SequenceValue(tuple(TensorKey.value_of(k) for k in receiver.entries)) if receiver.complete else UNKNOWN
             if method in ("get", "pop") and args:
                 found = self.subscript_of(receiver, args[0], state)
-                if method == "pop":  # the key leaves the dict (one not known: any key may have)
-                    key = TensorKey.of(args[0])
-                    if key is None:
-                        receiver.complete = False
-                    receiver.entries.pop(key, None)
+                if method == "pop":  # a key may leave it (on this path: the dict is every path's)
+                    receiver.complete = False
                 if found is UNKNOWN and len(args) > 1:
                     return args[1]
                 return found
             if method == "__setitem__" and len(args) == 2:  # `inputs.__setitem__(name, x)` in a hook's lambda
                 self.store_item(receiver, args[0], args[1], state)
                 return ConstValue(None)
-            if method == "clear":
-                receiver.entries.clear()
-                return ConstValue(None)
-            if method in ("popitem", "__delitem__"):
+            if method in ("clear", "popitem", "__delitem__"):
                 receiver.complete = False
             if method == "update" and args and isinstance(args[0], DictValue):
                 receiver.entries.update(args[0].entries)

@@ -544,7 +544,11 @@ def _user_instance(subject: ModuleValue, candidates: Sequence[Value]) -> bool | 
     lineage = list(subject.definitions.mro(subject.user_class))  # type: ignore[union-attr,arg-type]
     bases = [b for definitions, name in lineage for b in definitions.bases.get(name, ())]
     torch_bases = {normalise_torch_name(b.qualname) for b in bases if isinstance(b, ImportRef) and is_torch_name(b.qualname)}
-    unread = any(isinstance(b, ImportRef) and not is_torch_name(b.qualname) for b in bases)
+    # a base from a file not read, or one the analysis lost (`try: from apex ... except: LayerNorm = ...`),
+    # may derive from any class; a torch base other than `nn.Module` from torch's private ones (`_ConvNd`)
+    unread = any(not (isinstance(b, FunctionRef) and isinstance(b.node, cst.ClassDef)) and not (
+        isinstance(b, ImportRef) and is_torch_name(b.qualname)) for b in bases)
+    only_module = torch_bases <= {"torch.nn.Module"}
     for candidate in candidates:
         if isinstance(candidate, FunctionRef) and isinstance(candidate.node, cst.ClassDef):
             if any(d is candidate.definitions and n == candidate.name for d, n in lineage):
@@ -552,6 +556,8 @@ def _user_instance(subject: ModuleValue, candidates: Sequence[Value]) -> bool | 
         elif (name := qualname_of(candidate)) is not None and is_torch_name(name):
             if normalise_torch_name(name) in torch_bases or (normalise_torch_name(name) == "torch.nn.Module" and subject.is_module):
                 return True
+            if not only_module:
+                return None
         else:
             return None
     return None if unread else False

@@ -400,8 +400,10 @@ def _named_modules(module: ModuleValue) -> list[tuple[str | None, ModuleValue]]:
             continue
         visited.add(id(current))
         named.append((name, current))
-        under = [(k, c) for k, c in current.named_children.items() if isinstance(c, ModuleValue)] + \
-            [(str(i), c) for i, c in enumerate(current.children or []) if isinstance(c, ModuleValue)]
+        # a container's indexed children were registered first (`super().__init__(*layers)`, then `self.head`)
+        indices = current.child_names or [str(i) for i in range(len(current.children or []))]
+        under = [(k, c) for k, c in zip(indices, current.children or []) if isinstance(c, ModuleValue)] + \
+            [(k, c) for k, c in current.named_children.items() if isinstance(c, ModuleValue)]
         pending += [(child, f"{name}.{key}" if name else key) for key, child in reversed(under)]
     return named
 
@@ -414,9 +416,9 @@ def _submodule(module: ModuleValue, path: str) -> Value:
         if not isinstance(found, ModuleValue):
             return UNKNOWN
         child = found.named_children.get(name)
-        if child is None and name.isdigit() and found.children is not None and found.children_exact \
-                and int(name) < len(found.children):
-            child = found.children[int(name)]
+        indices = found.child_names or tuple(str(i) for i in range(len(found.children or [])))
+        if child is None and name in indices and found.children is not None and found.children_exact:
+            child = found.children[indices.index(name)]
         found = child if isinstance(child, ModuleValue) else UNKNOWN
     return found
 

@@ -290,13 +290,16 @@ class ModuleObjects(Part):
                 items = list(args[0].items) if args[0].repeated is None else [args[0].repeated]
             elif class_name == "ModuleList" and args:
                 items = [UNKNOWN]
+            names: tuple[str, ...] = ()
             if class_name == "Sequential" and len(args) == 1 and isinstance(args[0], DictValue) and args[0].complete:
                 items = list(args[0].entries.values())  # `nn.Sequential(OrderedDict(...))`
+                names = tuple(str(k) for k in args[0].entries)
             children = [c for c in items if isinstance(c, ModuleValue)]
             complete = len(children) == len(items) and "*" not in kwargs
             exact = not (class_name == "ModuleList" and args and isinstance(args[0], SequenceValue)
                          and (args[0].repeated is not None or not args[0].known_length))
-            return ModuleValue(class_name, node, children=children if complete else None, children_exact=exact)
+            return ModuleValue(class_name, node, children=children if complete else None, children_exact=exact,
+                               child_names=names if complete else ())
         if class_name in ("ParameterList", "ParameterDict"):
             return _parameter_container(class_name, args[0] if args else None, node)
         facts = module_facts.module(class_name)

@@ -320,8 +320,10 @@ class TensorOps(Part):
                 continue
             value = bound.get(name)
             # a list argument (`einsum`'s operands, `multi_dot`'s matrices): each tensor of it
+            # (an op's other list arguments save each tensor on conditions of its own: none recorded)
             tensors = [value] if isinstance(value, TensorValue) else \
-                [t for t in contents(value) if isinstance(t, TensorValue)] if isinstance(value, SequenceValue) else []
+                [t for t in contents(value) if isinstance(t, TensorValue)] \
+                if isinstance(value, SequenceValue) and facts.saves_vary else []
             if not tensors:
                 continue
             if condition is None:

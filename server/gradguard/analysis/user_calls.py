@@ -422,8 +422,7 @@ class UserCalls(Part):
         positional = [*params.posonly_params, *params.params]
         env: dict[str, Value] = dict(closure) if closure is not None else {}
         values = ([self_value] if self_value is not None else []) + list(args)
-        # defaults run where the function was defined: a closure's (`lambda m, a, o, name=name: ...`) in its scope
-        defaults = State(dict(closure) if closure is not None else {}, globals=definitions.globals)
+        defaults = State({}, globals=definitions.globals)
         for index, param in enumerate([*positional, *params.kwonly_params]):
             name = param.name.value
             if index < len(positional) and index < len(values):

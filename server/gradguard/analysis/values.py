@@ -222,8 +222,8 @@ class TensorKey:
         """The key `d[value]` stores under: a constant's value, a tensor's `TensorKey`; None for another value."""
         if isinstance(value, ConstValue):
             return value.value
-        if isinstance(value, TensorValue) and not value.maybe_other:
-            return TensorKey(value.version_counter, value.origin, value)
+        if isinstance(value, TensorValue) and value.is_leaf and not value.is_view and not value.maybe_other:
+            return TensorKey(value.version_counter, value.origin, value)  # (views of one base share both)
         return None
 
     @staticmethod
@@ -268,6 +268,7 @@ class ModuleValue:
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
     mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
     children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)
+    child_names: tuple[str, ...] = ()  # the names of `children` when not their indices (`Sequential(OrderedDict(...))`)
     built_in: str | None = None  # the file whose code constructed it (a `torch.nn` module, a user class's instance)
     compiled: str | None = None  # `torch.compile(module)`, `module.compile()`: the backend its calls run under
 
