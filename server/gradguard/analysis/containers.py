@@ -151,9 +151,7 @@ class Containers(Part):
             if method == "keys":
                 return SequenceValue(tuple(TensorKey.value_of(k) for k in receiver.entries)) if receiver.complete else UNKNOWN
             if method in ("get", "pop") and args:
-                found = self.subscript_of(receiver, args[0], state)
-                if method == "pop":  # a key may leave it (on this path: the dict is every path's)
-                    receiver.complete = False
+                found = self.subscript_of(receiver, args[0], state)  # (a `pop` on one path: the dict keeps the key)
                 if found is UNKNOWN and len(args) > 1:
                     return args[1]
                 return found
