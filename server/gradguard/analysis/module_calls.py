@@ -25,6 +25,7 @@ from gradguard.analysis.values import (
     PartialValue,
     SavedRecord,
     SequenceValue,
+    TensorKey,
     TensorValue,
     Tri,
     Value,
@@ -428,9 +429,10 @@ def _parameter_names(module: ModuleValue) -> list[tuple[str, TensorValue]]:
     tied weight by its first name only)."""
     named: list[tuple[str, TensorValue]] = []
     _visit_parameters(module, "", named, set())
-    seen: set[tuple[int, Origin]] = set()  # one object (`nn.Parameter(w)` of a parameter `w` is another)
-    return [(n, p) for n, p in named if not ((p.version_counter, p.origin) in seen
-                                             or seen.add((p.version_counter, p.origin)))]
+    once: dict[object, tuple[str, TensorValue]] = {}  # one object (a tied weight): its first name
+    for name, p in named:
+        once.setdefault(TensorKey.of(p) or id(p), (name, p))
+    return list(once.values())
 
 
 def _visit_parameters(owner: ModuleValue, prefix: str, named: list[tuple[str, TensorValue]], visited: set[int]) -> None:

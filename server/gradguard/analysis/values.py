@@ -316,9 +316,10 @@ class ModuleValue:
             if module.user_class and any(not isinstance(v, (ModuleValue, TensorValue, ConstValue))
                                          for v in module.named_children.values()):
                 complete = False
-        seen: set[tuple[int, Origin]] = set()  # one object (`nn.Parameter(w)` of a parameter `w` is another)
-        return [p for p in found if not ((p.version_counter, p.origin) in seen
-                                         or seen.add((p.version_counter, p.origin)))], complete
+        once: dict[object, TensorValue] = {}  # one object (a tied weight), by `TensorKey`
+        for p in found:
+            once.setdefault(TensorKey.of(p) or id(p), p)
+        return list(once.values()), complete
 
     def has_trainable_parameters(self) -> Tri:
         params, complete = self.all_parameters()
@@ -705,12 +706,16 @@ def join_values(a: Value, b: Value) -> Value:
     if isinstance(a, OptimizerValue) and isinstance(b, OptimizerValue) and \
             {p.version_counter for p in a.parameters} == {p.version_counter for p in b.parameters}:
         return a  # either optimizer class (`try: Adam(..., betas=...) except TypeError: ...`): a step changes the same
-    numbers = (IntValue, NumberValue)
-    if isinstance(a, numbers) and isinstance(b, numbers) or isinstance(a, NumberValue) and isinstance(b, ConstValue) \
-            and _number_or_none(b.value) and b.value is not None or isinstance(b, NumberValue) \
-            and isinstance(a, ConstValue) and _number_or_none(a.value) and a.value is not None:
-        return a if a == b else NumberValue()
+    if NumberValue() in (a, b) and all(_a_number(v) for v in (a, b)):
+        return NumberValue()  # (two equal values returned above)
+    if isinstance(a, IntValue) and isinstance(b, IntValue):
+        return a
     return UNKNOWN
+
+
+def _a_number(value: Value) -> bool:
+    return isinstance(value, (IntValue, NumberValue)) or (
+        isinstance(value, ConstValue) and value.value is not None and _number_or_none(value.value))
 
 
 _CODE = (FunctionRef, ImportRef, PartialValue, EitherCode)
