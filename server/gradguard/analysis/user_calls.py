@@ -256,11 +256,11 @@ class UserCalls(Part):
         cuts, changes, first_new = len(self.run.result.cuts), len(self.run.result.changes), new_version_counter()
         unfollowed, placed, hand_overs = self.run.unfollowed, self.run.placed, self.run.hand_overs
         result = run()
-        if result is not UNKNOWN and self.run.next_serial == serial and len(self.run.result.cuts) == cuts \
+        if self.run.next_serial == serial and len(self.run.result.cuts) == cuts \
                 and len(self.run.result.changes) == changes and self.run.hand_overs == hand_overs \
                 and all(vc > first_new for vc in self.run.touched[touched:]) and not _holds_older(result, first_new):
-            # a result (not a call left unfollowed here: a tail call, the depth or the count of calls
-            # reached, which another call may follow), nothing cut short, no save made nor handed
+            # a result, known or not (a call left unfollowed here, at a tail call, the depth or the count
+            # of calls reached, which another call may follow, counts below), nothing cut short, no save made nor handed
             # over, no change recorded (a finding's, reported once), no tensor of before changed (a
             # global's `add_`) nor an object of before (a global module's attribute, a global list),
             # no backward, and a result made by the call alone (not a global tensor it returns): a
