@@ -271,7 +271,9 @@ class UserCalls(Part):
             summary = (self.parts.module_objects.copy_object(result), frozenset(self.run.entered - before))
             if self.run.unfollowed == unfollowed:
                 self.run.summaries[key] = summary
-            elif self.run.unfollowed - unfollowed == self.run.placed - placed:
+            elif result is not UNKNOWN and self.run.unfollowed - unfollowed == self.run.placed - placed:
+                # (an unknown result of a call left unfollowed where it ran, a tail call with
+                # nothing saved yet, is no answer for the same call that is not the tail)
                 self.run.summaries[here] = summary
         return result
 
