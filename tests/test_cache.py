@@ -26,6 +26,27 @@ def test_a_second_run_reads_the_cache_and_reports_the_same(tmp_path):
     assert check(tmp_path / "p") == first
 
 
+def test_a_cached_finding_names_its_files_as_the_later_run_spells_them(tmp_path):
+    """The cache is the project's, shared by runs from anywhere in it: a finding kept by a run from
+    `pkg/` (`check ../train.py`) comes back in a run from the root (`check train.py`) naming the same
+    files, not `../train.py` read from the root."""
+    shutil.copytree(PROJECT, tmp_path / "p")
+    (tmp_path / "p" / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+
+    def run(cwd: Path, path: str) -> list[dict]:
+        proc = subprocess.run([str(GRADGUARD), "check", "--format", "json", "--no-config", path],
+                              cwd=cwd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 1, proc.stderr
+        return json.loads(proc.stdout)
+
+    train, blocks = tmp_path / "p" / "train.py", tmp_path / "p" / "pkg" / "blocks.py"
+    assert [d["filename"] for d in run(tmp_path / "p" / "pkg", "../train.py")] == [str(train)]
+    assert len(list((tmp_path / "p" / ".gradguard_cache").glob("*.json"))) == 1
+    found = run(tmp_path / "p", "train.py")  # a cache hit: the JSON names each file by its absolute path
+    assert [(d["filename"], d["location"]["row"], d["code"]) for d in found] == [(str(train), 16, "GG001")]
+    assert {r["filename"] for d in found for r in d["related"]} == {str(train), str(blocks)}, found
+
+
 def test_changing_an_imported_file_invalidates_its_importers(tmp_path):
     shutil.copytree(PROJECT, tmp_path / "p")
     blocks = tmp_path / "p" / "pkg" / "blocks.py"

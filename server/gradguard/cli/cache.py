@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -59,7 +59,7 @@ class Cache:
                 return None
             if any(self._current(dep) != dep_digest for dep, dep_digest in entry.get("dependencies", {}).items()):
                 return None
-            return [finding_from_dict(f) for f in entry["findings"]]
+            return [_spelled(finding_from_dict(f), path) for f in entry["findings"]]
         except (OSError, ValueError, TypeError, KeyError, AttributeError):  # unreadable or not ours: a miss
             return None
 
@@ -69,7 +69,7 @@ class Cache:
         computed once per run), silently skipped when the folder cannot be written."""
         entry = {"tool": self.tool, "text": digest(text), "settings": settings_key,
                  "dependencies": {dependency: self._current(dependency) for dependency in dependencies},
-                 "findings": [asdict(f) for f in findings]}
+                 "findings": [asdict(_portable(f, path)) for f in findings]}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             gitignore = self.folder / ".gitignore"
@@ -80,6 +80,30 @@ class Cache:
             temporary.replace(self._entry(path))
         except OSError:
             pass
+
+
+_THIS_FILE = ""  # a cached finding's filename for the file it belongs to, however a later run spells it
+
+
+def _portable(finding: Finding, path: str) -> Finding:
+    """`finding` as it is kept: the file it was found in by `_THIS_FILE`, others by absolute paths
+    (the next run may spell the file otherwise: `check .` after `cd sub && check train.py`)."""
+    def kept(filename: str) -> str:
+        return _THIS_FILE if filename == path else os.path.abspath(filename)
+
+    return replace(finding, filename=kept(finding.filename),
+                   related=tuple(replace(r, filename=kept(r.filename)) for r in finding.related))
+
+
+def _spelled(finding: Finding, path: str) -> Finding:
+    """A kept finding for `path` as this run spells it: other files relative to here when `path` is."""
+    def spelled(filename: str) -> str:
+        if filename == _THIS_FILE:
+            return path
+        return filename if os.path.isabs(path) else os.path.relpath(filename)
+
+    return replace(finding, filename=spelled(finding.filename),
+                   related=tuple(replace(r, filename=spelled(r.filename)) for r in finding.related))
 
 
 def _span(data: dict) -> Span:
