@@ -179,6 +179,37 @@ class ModuleCalls(Part):
             done[kind] = {name: parameter for name, parameter in submodule.parameters.items()
                           if name in before and parameter is not before[name]}
 
+    def functional_call(self, args: list[Value], kwargs: dict[str, Value], node: cst.Call, state: State) -> Value:
+        """`torch.func.functional_call(module, tensors, args, kwargs)`: the module called on `args` with
+        the tensors named in `tensors` in place of its parameters and buffers of those names (the
+        others its own), which it has again after the call; UNKNOWN when they are not known."""
+        module = args[0] if args else kwargs.get("module", UNKNOWN)
+        given = args[1] if len(args) > 1 else kwargs.get("parameter_and_buffer_dicts", kwargs.get("parameters_and_buffers"))
+        passed = args[2] if len(args) > 2 else kwargs.get("args", SequenceValue(()))
+        keywords = args[3] if len(args) > 3 else kwargs.get("kwargs", DictValue({}))
+        dicts = [given] if isinstance(given, DictValue) else list(given.items) \
+            if isinstance(given, SequenceValue) and given.repeated is None else []
+        if not isinstance(module, ModuleValue) or not dicts or not all(
+                isinstance(d, DictValue) and d.complete and all(isinstance(k, str) for k in d.entries) for d in dicts) \
+                or not isinstance(keywords, DictValue) or not keywords.complete \
+                or (isinstance(passed, SequenceValue) and passed.repeated is not None):
+            return UNKNOWN
+        swapped: list[tuple[dict[str, Value], str, Value]] = []
+        for name, tensor in ((k, v) for d in dicts for k, v in d.entries.items()):
+            path, _, leaf = name.rpartition(".")  # type: ignore[union-attr]
+            owner = _submodule(module, path)
+            held = next((h for h in (owner.parameters, owner.buffers, owner.named_children) if leaf in h), None) \
+                if isinstance(owner, ModuleValue) else None
+            if held is not None:
+                swapped.append((held, leaf, held[leaf]))
+                held[leaf] = tensor
+        try:
+            return self.call_module(module, list(passed.items) if isinstance(passed, SequenceValue) else [passed],
+                                    {k: v for k, v in keywords.entries.items() if isinstance(k, str)}, node, state, node)
+        finally:
+            for held, leaf, own in reversed(swapped):
+                held[leaf] = own
+
     def call_module(self, module: ModuleValue, args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode,
                     state: State, report_node: cst.CSTNode) -> Value:
         """`module(*args)`: its forward pre-hooks (one that returns a value replaces the arguments:
@@ -204,6 +235,8 @@ class ModuleCalls(Part):
                                             output.history)  # (output, h_n); an LSTM's (output, (h_n, c_n))
             cell = TensorOps.fresh_result(output.requires_grad, Origin("the cell state of `LSTM`", node),
                                           output.history)
+            if module.class_name == "MultiheadAttention":
+                output, second = self.attention_weights(args, kwargs, output, node, state)
             output = SequenceValue((output, SequenceValue((second, cell)) if module.class_name == "LSTM" else second))
         if module.backward_hooked and state.grad_enabled is not Tri.NO:
             output = _backward_hook_views(output)
@@ -220,6 +253,30 @@ class ModuleCalls(Part):
                     and changed.version_counter == output.version_counter:
                 output = changed  # the hook changed the output's flags (`output.requires_grad_()`)
         return output
+
+    def attention_weights(self, args: list[Value], kwargs: dict[str, Value], output: TensorValue, node: cst.CSTNode,
+                          state: State) -> tuple[TensorValue, Value]:
+        """The output of `nn.MultiheadAttention` and the attention weights it returns beside it: None
+        for `need_weights=False`; per head (`average_attn_weights=False`) a view of its softmax's output,
+        which the softmax's backward and the product with the values saved (in the output's graph);
+        else their mean, a new tensor."""
+        def flag(position: int, keyword: str) -> Tri:  # both default to True
+            given = args[position] if len(args) > position else kwargs.get(keyword, ConstValue(True))
+            return Tri.of(bool(given.value)) if isinstance(given, ConstValue) else Tri.MAYBE
+
+        if flag(4, "need_weights") is Tri.NO:
+            return output, ConstValue(None)
+        weights = TensorOps.fresh_result(output.requires_grad, Origin("the attention weights of `MultiheadAttention`", node),
+                                         output.history)
+        averaged = flag(6, "average_attn_weights")
+        per_head = (Tri.MAYBE if averaged is Tri.MAYBE else Tri.of(averaged is Tri.NO)) & output.requires_grad
+        if per_head is Tri.NO:
+            return output, weights
+        first_serial = self.run.next_serial
+        record = SavedRecord("MultiheadAttention", "_softmax", "per-head attention weights", node, per_head is Tri.YES)
+        self.parts.saved_tensors.save(weights, record, state)
+        return (self.parts.tensor_ops.with_history(output, [output], first_serial, state),
+                self.parts.tensor_ops.with_history(weights, [weights], first_serial, state))
 
     def run_hook(self, registered: Value, given: list[Value], node: cst.CSTNode,
                  state: State) -> tuple[list[cst.Param], Value] | None:
@@ -341,7 +398,9 @@ class ModuleCalls(Part):
         if facts.saves_output and recorded is not Tri.NO:
             self.parts.saved_tensors.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES,
                                                               at_call=direct, run_by=run_by), state)
-        return self.parts.tensor_ops.with_history(result, [source, *recurrent], first_serial, state)
+        # its parameters' graphs too: tensors computed by the caller where `functional_call` put them
+        return self.parts.tensor_ops.with_history(result, [source, *recurrent, *module.parameters.values()],
+                                                  first_serial, state)
 
     @staticmethod
     def recurrent_state(args: list[Value], kwargs: dict[str, Value]) -> list[TensorValue]:

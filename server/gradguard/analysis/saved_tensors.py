@@ -16,7 +16,7 @@ class SavedTensors(Part):
     """The interpreter's part that records saves, reports in-place changes and runs backward."""
 
     def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:
-        if state.grad_enabled is Tri.NO:
+        if state.grad_enabled is Tri.NO or self.run.unchecked_saves:  # no save, or one no change breaks
             return
         if (self.run.autocast or self.run.autocast_maybe) and record.what != "output":  # may be saved as a cast copy
             if self.run.autocast and tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
@@ -112,12 +112,16 @@ class SavedTensors(Part):
             self.run.hand_overs += 1
         self.run.handed_over |= reached | possible
 
-    def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State) -> None:
+    def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State, inputs: Value = None) -> None:
         """A backward pass from `loss`: it runs through (confirms) the pending changes of the saves in
         its graph, and frees those saves (`provenance`): only the saves the analysis knows to be
         in it, none for a known-empty graph or a value it lost; through a call it did not follow,
-        it may."""
+        it may. With `inputs` (`torch.autograd.grad(loss, inputs)`) it stops at them: the graph
+        that computed them is not run."""
         reached, possible = provenance(loss)
+        if inputs is not None:
+            before = set().union(*provenance(inputs))
+            reached, possible = reached - before, possible - before
         self.run.touched.append(BACKWARD)
         for change in self.run.pending:
             serials = {r.serial for r in (*change.saved, *change.storage_saved)}

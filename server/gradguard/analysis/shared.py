@@ -83,6 +83,28 @@ class Returns:
         return end.join(self.state)
 
 
+@dataclass
+class LoopExits:
+    """The states at the `continue`s and `break`s of the running pass of a loop's body: the former
+    meet the end of the pass, the latter the point after the loop."""
+
+    continued: list[State] = field(default_factory=list)
+    broken: list[State] = field(default_factory=list)
+
+    def end_of_pass(self, end: State) -> State:
+        """The state at the end of the pass: where its body ran off its end joined with its `continue`s."""
+        for continued in self.continued:
+            end = end.join(continued)
+        self.continued.clear()
+        return end
+
+    def after_loop(self, end: State) -> State:
+        """The state after the loop: where it ended joined with its `break`s."""
+        for broken in self.broken:
+            end = end.join(broken)
+        return end
+
+
 BACKWARD = -1  # in `InterpreterState.touched`: a backward pass ran (it changes what is pending and saved)
 CHANGED_OBJECT = -2  # in `InterpreterState.touched`: code ran that may change a module, list or dict made before it
 
@@ -144,6 +166,7 @@ class InterpreterState:
         self.freed: dict[int, cst.CSTNode] = {}
         self.autocast = 0  # autocast regions (`with torch.autocast(...)`) the code runs in, callers' included
         self.autocast_maybe = 0  # and those whose `enabled` flag is not known
+        self.unchecked_saves = 0  # the `saved_tensors_hooks` (and kin) regions open: saves no change can break
         self.compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) the code runs in
         self.next_serial = 1  # the serial of the next saved record (a tensor's `history` holds serials)
         # the version counters of the tensors changed in place or whose flags changed, in turn (BACKWARD: a
@@ -163,6 +186,7 @@ class InterpreterState:
         self.call_definitions: list[Definitions] = []
         self.call_nodes: list[cst.CSTNode] = []
         self.returns: list[Returns] = []  # what each running function returned so far
+        self.loop_exits: list[LoopExits] = []  # where the running loops' passes jumped out
         self.generator_runs: list[GeneratorRun] = []  # the generators whose bodies run for an iteration over them
         self.last_callee_env: dict[str, Value] = {}  # the names of the function a call last ran, at its end
         # a call into another file's code: (this file's call, its label, report every change) and the

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gradguard.analysis.values import (
+    DictValue,
     ModuleValue,
     SavedRecord,
     SequenceValue,
@@ -143,4 +144,8 @@ def _joined(value: Value, theirs: Value, mine: dict[int, tuple[SavedRecord, ...]
             and not (value.mutable or theirs.mutable) and value.repeated is None and theirs.repeated is None
             and len(value.items) == len(theirs.items)):  # a tuple carried by a loop: an LSTM's (h, c)
         return SequenceValue(tuple(_joined(a, b, mine, others, saves) for a, b in zip(value.items, theirs.items)))
+    if (isinstance(value, DictValue) and isinstance(theirs, DictValue) and value is not theirs and value.complete
+            and theirs.complete and value.entries.keys() == theirs.entries.keys()):  # a dict a loop builds anew: fast weights
+        return DictValue({key: _joined(held, theirs.entries[key], mine, others, saves)
+                          for key, held in value.entries.items()})
     return join_values(value, theirs)

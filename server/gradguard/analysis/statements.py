@@ -12,7 +12,7 @@ from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
 from gradguard.analysis.events import Deferred
 from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES
 from gradguard.analysis.names import OPERATOR_SYMBOLS, decorator_heads, dotted_name, is_static_method
-from gradguard.analysis.shared import Part
+from gradguard.analysis.shared import LoopExits, Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
@@ -32,7 +32,7 @@ from gradguard.analysis.values import (
 )
 from gradguard.knowledge import surface
 from gradguard.source.skeleton import LazyFunctionDef
-from gradguard.source.walk import bound_names, descendants
+from gradguard.source.walk import bound_names
 
 
 class Statements(Part):
@@ -213,17 +213,28 @@ class Statements(Part):
               orelse: cst.Else | None) -> None:
         entry = state.copy()
         current = state.copy()
+        exits = LoopExits()
         self.run.loop_depth += 1
+        self.run.loop_exits.append(exits)
         try:
-            self._passes(body, entry, current, bind_target)
+            self._passes(body, entry, current, bind_target, exits)
         finally:
             self.run.loop_depth -= 1
+            self.run.loop_exits.pop()
         state.become(current)
         if orelse is not None:
             self.exec_block(orelse.body.body, state)
+        state.become(exits.after_loop(state))
+
+    def _jump(self, node: cst.Continue | cst.Break, state: State) -> None:
+        """`continue` / `break`: this path leaves the pass (to its end / past the loop) here."""
+        if self.run.loop_exits:
+            exits = self.run.loop_exits[-1]
+            (exits.continued if isinstance(node, cst.Continue) else exits.broken).append(state.copy())
+            state.dead = True
 
     def _passes(self, body: cst.BaseSuite, entry: State, current: State,
-                bind_target: Callable[[State], None] | None) -> None:
+                bind_target: Callable[[State], None] | None, exits: LoopExits) -> None:
         """Run a loop's body to its fixed point in `current`: two passes (what one iteration
         leaves for the next, its saves as certain as they were: a loop repeats), one inside
         `MAX_TWO_PASS_LOOPS` loops (so nested loops cost 2**3 times their body at most, not
@@ -235,26 +246,30 @@ class Statements(Part):
             if bind_target is not None:
                 bind_target(iteration)
             self.exec_block(body.body, iteration)
+            iteration = exits.end_of_pass(iteration)
             current.become(entry.join_repeated(iteration) if index + 1 < passes else entry.join(iteration))
 
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.parts.expressions.eval(node.iter, state)
         items = self.parts.containers.elements(iterable)
         objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(map(_an_object, items))
-        if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.run.unrolling < 2)) \
-                and not self.parts.user_calls.syntax_fact(
-                    node, _jumps, self.run.call_definitions[-1] if self.run.call_definitions else None):
+        if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.run.unrolling < 2)):
+            exits = LoopExits()
             self.run.unrolling += 1
+            self.run.loop_exits.append(exits)
             try:
                 for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
                     self.parts.bindings.bind(node.target, item, state, node.iter)
                     self.exec_block(node.body.body, state)
-                    if state.dead:  # it returned: the remaining elements do not run
-                        return
+                    state.become(exits.end_of_pass(state))
+                    if state.dead:  # every path returned or left the loop: the remaining elements do not run
+                        break
             finally:
                 self.run.unrolling -= 1
+                self.run.loop_exits.pop()
             if node.orelse is not None:
                 self.exec_block(node.orelse.body.body, state)
+            state.become(exits.after_loop(state))
             return
 
         def bind(iteration: State) -> None:
@@ -295,10 +310,14 @@ class Statements(Part):
 
     def _with(self, node: cst.With, state: State) -> None:
         saved_mode, autocasts = state.grad_enabled, (self.run.autocast, self.run.autocast_maybe)
+        unchecked = self.run.unchecked_saves
         for item in node.items:
             mode = self.parts.torch_calls.grad_mode_of(item.item, state)
             if mode is not None:
                 state.grad_enabled = mode
+                continue
+            if self.parts.torch_calls.unchecks_saves(item.item, state):
+                self.run.unchecked_saves += 1
                 continue
             autocast = self.parts.torch_calls.autocast_of(item.item, state)
             if autocast is Tri.NO:  # `autocast(enabled=False)` inside a region: full precision again
@@ -316,6 +335,7 @@ class Statements(Part):
             self.exec_block(node.body.body, state)
         finally:
             state.grad_enabled, (self.run.autocast, self.run.autocast_maybe) = saved_mode, autocasts
+            self.run.unchecked_saves = unchecked
 
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value
@@ -389,6 +409,8 @@ class Statements(Part):
         cst.AnnAssign: _ann_assign,
         cst.AugAssign: _aug_assign,
         cst.Return: _return,
+        cst.Continue: _jump,
+        cst.Break: _jump,
         cst.Raise: _raise,
         cst.Import: _import,
         cst.ImportFrom: _import_from,
@@ -425,12 +447,6 @@ def _narrow(tested: tuple[str, bool], then_state: State, else_state: State) -> N
         else_state.env[name] = evolved(value, requires_grad=Tri.of(not holds))
 
 
-def _jumps(loop: cst.For) -> bool:
-    """Whether a loop body has a `break` or `continue` of its own (then it is not run element by element)."""
-    return any(type(node) in _JUMPS for node in descendants(loop.body, into=lambda n: type(n) not in _OWN_JUMPS))
-
-
-_JUMPS = frozenset({cst.Break, cst.Continue})
 def _an_object(item: Value) -> bool:
     """A module or a parameter, or a pair naming one (`named_modules()`, `named_parameters()`): a loop
     over them runs once for each, up to `MAX_UNROLLED_MODULES`."""
@@ -438,8 +454,6 @@ def _an_object(item: Value) -> bool:
         item = item.items[1]
     return isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf)
 
-
-_OWN_JUMPS = frozenset({cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef})  # their jumps are their own
 
 
 MAX_TWO_PASS_LOOPS = 3  # loops nested deeper (followed calls included) run their body once

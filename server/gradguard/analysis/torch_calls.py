@@ -96,6 +96,14 @@ class TorchCalls(Part):
         flag = self.parts.expressions.eval(enabled, state)
         return Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else Tri.MAYBE
 
+    def unchecks_saves(self, node: cst.BaseExpression, state: State) -> bool:
+        """Whether a `with` item opens a region whose saves autograd does not check for in-place
+        changes (`torch.autograd.graph.saved_tensors_hooks(pack, unpack)`, `save_on_cpu()`)."""
+        if not isinstance(node, cst.Call):
+            return False
+        name = qualname_of(self.parts.expressions.eval(node.func, state))
+        return name is not None and normalise_torch_name(name) in surface.UNCHECKED_SAVES
+
     def grad_mode_of(self, node: cst.BaseExpression, state: State) -> Tri | None:
         """The grad mode a `with` item or decorator sets, or None if it is not a grad-mode construct."""
         call = node if isinstance(node, cst.Call) else None
@@ -148,13 +156,16 @@ class TorchCalls(Part):
             return UNKNOWN
         if name in surface.BACKWARD_FUNCTIONS:
             outputs = args[0] if args else kwargs.get("tensors", kwargs.get("outputs", UNKNOWN))
-            self.parts.saved_tensors.run_backward(outputs, kwargs, state)
-            if name == "torch.autograd.grad":
-                return self.gradients(outputs, args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN),
-                                      kwargs, node, state)
-            return UNKNOWN
+            if name != "torch.autograd.grad":
+                self.parts.saved_tensors.run_backward(outputs, kwargs, state)
+                return UNKNOWN
+            inputs = args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
+            self.parts.saved_tensors.run_backward(outputs, kwargs, state, inputs)
+            return self.gradients(outputs, inputs, kwargs, node, state)
         if name in surface.RETURNS_ARGUMENT:
             return args[0] if args else UNKNOWN
+        if name in surface.FUNCTIONAL_CALLS:
+            return self.parts.module_calls.functional_call(args, kwargs, node, state)
         if name in surface.CHECKPOINTS and args:
             return self.checkpointed(args[0], args[1:], kwargs, node, state)
         if name == "torch.autograd.Variable":  # a new leaf over the same data
@@ -241,7 +252,15 @@ class TorchCalls(Part):
             return module
         function = name.rsplit(".", 1)[-1]
         for original in module_facts.PARAMETRIZATIONS[name]:
-            module.parameters[original.format(name=tensor)] = TensorValue(
+            path, _, leaf = original.format(name=tensor).rpartition(".")
+            owner = module  # `parametrizations.weight.original0`: a `ModuleDict` of `ParametrizationList`s
+            for part in path.split(".") if path else ():
+                child = owner.named_children.get(part)
+                if not isinstance(child, ModuleValue):
+                    child = owner.named_children[part] = ModuleValue(
+                        "ModuleDict" if part == "parametrizations" else "ParametrizationList", node, children=[])
+                owner = child
+            owner.parameters[leaf] = TensorValue(
                 new_version_counter(), Tri.YES, True, Origin(f"the {tensor} of `{module.class_name}` before `{function}`", node))
         module.buffers[tensor] = TensorValue(new_version_counter(), Tri.YES, False,
                                              Origin(f"the {tensor} `{function}` computes", node))

@@ -190,6 +190,18 @@ DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
 DISTRIBUTION_TENSORS = frozenset({"mean", "mode", "stddev", "variance", "probs", "logits", "loc", "scale", "rate",
                                   "concentration", "low", "high", "covariance_matrix", "scale_tril"})
 
+# `functional_call(module, tensors, args, kwargs)`: the module's forward run with the parameters and
+# buffers named in `tensors` (a dict by dotted name, or a tuple of dicts) in place of its own.
+FUNCTIONAL_CALLS = frozenset({"torch.func.functional_call", "torch.nn.utils.stateless.functional_call",
+                              "torch._functorch.functional_call.functional_call"})
+
+# Contexts under which the tensors autograd saves are not checked for in-place changes: any
+# saved-tensor hooks turn off the version check (identity hooks then give wrong gradients without an
+# error; `save_on_cpu()` of CPU tensors is one, as `tensor.cpu()` returns the tensor itself), and
+# `allow_mutation_on_saved_tensors()` clones a saved tensor before it is changed.
+UNCHECKED_SAVES = frozenset({"torch.autograd.graph.saved_tensors_hooks", "torch.autograd.graph.save_on_cpu",
+                             "torch.autograd.graph.allow_mutation_on_saved_tensors"})
+
 # Autocast regions (`with torch.autocast("cuda"):`); in them the ops of autocast's lower-precision
 # list cast fp32 inputs to a copy in the lower precision and save that copy, not the tensor given.
 AUTOCASTS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
