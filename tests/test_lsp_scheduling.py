@@ -225,7 +225,7 @@ def slow_document(fills: int = 60) -> str:
                  f"        elif k == 2:\n            x = {then} + 1", f"        else:\n            x = torch.tanh({then})",
                  "    return x", ""]
     for f in range(fills):
-        code += ["", f"def fill_{f}(x, groups):",
+        code += ["", f"def fill_{f}(x, groups):", "    x = torch.tanh(x)",  # a tensor: no call is memoised
                  *(f"    for spec in groups[{g}]:\n        x = convert_0(x, spec)" for g in range(5)), "    return x"]
     return "\n".join(code) + "\n"
 
