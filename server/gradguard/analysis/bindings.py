@@ -116,6 +116,8 @@ class Bindings(Part):
             value = self.unbind(value, value_node, state)
         elif not isinstance(value, SequenceValue) and (known := self.parts.containers.elements(value)) is not None:
             value = SequenceValue(tuple(known))
+        if isinstance(value, LostValue):  # what a call not followed returned: each part may be in its graph
+            return [value] * len(targets)
         if not isinstance(value, SequenceValue):
             return [UNKNOWN] * len(targets)
         if value.repeated is not None:

@@ -215,7 +215,7 @@ class Calls(Part):
         if isinstance(receiver, FunctionCtx):
             return ctx_method(receiver, method, args)
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
-            found = receiver.definitions.method(receiver.user_class, method)
+            found = self.parts.module_objects.find_method(receiver.definitions, receiver.user_class, method)
             if found is not None:
                 bound = None if is_static_method(found[0]) else receiver
                 return self.parts.user_calls.call_user_function(found[0], found[1], bound, args, kwargs, node, state)

@@ -40,6 +40,7 @@ from gradguard.analysis.values import (
 from gradguard.knowledge import surface
 
 MAX_UNROLLED_ELEMENTS = 16  # a loop or comprehension over a known sequence runs once per element up to this many
+MAX_UNROLLED_MODULES = 64  # `model.modules()`, `model.apply(f)`, loops over modules: one by one up to this many
 
 
 class Containers(Part):
@@ -383,8 +384,9 @@ class Containers(Part):
             return
         iterable = self.parts.expressions.eval(comp.iter, state)
         items = self.elements(iterable)
-        if items is None or len(items) > MAX_UNROLLED_ELEMENTS:  # twice, as a loop: a second element sees the first
-            exact[0] = False
+        if items is None or (len(items) > MAX_UNROLLED_ELEMENTS and not (
+                len(items) <= MAX_UNROLLED_MODULES and all(map(an_object, items)))):  # twice, as a loop: a second
+            exact[0] = False  # element sees the first
             items = [self.iterate(iterable, comp.iter, state)] * 2
         for index, item in enumerate(items):
             if not exact[0] and index and produced and all(isinstance(v, ModuleValue) for v in produced):
@@ -495,3 +497,10 @@ def _names_in(target: cst.BaseExpression) -> list[str]:
 BUILTINS = frozenset({"range", "len", "zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter", "next",
                       "map", "filter", "sum", "dict", "getattr", "setattr", "isinstance", "str", "int", "float", "bool"})
 
+
+def an_object(item: Value) -> bool:
+    """A module or a parameter, or a pair naming one (`named_modules()`, `named_parameters()`): a loop
+    over them (a comprehension too) runs once for each, up to `MAX_UNROLLED_MODULES`."""
+    if isinstance(item, SequenceValue) and item.repeated is None and len(item.items) == 2:
+        item = item.items[1]
+    return isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard.analysis.containers import MAX_UNROLLED_MODULES
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
@@ -33,7 +34,6 @@ from gradguard.analysis.values import (
 )
 from gradguard.knowledge import modules as module_facts
 
-MAX_UNROLLED_MODULES = 64  # `model.modules()`, `model.apply(f)`, loops over modules: one by one up to this many
 _RETURNS_PAIR = frozenset({"RNN", "GRU", "LSTM", "LSTMCell", "MultiheadAttention"})  # torch modules returning two values
 
 

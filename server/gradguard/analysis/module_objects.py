@@ -12,6 +12,7 @@ from gradguard.analysis.values import (
     UNKNOWN,
     BuiltinRef,
     ConstValue,
+    Definitions,
     DictValue,
     FunctionRef,
     ImportRef,
@@ -29,6 +30,9 @@ from gradguard.analysis.values import (
     new_version_counter,
 )
 from gradguard.knowledge import modules as module_facts
+
+
+_MAX_LINEAGES = 256  # classes whose bases one analysis resolves when a method is not found
 
 
 class ModuleObjects(Part):
@@ -162,10 +166,42 @@ class ModuleObjects(Part):
             return UNKNOWN
         return SuperValue(instance, owner, definitions)
 
+    def find_method(self, definitions: Definitions, class_name: str, method: str, *,
+                    after: bool = False) -> tuple[cst.FunctionDef, Definitions] | None:
+        """`definitions.method(...)`, the imported bases of the class's lineage resolved first when it
+        is not found (a library class read without its bases of other files: `PreTrainedModel`'s
+        `get_input_embeddings`, found once a program calls it)."""
+        found = definitions.method(class_name, method, after=after)
+        if found is None and self._resolve_lineage(definitions, class_name):
+            found = definitions.method(class_name, method, after=after)
+        return found
+
+    def _resolve_lineage(self, definitions: Definitions, class_name: str) -> bool:
+        """Resolve, once per analysis, the bases of `class_name` and of its bases that name classes of
+        other files; whether any was resolved."""
+        if self.run.project is None or (self.run.library and not self.run.call_stack):
+            return False
+        changed, pending = False, [(definitions, class_name)]
+        while pending:
+            defs, name = pending.pop()
+            if (id(defs), name) in self.run.lineages or len(self.run.lineages) > _MAX_LINEAGES:
+                continue
+            self.run.lineages.add((id(defs), name))
+            bases = defs.bases.get(name, ())
+            if defs.path is not None and any(isinstance(b, ImportRef) and not is_torch_name(b.qualname) for b in bases):
+                found = tuple(self.run.project.resolve(defs.path, b.qualname)
+                              if isinstance(b, ImportRef) and not is_torch_name(b.qualname) else b for b in bases)
+                resolved = tuple(f if isinstance(f, FunctionRef) and isinstance(f.node, cst.ClassDef) else b
+                                 for f, b in zip(found, bases))
+                if resolved != bases:
+                    defs.bases[name], bases, changed = resolved, resolved, True
+            pending += [(b.definitions, b.name) for b in bases if isinstance(b, FunctionRef) and isinstance(b.node, cst.ClassDef)]
+        return changed
+
     def call_super(self, receiver: SuperValue, method: str, args: list[Value], kwargs: dict[str, Value],
                    node: cst.Call, state: State) -> Value:
         """`super().method(...)`: the method of the first base (of the project) that has it."""
-        found = receiver.definitions.method(receiver.class_name, method, after=True)
+        found = self.find_method(receiver.definitions, receiver.class_name, method, after=True)
         if found is not None:
             return self.parts.user_calls.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
         instance = receiver.instance
@@ -258,7 +294,7 @@ class ModuleObjects(Part):
         if attribute in owner.named_children:
             return owner.named_children[attribute]
         if owner.user_class is not None and owner.definitions is not None:
-            found = owner.definitions.method(owner.user_class, attribute)
+            found = self.find_method(owner.definitions, owner.user_class, attribute)
             if found is not None:
                 return FunctionRef(attribute, found[0], found[1], bound_self=None if is_static_method(found[0]) else owner)
             shared = owner.definitions.class_attribute(owner.user_class, attribute)

@@ -156,6 +156,7 @@ class InterpreterState:
         # whose followed calls spent their budget (later calls of them are not followed)
         self.budget = budget.active() or budget.Budget()
         self.cut_calls: set[cst.FunctionDef] = set()
+        self.lineages: set[tuple[int, str]] = set()  # the classes whose imported bases were resolved (`find_method`)
         # the changes no backward pass has reached yet
         self.pending: list[InplaceChange] = []
         # for the entry point being analysed: the saves reachable from what it handed to code the

@@ -8,9 +8,8 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from gradguard.analysis.bindings import UNSET, single_index
-from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
+from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS, MAX_UNROLLED_MODULES, an_object
 from gradguard.analysis.events import Deferred
-from gradguard.analysis.module_calls import MAX_UNROLLED_MODULES
 from gradguard.analysis.names import OPERATOR_SYMBOLS, decorator_heads, dotted_name, is_static_method
 from gradguard.analysis.shared import LoopExits, Part
 from gradguard.analysis.state import State
@@ -252,7 +251,7 @@ class Statements(Part):
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.parts.expressions.eval(node.iter, state)
         items = self.parts.containers.elements(iterable)
-        objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(map(_an_object, items))
+        objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(map(an_object, items))
         if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.run.unrolling < 2)):
             exits = LoopExits()
             self.run.unrolling += 1
@@ -445,14 +444,6 @@ def _narrow(tested: tuple[str, bool], then_state: State, else_state: State) -> N
     if isinstance(value, TensorValue) and value.requires_grad is Tri.MAYBE:
         then_state.env[name] = evolved(value, requires_grad=Tri.of(holds))
         else_state.env[name] = evolved(value, requires_grad=Tri.of(not holds))
-
-
-def _an_object(item: Value) -> bool:
-    """A module or a parameter, or a pair naming one (`named_modules()`, `named_parameters()`): a loop
-    over them runs once for each, up to `MAX_UNROLLED_MODULES`."""
-    if isinstance(item, SequenceValue) and item.repeated is None and len(item.items) == 2:
-        item = item.items[1]
-    return isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf)
 
 
 

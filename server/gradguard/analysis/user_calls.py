@@ -374,7 +374,10 @@ class UserCalls(Part):
                           args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
                           *, report: str = "caller-saves", closure: dict[str, Value] | None = None) -> Value:
         """`call_user_function`'s interpretation of the body, for a function or a generator's iteration."""
-        depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) else 0)
+        # more for calls into a library's code, or made from it (a module of the project that a
+        # library model calls deep in its forward: a LoRA layer put in place of BERT's `query`)
+        depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) or any(
+            self.in_library(d) for d in self.run.call_definitions) else 0)
         if function in self.run.call_stack or len(self.run.call_stack) >= depth or "*" in kwargs \
                 or function in self.run.cut_calls:
             self.run.unfollowed += 1
@@ -436,8 +439,8 @@ class UserCalls(Part):
             else:
                 value = UNKNOWN
             env[name] = self.argument(param) if value is UNKNOWN else value
-        if isinstance(params.star_arg, cst.Param):
-            env[params.star_arg.name.value] = UNKNOWN
+        if isinstance(params.star_arg, cst.Param):  # the positional arguments no parameter takes (no `*` of unknown length here)
+            env[params.star_arg.name.value] = SequenceValue(tuple(values[len(positional):]))
         if isinstance(params.star_kwarg, cst.Param):  # the keyword arguments no parameter takes
             named = {p.name.value for p in [*positional, *params.kwonly_params]}
             env[params.star_kwarg.name.value] = DictValue(
