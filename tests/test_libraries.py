@@ -62,7 +62,8 @@ def test_program_set_is_well_formed():
 
 @pytest.mark.xdist_group("heavy")
 def test_labels_agree_with_torch():
-    """Every marked program raises its family's error when it runs; every `_ok` program runs clean."""
+    """Every marked program raises its family's error when it runs (a GG004 one runs to its end, where it
+    asserts the wrong gradient); every `_ok` program runs clean."""
     _require_libraries()
     proc = subprocess.run([sys.executable, str(FOLDER / "run_programs.py"), *PROGRAMS], capture_output=True,
                           text=True, timeout=900, cwd=FOLDER)
@@ -72,7 +73,7 @@ def test_labels_agree_with_torch():
     wrong = []
     for name, error in fates.items():
         codes = {code for _, code in markers(FOLDER / name)}
-        if not codes:
+        if not codes or codes == {"GG004"}:  # a GG004 program runs to its end, asserting the wrong gradient itself
             if error is not None:
                 wrong.append(f"{name}: expected to train cleanly, raised {error}")
             continue

@@ -119,6 +119,9 @@ class Calls(Part):
             return self.reduced(args[0], args[1], args[2] if len(args) > 2 else kwargs.get("initial"), node, state)
         if name in surface.OPERATOR_METHODS and len(args) == 2:
             return self.operator_call(surface.OPERATOR_METHODS[name], args, node, state)
+        if name in ("os.environ.get", "os.getenv") and len(args) == 2 and isinstance(args[0], ConstValue) \
+                and isinstance(args[1], ConstValue):  # the program as run without it set: its default
+            return ConstValue(args[1].value, default_of=f"${args[0].value}")
         if name == "json.loads" and args and isinstance(args[0], ConstValue) and isinstance(args[0].value, str):
             return _from_json(args[0].value)  # a configuration written in the code
         if name in ("copy.deepcopy", "copy.copy") and args:

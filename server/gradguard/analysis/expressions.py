@@ -269,6 +269,9 @@ class Expressions(Part):
         integer = int_arithmetic(left, right, _INT_OPERATORS.get(operator))
         if integer is not None:
             return integer
+        if operator == "Add" and isinstance(left, ConstValue) and isinstance(right, ConstValue) \
+                and isinstance(left.value, str) and isinstance(right.value, str):  # `"_scale_" + mode`
+            return ConstValue(left.value + right.value)
         if isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and operator == "Add" \
                 and left.repeated is None and right.repeated is None:  # `list(a.parameters()) + list(b.parameters())`
             return SequenceValue(left.items + right.items, mutable=left.mutable)

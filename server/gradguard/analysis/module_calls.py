@@ -185,14 +185,16 @@ class ModuleCalls(Part):
         others its own), which it has again after the call; UNKNOWN when they are not known."""
         module = args[0] if args else kwargs.get("module", UNKNOWN)
         given = args[1] if len(args) > 1 else kwargs.get("parameter_and_buffer_dicts", kwargs.get("parameters_and_buffers"))
-        passed = args[2] if len(args) > 2 else kwargs.get("args", SequenceValue(()))
+        passed = args[2] if len(args) > 2 else kwargs.get("args", ConstValue(None))
+        if isinstance(passed, ConstValue) and passed.value is None:
+            passed = SequenceValue(())
         keywords = args[3] if len(args) > 3 else kwargs.get("kwargs", DictValue({}))
         dicts = [given] if isinstance(given, DictValue) else list(given.items) \
             if isinstance(given, SequenceValue) and given.repeated is None else []
         if not isinstance(module, ModuleValue) or not dicts or not all(
                 isinstance(d, DictValue) and d.complete and all(isinstance(k, str) for k in d.entries) for d in dicts) \
                 or not isinstance(keywords, DictValue) or not keywords.complete \
-                or (isinstance(passed, SequenceValue) and passed.repeated is not None):
+                or (isinstance(passed, SequenceValue) and not passed.mutable and passed.repeated is not None):
             return UNKNOWN
         swapped: list[tuple[dict[str, Value], str, Value]] = []
         for name, tensor in ((k, v) for d in dicts for k, v in d.entries.items()):
@@ -204,7 +206,8 @@ class ModuleCalls(Part):
                 swapped.append((held, leaf, held[leaf]))
                 held[leaf] = tensor
         try:
-            return self.call_module(module, list(passed.items) if isinstance(passed, SequenceValue) else [passed],
+            tupled = isinstance(passed, SequenceValue) and not passed.mutable  # any other value (a list) is one argument
+            return self.call_module(module, list(passed.items) if tupled else [passed],  # type: ignore[union-attr]
                                     {k: v for k, v in keywords.entries.items() if isinstance(k, str)}, node, state, node)
         finally:
             for held, leaf, own in reversed(swapped):

@@ -168,19 +168,20 @@ class ModuleObjects(Part):
 
     def find_method(self, definitions: Definitions, class_name: str, method: str, *,
                     after: bool = False) -> tuple[cst.FunctionDef, Definitions] | None:
-        """`definitions.method(...)`, the imported bases of the class's lineage resolved first when it
-        is not found (a library class read without its bases of other files: `PreTrainedModel`'s
-        `get_input_embeddings`, found once a program calls it)."""
+        """`definitions.method(...)`; when the analysed file's own code asks for a method not found
+        (not `super()`'s), the imported bases of the class's lineage are resolved first (a library
+        class read without its bases of other files: `PreTrainedModel`'s `get_input_embeddings`)."""
         found = definitions.method(class_name, method, after=after)
-        if found is None and self._resolve_lineage(definitions, class_name):
+        if found is None and not after and self._resolve_lineage(definitions, class_name):
             found = definitions.method(class_name, method, after=after)
         return found
 
     def _resolve_lineage(self, definitions: Definitions, class_name: str) -> bool:
         """Resolve, once per analysis, the bases of `class_name` and of its bases that name classes of
         other files; whether any was resolved."""
-        if self.run.project is None or (self.run.library and not self.run.call_stack):
-            return False
+        if self.run.project is None or (self.run.library and not self.run.call_stack) or (
+                self.run.call_definitions and self.run.call_definitions[-1] is not self.run.definitions):
+            return False  # (asked by the analysed file's own code only: a library's calls of its bases cost a read)
         changed, pending = False, [(definitions, class_name)]
         while pending:
             defs, name = pending.pop()

@@ -8,7 +8,17 @@ import libcst as cst
 from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.shared import BACKWARD, Part
 from gradguard.analysis.state import State
-from gradguard.analysis.values import ConstValue, SavedRecord, SequenceValue, TensorValue, Tri, Value, evolved, provenance
+from gradguard.analysis.values import (
+    ConstValue,
+    SavedRecord,
+    SequenceValue,
+    TensorValue,
+    Tri,
+    Value,
+    contents,
+    evolved,
+    provenance,
+)
 from gradguard.knowledge import surface
 
 
@@ -119,9 +129,8 @@ class SavedTensors(Part):
         it may. With `inputs` (`torch.autograd.grad(loss, inputs)`) it stops at them: the graph
         that computed them is not run."""
         reached, possible = provenance(loss)
-        if inputs is not None:
-            before = set().union(*provenance(inputs))
-            reached, possible = reached - before, possible - before
+        before = _before_inputs(inputs) if inputs is not None else frozenset()
+        reached, possible = reached - before, possible - before
         self.run.touched.append(BACKWARD)
         for change in self.run.pending:
             serials = {r.serial for r in (*change.saved, *change.storage_saved)}
@@ -140,6 +149,19 @@ class SavedTensors(Part):
                 self.run.freed[vc] = statement
         state.saves = {vc: kept for vc, records in state.saves.items()
                        if (kept := tuple(r for r in records if r.serial not in graph))}
+
+
+def _before_inputs(inputs: Value) -> frozenset[int]:
+    """The saves of the graphs that computed `inputs` which `torch.autograd.grad(outputs, inputs)` does
+    not run: those of the inputs no other input was computed from (a later input's graph down to an
+    earlier one runs). None when an input may lie behind another unseen: a leaf, or one of an empty
+    or lost graph beside others."""
+    tensors = list(contents(inputs))
+    if not tensors or not all(isinstance(t, TensorValue) and not t.is_leaf and t.graph_known for t in tensors) or (
+            len(tensors) > 1 and not all(t.history for t in tensors)):  # type: ignore[union-attr]
+        return frozenset()
+    histories = [t.history for t in tensors]  # type: ignore[union-attr]
+    return frozenset().union(*(h for h in histories if not any(other < h for other in histories)))
 
 
 def forget(state: State, version_counter: int, met: tuple[SavedRecord, ...]) -> None:

@@ -91,6 +91,18 @@ class LoopExits:
     continued: list[State] = field(default_factory=list)
     broken: list[State] = field(default_factory=list)
 
+    def mark(self) -> tuple[int, int]:
+        """Where the jumps made from now on begin (`since`)."""
+        return len(self.continued), len(self.broken)
+
+    def since(self, mark: tuple[int, int]) -> list[State]:
+        """The states of the jumps made since `mark` (a `with` or `finally` they jumped out of acts on them)."""
+        return [*self.continued[mark[0]:], *self.broken[mark[1]:]]
+
+    def drop_since(self, mark: tuple[int, int]) -> None:
+        """Forget the jumps made since `mark` (those of a branch run on a copy, which never joins)."""
+        del self.continued[mark[0]:], self.broken[mark[1]:]
+
     def end_of_pass(self, end: State) -> State:
         """The state at the end of the pass: where its body ran off its end joined with its `continue`s."""
         for continued in self.continued:

@@ -195,9 +195,13 @@ class Statements(Part):
         returned = (list(returns.values), returns.state) if returns is not None else None
         outer, self.run.assuming = self.run.assuming, self.run.assuming or parameter
         undo_from, followed = len(self.run.undo), self.run.followed
+        exits = self.run.loop_exits[-1] if self.run.loop_exits else None
+        jumps = exits.mark() if exits is not None else (0, 0)
         try:
             self.exec_block(skipped, state.copy())
         finally:
+            if exits is not None:  # its `continue`s and `break`s leave with it
+                exits.drop_since(jumps)
             self.run.assuming, self.run.followed = outer, followed  # its calls do not count against the default's
             if returns is not None and returned is not None:
                 returns.values, returns.state = returned
@@ -286,6 +290,8 @@ class Statements(Part):
         guards = frame is not None and (bool(node.handlers) or node.finalbody is not None)
         if guards:
             frame.guarded += 1  # type: ignore[union-attr]
+        exits = self.run.loop_exits[-1] if self.run.loop_exits else None
+        jumps = exits.mark() if exits is not None else (0, 0)
         try:
             before = state.copy()
             self.exec_block(node.body.body, state)
@@ -302,6 +308,8 @@ class Statements(Part):
                 frame.guarded -= 1  # type: ignore[union-attr]
         state.become(outcome)
         if node.finalbody is not None:
+            for jumped in exits.since(jumps) if exits is not None else ():  # a `continue` or `break` runs it too
+                self.exec_block(node.finalbody.body.body, jumped)
             was_dead = state.dead
             state.dead = False
             self.exec_block(node.finalbody.body.body, state)
@@ -310,6 +318,8 @@ class Statements(Part):
     def _with(self, node: cst.With, state: State) -> None:
         saved_mode, autocasts = state.grad_enabled, (self.run.autocast, self.run.autocast_maybe)
         unchecked = self.run.unchecked_saves
+        exits = self.run.loop_exits[-1] if self.run.loop_exits else None
+        jumps = exits.mark() if exits is not None else (0, 0)
         for item in node.items:
             mode = self.parts.torch_calls.grad_mode_of(item.item, state)
             if mode is not None:
@@ -335,6 +345,8 @@ class Statements(Part):
         finally:
             state.grad_enabled, (self.run.autocast, self.run.autocast_maybe) = saved_mode, autocasts
             self.run.unchecked_saves = unchecked
+            for jumped in exits.since(jumps) if exits is not None else ():  # left by `continue` or `break`
+                jumped.grad_enabled = saved_mode
 
     def _function_def(self, node: cst.FunctionDef, state: State) -> None:
         name = node.name.value

@@ -54,14 +54,14 @@ def _carries_tensors(value: Value | None, arguments: bool = True) -> bool:
                for item in contents(value, dicts=True))
 
 
-def _holds_classes(value: Value | None) -> bool:
-    """Whether `value` is, or holds, a class whose call builds an object: a `torch.nn` module's
-    (`ACTS = {"relu": nn.ReLU}`) or one of the project's (a registry a factory picks from by name)."""
+def _holds_code(value: Value | None) -> bool:
+    """Whether `value` is, or holds, a class whose call builds an object or a function: a `torch.nn`
+    module's (`ACTS = {"relu": nn.ReLU}`), or a class, function or lambda of the project's (a
+    registry a factory picks from by name: `POSTPROC = {"sigmoid": lambda t: t.sigmoid_()}`)."""
     return value is not None and any(
         (isinstance(item, ImportRef) and is_torch_name(item.qualname)
          and normalise_torch_name(item.qualname).removeprefix("torch.nn.") in module_facts.MODULES)
-        or (isinstance(item, FunctionRef) and isinstance(item.node, cst.ClassDef))
-        for item in contents(value, dicts=True))
+        or isinstance(item, FunctionRef) for item in contents(value, dicts=True))
 
 
 _SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "Iterator",
@@ -243,7 +243,7 @@ class UserCalls(Part):
         # not the function under analysis (the same call in another gives the same), but what it
         # tells of values of unknown origin: an argument made a tensor inside, an unknown operand
         key = (id(callee), constants, state.grad_enabled, self.parts.bindings.grad_evidence(),
-               self.run.in_module_method, self.run.call_site is None)
+               self.run.in_module_method, self.run.call_site is None, bool(self.run.unchecked_saves))
         # with where it runs: the calls it runs in, and whether anything was saved yet (a tail call
         # of another file's function is followed only then)
         here = (*key, tuple(id(function) for function in self.run.call_stack), bool(state.saves or self.run.pending))
@@ -411,7 +411,7 @@ class UserCalls(Part):
                 or (here and any(_carries_tensors(definitions.globals.get(name), False)
                                  for name in self.syntax_fact(function, code_facts, definitions).names))
                 or (self.syntax_fact(function, _returns, definitions)
-                    and any(_holds_classes(definitions.globals.get(name))
+                    and any(_holds_code(definitions.globals.get(name))
                             for name in self.syntax_fact(function, code_facts, definitions).names))):
             # nothing of the caller's graph goes in (into another file's code: no tensor this file's
             # ops saved), nothing comes out of it: nothing to follow (factories aside: the project's

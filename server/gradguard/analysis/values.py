@@ -232,10 +232,23 @@ class TensorKey:
         return key.tensor if isinstance(key, TensorKey) else ConstValue(key)
 
 
+class _AnyKey:
+    """The key a dict holds what it was given under keys not known (`cache[(id(m), shape)] = v`)."""
+
+    def __repr__(self) -> str:
+        return "ANY_KEY"
+
+    def __reduce__(self) -> str:
+        return "ANY_KEY"  # unpickled as the one `ANY_KEY`
+
+
+ANY_KEY = _AnyKey()
+
+
 @dataclass(eq=False)
 class DictValue:
     """A dict keyed by constants or tensors (`TensorKey`); `complete` is false once a key not known
-    was stored."""
+    was stored (what was stored under such keys is joined under `ANY_KEY`)."""
 
     entries: dict[object, Value] = field(default_factory=dict)
     complete: bool = True

@@ -96,11 +96,9 @@ def _portable(finding: Finding, path: str) -> Finding:
 
 
 def _spelled(finding: Finding, path: str) -> Finding:
-    """A kept finding for `path` as this run spells it: other files relative to here when `path` is."""
+    """A kept finding for `path` as this run spells it (other files by their absolute paths)."""
     def spelled(filename: str) -> str:
-        if filename == _THIS_FILE:
-            return path
-        return filename if os.path.isabs(path) else os.path.relpath(filename)
+        return path if filename == _THIS_FILE else filename
 
     return replace(finding, filename=spelled(finding.filename),
                    related=tuple(replace(r, filename=spelled(r.filename)) for r in finding.related))
