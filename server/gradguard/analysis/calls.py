@@ -8,6 +8,7 @@ import operator
 
 import libcst as cst
 
+from gradguard.analysis.events import PICKED_CODE
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
 from gradguard.analysis.custom_functions import ctx_method
 from gradguard.analysis.names import dotted_name, is_static_method, is_torch_name, normalise_torch_name, qualname_of
@@ -120,8 +121,9 @@ class Calls(Part):
         if name in surface.OPERATOR_METHODS and len(args) == 2:
             return self.operator_call(surface.OPERATOR_METHODS[name], args, node, state)
         if name in ("os.environ.get", "os.getenv") and len(args) == 2 and isinstance(args[0], ConstValue) \
-                and isinstance(args[1], ConstValue):  # the program as run without it set: its default
-            return ConstValue(args[1].value, default_of=f"${args[0].value}")
+                and isinstance(args[1], ConstValue) and not any(map(self.run.definitions.mentions, _SETS_ENVIRONMENT)):
+            return ConstValue(args[1].value, default_of=f"${args[0].value}")  # as run without it set (a file setting
+            # variables itself, `os.environ["ACT"] = ...`, may read what it set)
         if name == "json.loads" and args and isinstance(args[0], ConstValue) and isinstance(args[0].value, str):
             return _from_json(args[0].value)  # a configuration written in the code
         if name in ("copy.deepcopy", "copy.copy") and args:
@@ -167,9 +169,14 @@ class Calls(Part):
         each runs from the same state; the states and results after them are joined."""
         result: Value | None = None
         after: State | None = None
+        outer = self.run.assuming
         for alternative in callee.alternatives:
             branch = state.copy()
-            returned = self.call_value(alternative, list(args), dict(kwargs), node, branch)
+            self.run.assuming = outer or PICKED_CODE  # which one runs is not known: what each changes may not happen
+            try:
+                returned = self.call_value(alternative, list(args), dict(kwargs), node, branch)
+            finally:
+                self.run.assuming = outer
             if result is None or after is None:
                 result, after = returned, branch
                 continue
@@ -301,6 +308,8 @@ class Calls(Part):
                                                  closure=closure.closure)
         state.grad_enabled = saved_mode
 
+
+_SETS_ENVIRONMENT = ("environ[", "setdefault", "environ.update", "putenv")  # text of a file that may set variables
 
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
                              "removeprefix", "removesuffix", "isdigit"})

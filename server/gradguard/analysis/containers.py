@@ -113,9 +113,9 @@ class Containers(Part):
             key = TensorKey.of(index)
             if key is not None and key in base.entries:
                 return base.entries[key]
-            if key is not None:  # a key never stored by name: what was stored under keys not known, if anything
-                return base.entries.get(ANY_KEY, UNKNOWN)
-            return self.join_elements(list(base.entries.values()), state)
+            # a key not known: any value held (those stored under keys not known too); a key never stored
+            # by name: not known (it may be one of those, or missing)
+            return self.join_elements(list(base.entries.values()), state) if key is None else UNKNOWN
         if isinstance(index, ConstValue) and isinstance(index.value, int):
             return base.item(index.value)
         if base.repeated is not None:
@@ -159,9 +159,6 @@ class Containers(Part):
                 found = self.subscript_of(receiver, args[0], state)  # (a `pop` on one path: the dict keeps the key)
                 if found is UNKNOWN and len(args) > 1:
                     return args[1]
-                key = TensorKey.of(args[0])
-                if len(args) > 1 and key is not None and key not in receiver.entries:  # stored under a key not known, or not
-                    return self.join_elements([found, args[1]], state)
                 return found
             if method == "__setitem__" and len(args) == 2:  # `inputs.__setitem__(name, x)` in a hook's lambda
                 self.store_item(receiver, args[0], args[1], state)

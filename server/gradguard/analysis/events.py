@@ -19,6 +19,8 @@ from gradguard.analysis.values import (
 )
 
 
+PICKED_CODE = "<picked>"  # `InplaceChange.assumes` of a change in one of several functions a value not known picks
+
 @dataclass(eq=False)
 class InplaceChange:
     """One in-place change of a tensor at one place in the user's code.
@@ -59,7 +61,8 @@ class InplaceChange:
     call_chain: tuple[cst.CSTNode, ...] = ()
     standalone_of: cst.FunctionDef | None = None
     called_with_unknown_keywords: bool = False  # `standalone_of` is an `__init__` its callers give `**options`
-    assumes: str | None = None  # a parameter it was found with a value other than its default of (`_other_branch`)
+    assumes: str | None = None  # a parameter it was found with a value other than its default of (`_other_branch`),
+    # `$NAME` for an environment variable's, or `PICKED_CODE`
     detaches: bool = False  # `detach_()`: no value changes, but torch refuses it on a view (GG003)
     writes_grad: Tri = Tri.NO  # whether the value written requires grad (`a *= scale`, a parameter)
     # PyTorch raises its view error at this change in another pass of the same entry point's analysis

@@ -129,7 +129,7 @@ class SavedTensors(Part):
         it may. With `inputs` (`torch.autograd.grad(loss, inputs)`) it stops at them: the graph
         that computed them is not run."""
         reached, possible = provenance(loss)
-        before = _before_inputs(inputs) if inputs is not None else frozenset()
+        before = _before_inputs(inputs, state.saves) if inputs is not None else frozenset()
         reached, possible = reached - before, possible - before
         self.run.touched.append(BACKWARD)
         for change in self.run.pending:
@@ -151,17 +151,20 @@ class SavedTensors(Part):
                        if (kept := tuple(r for r in records if r.serial not in graph))}
 
 
-def _before_inputs(inputs: Value) -> frozenset[int]:
+def _before_inputs(inputs: Value, saves: dict[int, tuple[SavedRecord, ...]]) -> frozenset[int]:
     """The saves of the graphs that computed `inputs` which `torch.autograd.grad(outputs, inputs)` does
-    not run: those of the inputs no other input was computed from (a later input's graph down to an
-    earlier one runs). None when an input may lie behind another unseen: a leaf, or one of an empty
-    or lost graph beside others."""
+    not run: those behind the inputs no other input was computed from (a later input's graph down to
+    an earlier one runs). None when one input (a leaf, or one of no saves) was saved in the graph of
+    another (it lies behind it), or when an input's graph is lost."""
     tensors = list(contents(inputs))
-    if not tensors or not all(isinstance(t, TensorValue) and not t.is_leaf and t.graph_known for t in tensors) or (
-            len(tensors) > 1 and not all(t.history for t in tensors)):  # type: ignore[union-attr]
+    if not tensors or not all(isinstance(t, TensorValue) and t.graph_known for t in tensors):
         return frozenset()
-    histories = [t.history for t in tensors]  # type: ignore[union-attr]
-    return frozenset().union(*(h for h in histories if not any(other < h for other in histories)))
+    graphs = [t.history for t in tensors if not t.is_leaf and t.history]  # type: ignore[union-attr]
+    behind = frozenset().union(*graphs)
+    if any(record.serial in behind for t in tensors if t.is_leaf or not t.history  # type: ignore[union-attr]
+           for record in saves.get(t.version_counter, ())):  # type: ignore[union-attr]
+        return frozenset()
+    return frozenset().union(*(h for h in graphs if not any(other < h for other in graphs)))
 
 
 def forget(state: State, version_counter: int, met: tuple[SavedRecord, ...]) -> None:

@@ -225,6 +225,11 @@ class InterpreterState:
         self.unrolling = 0  # loops over known sequences running element by element, one inside another
         self.loop_depth = 0  # loops running to their fixed point, one inside another
 
+    def jumps_from_here(self) -> tuple[LoopExits | None, tuple[int, int]]:
+        """The innermost running loop's exits, and where the jumps made from now on begin in them."""
+        exits = self.loop_exits[-1] if self.loop_exits else None
+        return exits, exits.mark() if exits is not None else (0, 0)
+
     def current_file(self) -> str | None:
         """The file whose code runs now: this one, or that of the followed call running."""
         return self.call_definitions[-1].path if self.call_stack else self.definitions.path

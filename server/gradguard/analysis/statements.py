@@ -195,8 +195,7 @@ class Statements(Part):
         returned = (list(returns.values), returns.state) if returns is not None else None
         outer, self.run.assuming = self.run.assuming, self.run.assuming or parameter
         undo_from, followed = len(self.run.undo), self.run.followed
-        exits = self.run.loop_exits[-1] if self.run.loop_exits else None
-        jumps = exits.mark() if exits is not None else (0, 0)
+        exits, jumps = self.run.jumps_from_here()
         try:
             self.exec_block(skipped, state.copy())
         finally:
@@ -290,8 +289,7 @@ class Statements(Part):
         guards = frame is not None and (bool(node.handlers) or node.finalbody is not None)
         if guards:
             frame.guarded += 1  # type: ignore[union-attr]
-        exits = self.run.loop_exits[-1] if self.run.loop_exits else None
-        jumps = exits.mark() if exits is not None else (0, 0)
+        exits, jumps = self.run.jumps_from_here()
         try:
             before = state.copy()
             self.exec_block(node.body.body, state)
@@ -318,8 +316,7 @@ class Statements(Part):
     def _with(self, node: cst.With, state: State) -> None:
         saved_mode, autocasts = state.grad_enabled, (self.run.autocast, self.run.autocast_maybe)
         unchecked = self.run.unchecked_saves
-        exits = self.run.loop_exits[-1] if self.run.loop_exits else None
-        jumps = exits.mark() if exits is not None else (0, 0)
+        exits, jumps = self.run.jumps_from_here()
         for item in node.items:
             mode = self.parts.torch_calls.grad_mode_of(item.item, state)
             if mode is not None:

@@ -42,8 +42,8 @@ class TensorOps(Part):
                            node: cst.Call, state: State, *, bound: bool = True) -> Value:
         """`tensor.method(*args)` (`bound`) or `torch.Tensor.method(tensor, *args)`."""
         target_node = node.func.value if bound and isinstance(node.func, cst.Attribute) else None
-        if method == "backward":
-            self.parts.saved_tensors.run_backward(tensor, kwargs, state)
+        if method == "backward":  # (`inputs=`: it stops at them, as `autograd.grad` does)
+            self.parts.saved_tensors.run_backward(tensor, kwargs, state, kwargs.get("inputs"))
             return UNKNOWN
         if method in surface.NOT_TENSORS:
             return UNKNOWN

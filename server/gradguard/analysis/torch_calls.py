@@ -157,7 +157,7 @@ class TorchCalls(Part):
         if name in surface.BACKWARD_FUNCTIONS:
             outputs = args[0] if args else kwargs.get("tensors", kwargs.get("outputs", UNKNOWN))
             if name != "torch.autograd.grad":
-                self.parts.saved_tensors.run_backward(outputs, kwargs, state)
+                self.parts.saved_tensors.run_backward(outputs, kwargs, state, kwargs.get("inputs"))
                 return UNKNOWN
             inputs = args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
             self.parts.saved_tensors.run_backward(outputs, kwargs, state, inputs)

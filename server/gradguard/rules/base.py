@@ -12,7 +12,7 @@ import libcst as cst
 
 from gradguard import rule_url
 from gradguard.rule_docs import rule_page
-from gradguard.analysis.events import Cut, InplaceChange
+from gradguard.analysis.events import PICKED_CODE, Cut, InplaceChange
 from gradguard.analysis.values import SavedRecord
 from gradguard.analysis.project import ProjectIndex
 from gradguard.findings import Finding, Fix, Related, Severity, Span
@@ -20,7 +20,12 @@ from gradguard.source.document import Document
 
 
 def assumption(change: InplaceChange) -> str:
-    """What a change found on a branch a parameter's default skips holds for."""
+    """What a change found on a branch a default skips (a parameter's, an environment variable's), or
+    in one of several functions a value not known picks, holds for."""
+    if change.assumes == PICKED_CODE:
+        return "only when the function picked by a value not known here is the one that runs this code"
+    if change.assumes is not None and change.assumes.startswith("$"):
+        return f"only when the environment variable `{change.assumes[1:]}` is set to another value than its default"
     return f"only when `{change.assumes}` is given a value other than its default; {standalone(change)}"
 
 
