@@ -58,10 +58,12 @@ def _holds_code(value: Value | None) -> bool:
     """Whether `value` is, or holds, a class whose call builds an object or a function: a `torch.nn`
     module's (`ACTS = {"relu": nn.ReLU}`), or a class, function or lambda of the project's (a
     registry a factory picks from by name: `POSTPROC = {"sigmoid": lambda t: t.sigmoid_()}`)."""
+    registry = isinstance(value, (DictValue, SequenceValue))  # (a function itself: any call of another one)
     return value is not None and any(
         (isinstance(item, ImportRef) and is_torch_name(item.qualname)
          and normalise_torch_name(item.qualname).removeprefix("torch.nn.") in module_facts.MODULES)
-        or isinstance(item, FunctionRef) for item in contents(value, dicts=True))
+        or (isinstance(item, FunctionRef) and (registry or isinstance(item.node, cst.ClassDef)))
+        for item in contents(value, dicts=True))
 
 
 _SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "Iterator",
