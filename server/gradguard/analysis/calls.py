@@ -170,22 +170,22 @@ class Calls(Part):
         result: Value | None = None
         after: State | None = None
         outer = self.run.assuming
-        for alternative in callee.alternatives:
-            branch = state.copy()
-            self.run.assuming = outer or PICKED_CODE  # which one runs is not known: what each changes may not happen
-            try:
+        self.run.assuming = outer or PICKED_CODE  # which one runs is not known: what each changes may not happen
+        try:
+            for alternative in callee.alternatives:
+                branch = state.copy()
                 returned = self.call_value(alternative, list(args), dict(kwargs), node, branch)
-            finally:
-                self.run.assuming = outer
-            if result is None or after is None:
-                result, after = returned, branch
-                continue
-            after = after.join(branch)
-            if isinstance(result, TensorValue) and isinstance(returned, TensorValue) and \
-                    result.version_counter != returned.version_counter:
-                result = after.merge(result, returned)
-            else:
-                result = join_values(result, returned)
+                if result is None or after is None:
+                    result, after = returned, branch
+                    continue
+                after = after.join(branch)
+                if isinstance(result, TensorValue) and isinstance(returned, TensorValue) and \
+                        result.version_counter != returned.version_counter:
+                    result = after.merge(result, returned)
+                else:
+                    result = join_values(result, returned)
+        finally:
+            self.run.assuming = outer
         if after is not None:
             state.become(after)
         return UNKNOWN if result is None else result

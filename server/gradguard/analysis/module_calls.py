@@ -263,15 +263,11 @@ class ModuleCalls(Part):
         for `need_weights=False`; per head (`average_attn_weights=False`) a view of its softmax's output,
         which the softmax's backward and the product with the values saved (in the output's graph);
         else their mean, a new tensor."""
-        def flag(position: int, keyword: str) -> Tri:  # both default to True
-            given = args[position] if len(args) > position else kwargs.get(keyword, ConstValue(True))
-            return Tri.of(bool(given.value)) if isinstance(given, ConstValue) else Tri.MAYBE
-
-        if flag(4, "need_weights") is Tri.NO:
+        if TorchCalls.flag(args, kwargs, 4, "need_weights", True) is Tri.NO:
             return output, ConstValue(None)
         weights = TensorOps.fresh_result(output.requires_grad, Origin("the attention weights of `MultiheadAttention`", node),
                                          output.history)
-        averaged = flag(6, "average_attn_weights")
+        averaged = TorchCalls.flag(args, kwargs, 6, "average_attn_weights", True)
         per_head = (Tri.MAYBE if averaged is Tri.MAYBE else Tri.of(averaged is Tri.NO)) & output.requires_grad
         if per_head is Tri.NO:
             return output, weights

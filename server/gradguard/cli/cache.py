@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from gradguard import PYTHON_VARIABLE, __version__
 from gradguard.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity, Span
@@ -88,20 +88,18 @@ _THIS_FILE = ""  # a cached finding's filename for the file it belongs to, howev
 def _portable(finding: Finding, path: str) -> Finding:
     """`finding` as it is kept: the file it was found in by `_THIS_FILE`, others by absolute paths
     (the next run may spell the file otherwise: `check .` after `cd sub && check train.py`)."""
-    def kept(filename: str) -> str:
-        return _THIS_FILE if filename == path else os.path.abspath(filename)
-
-    return replace(finding, filename=kept(finding.filename),
-                   related=tuple(replace(r, filename=kept(r.filename)) for r in finding.related))
+    return _renamed(finding, lambda filename: _THIS_FILE if filename == path else os.path.abspath(filename))
 
 
 def _spelled(finding: Finding, path: str) -> Finding:
     """A kept finding for `path` as this run spells it (other files by their absolute paths)."""
-    def spelled(filename: str) -> str:
-        return path if filename == _THIS_FILE else filename
+    return _renamed(finding, lambda filename: path if filename == _THIS_FILE else filename)
 
-    return replace(finding, filename=spelled(finding.filename),
-                   related=tuple(replace(r, filename=spelled(r.filename)) for r in finding.related))
+
+def _renamed(finding: Finding, rename: Callable[[str], str]) -> Finding:
+    """`finding` with its file and those of its related places renamed."""
+    return replace(finding, filename=rename(finding.filename),
+                   related=tuple(replace(r, filename=rename(r.filename)) for r in finding.related))
 
 
 def _span(data: dict) -> Span:
