@@ -55,3 +55,20 @@ def test_a_lone_surrogate_is_reported_where_it_is_as_when_only_its_region_is_par
     assert (problem.position.line, problem.position.column) == (4, 10)
     region = python_syntax_problem("y = 'half \ud83d of an emoji'\n")
     assert region is not None and (region.position.line, region.position.column) == (1, 10)
+
+
+def test_a_null_character_is_reported_where_it_is_as_when_only_its_region_is_parsed_again() -> None:
+    """CPython refuses a null character anywhere in the text, naming no line: the problem is placed
+    at that character, so a fresh open and an edited document's re-parse of its broken region agree."""
+    from gradguard.config import Settings
+    from gradguard.engine import OpenDocument, project_index
+
+    text = 'import torch\n\nx = torch.ones(3)\n\nfrom typing #import Any\n\ndef f():\n    """``p\0ip``"""\n'
+    project = project_index(use_jedi=False)
+    fresh = OpenDocument("x.py").analyse(text, Settings(), project)
+    edited = OpenDocument("x.py")
+    edited.analyse(text.replace("#", "").replace("\0", ""), Settings(), project)
+    edited.prepare(project)
+    again = edited.analyse(text, Settings(), project)
+    assert [(f.code, f.span.start.line, f.span.start.column) for f in fresh] == [("GG000", 8, 10)]
+    assert [(f.code, f.span.start.line, f.span.start.column) for f in again] == [("GG000", 8, 10)]

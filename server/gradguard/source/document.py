@@ -73,7 +73,7 @@ class Document:
                                      Position(max(error.raw_line, 1), max(error.raw_column, 0)))
             return cls(filename, text, syntax_problem=python_syntax_problem(text) or fallback)
         except (RecursionError, ValueError, MemoryError) as error:
-            return cls(filename, text, syntax_problem=SyntaxProblem(f"cannot parse: {error}", failed_at(error)))
+            return cls(filename, text, syntax_problem=SyntaxProblem(f"cannot parse: {error}", failed_at(error, text)))
         return cls(filename, text, module=module, parse_seconds=time.process_time() - start)
 
     @classmethod

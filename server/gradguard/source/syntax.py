@@ -17,18 +17,23 @@ def python_syntax_problem(text: str) -> SyntaxProblem | None:
             warnings.simplefilter("ignore")
             ast.parse(text)
     except SyntaxError as error:
-        line = max(error.lineno or 1, 1)
+        if error.lineno is None:  # CPython's refusal of a null character
+            return SyntaxProblem(error.msg, failed_at(error, text))
+        line = max(error.lineno, 1)
         return SyntaxProblem(error.msg, Position(line, max((error.offset or 1) - 1, 0)))
     except (ValueError, RecursionError, MemoryError) as error:
-        return SyntaxProblem(str(error), failed_at(error))
+        return SyntaxProblem(str(error), failed_at(error, text))
     return None
 
 
-def failed_at(error: Exception) -> Position:
-    """Where a parser's failure other than a syntax error lies: the character UTF-8 cannot encode
-    (a lone surrogate an editor sent) for a `UnicodeEncodeError`, else the file's start."""
+def failed_at(error: Exception, text: str) -> Position:
+    """Where a parser's failure other than a syntax error lies in `text`: the character UTF-8
+    cannot encode (a lone surrogate an editor sent) for a `UnicodeEncodeError`, the first null
+    character for CPython's refusal of one, else the file's start."""
     if isinstance(error, UnicodeEncodeError) and isinstance(error.object, str):
         return position_at(error.object, error.start)
+    if "null" in str(error) and (null := text.find("\0")) >= 0:
+        return position_at(text, null)
     return Position(1, 0)
 
 
