@@ -8,6 +8,7 @@ import operator
 
 import libcst as cst
 
+from gradguard.analysis.command_line import parser_method
 from gradguard.analysis.events import PICKED_CODE
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
 from gradguard.analysis.custom_functions import ctx_method
@@ -17,6 +18,7 @@ from gradguard.analysis.state import State
 from gradguard.analysis.torch_calls import compiled, optimized_tensors
 from gradguard.analysis.values import (
     UNKNOWN,
+    ArgumentParserValue,
     ArgumentValue,
     BuiltinRef,
     Compiler,
@@ -124,6 +126,8 @@ class Calls(Part):
                 and isinstance(args[1], ConstValue) and not any(map(self.run.definitions.mentions, _SETS_ENVIRONMENT)):
             return ConstValue(args[1].value, default_of=f"${args[0].value}")  # as run without it set (a file setting
             # variables itself, `os.environ["ACT"] = ...`, may read what it set)
+        if name == "argparse.ArgumentParser":
+            return ArgumentParserValue()
         if name == "json.loads" and args and isinstance(args[0], ConstValue) and isinstance(args[0].value, str):
             return _from_json(args[0].value)  # a configuration written in the code
         if name in ("copy.deepcopy", "copy.copy") and args:
@@ -245,6 +249,8 @@ class Calls(Part):
             return UNKNOWN
         if isinstance(receiver, GradScalerValue):
             return self.scaler_method(method, args, kwargs, node, state)
+        if isinstance(receiver, ArgumentParserValue):
+            return parser_method(receiver, method, args, kwargs)
         if isinstance(receiver, DistributionValue):
             return self.parts.torch_calls.distribution_method(receiver, method, args, node, state)
         if isinstance(receiver, (SequenceValue, DictValue)):

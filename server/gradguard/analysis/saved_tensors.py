@@ -31,7 +31,7 @@ class SavedTensors(Part):
         if (self.run.autocast or self.run.autocast_maybe) and record.what != "output":  # may be saved as a cast copy
             if self.run.autocast and tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
                 return  # a parameter (fp32) is cast: the copy is saved, never the parameter
-            record = evolved(record, certain=False)  # saved as given only if already in the lower precision
+            record = evolved(record, certain=False, cast=True)
         record = evolved(record, serial=self.run.next_serial, compiled=self.run.compiled,
                          file=self.run.current_file(),
                          scope=self.run.call_stack[-1] if self.run.call_stack else self.run.analysing)

@@ -40,6 +40,7 @@ from gradguard.source.walk import descendants, in_same_scope, in_statements
 
 _MAX_CALL_DEPTH = 6
 _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
+_RECURSION = 2  # frames of one function on the call stack: its recursive call is followed once (a tree's children)
 MAX_FOLLOWED_CALLS = 800  # calls followed per analysed function (and per module level)
 
 
@@ -89,20 +90,24 @@ def _annotated_kind(annotation: cst.BaseExpression) -> str | None:
 _BUILDS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Parameter", "torch", "nn", *module_facts.MODULES})
 
 
+_PARSES = frozenset({"parse_args", "parse_known_args", "parse_intermixed_args"})
+
+
 def _may_build(facts: CodeFacts) -> bool:
     """Whether a function called without tensors may still build modules or tensors (a factory:
     `def mlp(sizes): return nn.Sequential(...)`, `def make_act(): return nn.Sigmoid()`, a generator
-    of batches): it returns (or yields) something and names `torch`, `torch.nn` or one of its modules."""
-    return facts.returns_value and not (_BUILDS.isdisjoint(facts.names) and _BUILDS.isdisjoint(facts.attributes))
+    of batches), or the script's options: it returns (or yields) something and names `torch`,
+    `torch.nn` or one of its modules, or parses a command line (`return parser.parse_args()`)."""
+    return facts.returns_value and not (_BUILDS.isdisjoint(facts.names) and _BUILDS.isdisjoint(facts.attributes)
+                                        and _PARSES.isdisjoint(facts.attributes))
 
 
-def _returns_own_function(function: cst.FunctionDef) -> bool:
-    """Whether a function returns a function it defines (`return hook` after `def hook(module,
-    args): ...`): a factory of hooks or activations, whose closure the caller calls later."""
-    defined = {statement.name.value for statement in function.body.body if isinstance(statement, cst.FunctionDef)}
-    return bool(defined) and any(isinstance(node, cst.Return) and isinstance(node.value, cst.Name)
-                                 and node.value.value in defined
-                                 for node in descendants(function.body, into=in_statements))
+def _builds_functions(function: cst.FunctionDef) -> bool:
+    """Whether a function returns a value and defines a function or a lambda (`return hook` after
+    `def hook(module, args): ...`, `return lambda t: t - delta`, a list of them): a factory of hooks,
+    activations or post-processing steps, whose closures the caller calls later."""
+    return _returns(function) and any(isinstance(node, (cst.FunctionDef, cst.Lambda))
+                                      for node in descendants(function.body))
 
 
 def _returns(function: cst.FunctionDef) -> bool:
@@ -233,6 +238,18 @@ class UserCalls(Part):
             facts[key] = absent if word is not None and not (definitions or self.run.definitions).mentions(word) \
                 else fact(node)
         return facts[key]  # type: ignore[return-value]
+
+    def builds_functions(self, function: cst.FunctionDef, definitions: Definitions) -> bool:
+        """Whether `function` is a factory of functions (`_builds_functions`), or returns what the
+        factories of its file that it names build (`ops.append(make_clipper(v))`)."""
+        if not self.syntax_fact(function, _returns, definitions):
+            return False
+        if self.syntax_fact(function, _builds_functions, definitions):
+            return True
+        named = (definitions.globals.get(name) for name in self.syntax_fact(function, code_facts, definitions).names)
+        return any(isinstance(value, FunctionRef) and value.definitions is definitions
+                   and isinstance(value.node, cst.FunctionDef) and value.node is not function
+                   and self.syntax_fact(value.node, _builds_functions, definitions) for value in named)
 
     def summarised(self, callee: cst.CSTNode, definitions: Definitions, args: list[Value], kwargs: dict[str, Value],
                    state: State, run: Callable[[], Value]) -> Value:
@@ -380,10 +397,10 @@ class UserCalls(Part):
         # library model calls deep in its forward: a LoRA layer put in place of BERT's `query`)
         depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) or any(
             self.in_library(d) for d in self.run.call_definitions) else 0)
-        if function in self.run.call_stack or len(self.run.call_stack) >= depth or "*" in kwargs \
-                or function in self.run.cut_calls:
+        recursive = self.run.call_stack.count(function) >= _RECURSION  # a recursion is followed one level down
+        if recursive or len(self.run.call_stack) >= depth or "*" in kwargs or function in self.run.cut_calls:
             self.run.unfollowed += 1
-            if function in self.run.call_stack or len(self.run.call_stack) >= depth:
+            if recursive or len(self.run.call_stack) >= depth:
                 self.run.placed += 1
             self.parts.saved_tensors.hand_over([self_value, *args, *kwargs.values()])
             return UNKNOWN
@@ -407,7 +424,7 @@ class UserCalls(Part):
         here = definitions is self.run.definitions
         if closure is None and not any(_carries_tensors(v, here) for v in (self_value, *args, *kwargs.values())) and not (
                 _may_build(self.syntax_fact(function, code_facts, definitions))
-                or (here and self.syntax_fact(function, _returns_own_function, definitions))
+                or (here and self.builds_functions(function, definitions))
                 or (here and any(isinstance(v, FunctionRef) and v.definitions is definitions for v in args))
                 or (self.in_library(definitions) and self.syntax_fact(function, _returns, definitions))
                 or (here and any(_carries_tensors(definitions.globals.get(name), False)

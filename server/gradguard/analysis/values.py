@@ -355,6 +355,16 @@ class GradScalerValue:
     `step(optimizer)` runs `optimizer.step()`."""
 
 
+@dataclass(eq=False)
+class ArgumentParserValue:
+    """An `argparse.ArgumentParser`, its options added so far: each destination's default, marked
+    as the default of its flag (`default_of="--lr"`); a default not known is `UNKNOWN`."""
+
+    options: dict[str, Value] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)  # a destination's action or `type`: "store_true", "int"...
+    flags: dict[str, str] = field(default_factory=dict)  # each option string -> its destination
+
+
 @dataclass(frozen=True, eq=False)
 class OptimizerValue:
     """A `torch.optim` optimizer: `step()` changes its parameters in place."""
@@ -585,7 +595,7 @@ MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more 
 
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | NumberValue | BuiltinRef | ImportRef | SequenceValue | DictValue
-         | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | DistributionValue | FunctionRef | SuperValue | PartialValue
+         | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | ArgumentParserValue | DistributionValue | FunctionRef | SuperValue | PartialValue
          | Compiler | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
 
 
@@ -613,6 +623,7 @@ class SavedRecord:
     file: str | None = None  # the file whose code made the save (None: unknown)
     scope: cst.CSTNode | None = None  # the function whose code made the save (None: module-level code)
     compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) that made the save
+    cast: bool = False  # made under autocast: saved as given only if already in the lower precision, else a cast copy
 
 
 def contents(value: Value, *, dicts: bool = False) -> Iterator[Value]:

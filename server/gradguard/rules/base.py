@@ -24,6 +24,8 @@ def assumption(change: InplaceChange) -> str:
     in one of several functions a value not known picks, holds for."""
     if change.assumes == PICKED_CODE:
         return "only when the function picked by a value not known here is the one that runs this code"
+    if change.assumes is not None and change.assumes.startswith("-"):
+        return f"only when the script is run with `{change.assumes}` set to another value than its default"
     if change.assumes is not None and change.assumes.startswith("$"):
         return f"only when the environment variable `{change.assumes[1:]}` is set to another value than its default"
     return f"only when `{change.assumes}` is given a value other than its default; {standalone(change)}"

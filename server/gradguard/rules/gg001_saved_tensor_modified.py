@@ -160,7 +160,9 @@ def unreported(change: InplaceChange) -> NotReported | None:
 def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
     """Why the change may not break backward after all (none: it will)."""
     reasons = []
-    if not record.certain:
+    if record.cast:
+        reasons.append("under autocast it was saved only if already in the lower precision; a cast copy otherwise")
+    elif not record.certain:
         reasons.append("whether it was saved depends on which tensors require grad here")
     if change.target.origin.description == UNKNOWN_INDEX_VIEW:
         reasons.append("the changed tensor is part of it only if its index is an int or a slice, not a tensor "
