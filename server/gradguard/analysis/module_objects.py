@@ -201,8 +201,10 @@ class ModuleObjects(Part):
 
     def call_super(self, receiver: SuperValue, method: str, args: list[Value], kwargs: dict[str, Value],
                    node: cst.Call, state: State) -> Value:
-        """`super().method(...)`: the method of the first base (of the project) that has it."""
-        found = self.find_method(receiver.definitions, receiver.class_name, method, after=True)
+        """`super().method(...)`: the method of the first class (of the project) after the method's
+        own in the order of its instance's class that has it."""
+        found = self._after_in_order(receiver, method) or \
+            self.find_method(receiver.definitions, receiver.class_name, method, after=True)
         if found is not None:
             return self.parts.user_calls.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
         instance = receiver.instance
@@ -217,6 +219,28 @@ class ModuleObjects(Part):
             return self.parts.module_calls.module_forward(ModuleValue(base, node, training=instance.training),
                                                           args, kwargs, node, state, node.func)
         return UNKNOWN
+
+    def subclass_created(self, cls: Value, state: State) -> None:
+        """Run the `__init_subclass__` a base of the new class `cls` defines (a registry filled as
+        each subclass is defined: `Base.registry[cls.__name__.lower()] = cls`), given the class."""
+        if not isinstance(cls, FunctionRef) or self.run.call_stack or self.run.library:
+            return
+        found = self.run.definitions.method(cls.name, "__init_subclass__", after=True)
+        if found is not None and found[1] is self.run.definitions:
+            self.parts.user_calls.call_user_function(found[0], found[1], None, [cls], {}, cls.node, state)
+
+    @staticmethod
+    def _after_in_order(receiver: SuperValue, method: str) -> tuple[cst.FunctionDef, Definitions] | None:
+        instance = receiver.instance
+        if instance.user_class is None or instance.definitions is None:
+            return None
+        order = instance.definitions.linearised(instance.user_class)
+        at = next((i for i, (d, n) in enumerate(order) if d is receiver.definitions and n == receiver.class_name), None)
+        for definitions, name in order[at + 1:] if at is not None else ():
+            found = definitions.methods_of(name).get(method)
+            if found is not None:
+                return found, definitions
+        return None
 
     @staticmethod
     def torch_module_base(receiver: SuperValue) -> str | None:

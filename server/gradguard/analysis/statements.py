@@ -400,6 +400,7 @@ class Statements(Part):
                 if value is not None and all(isinstance(t, cst.Name) for t in targets):
                     evaluated = self.parts.expressions.eval(value, state)
                     attributes.update({t.value: evaluated for t in targets if evaluated is not UNKNOWN})
+        self.parts.module_objects.subclass_created(state.env[name], state)
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         init = next((m for m in methods if m.name.value == "__init__"), None)
         if init is not None and self.run.templates and not self.run.library:

@@ -474,6 +474,32 @@ class Definitions:
             if isinstance(base, FunctionRef) and isinstance(base.node, cst.ClassDef):
                 yield from base.definitions.mro(base.name, depth + 1)
 
+    def linearised(self, class_name: str) -> list[tuple[Definitions, str]]:
+        """The class and its bases of the project in Python's method resolution order (C3: a mixin's
+        `super()` reaches the class after it in its instance's class, not its own base)."""
+        def merged(definitions: Definitions, name: str, depth: int) -> list[tuple[Definitions, str]] | None:
+            bases = [(b.definitions, b.name) for b in definitions.bases.get(name, ())
+                     if isinstance(b, FunctionRef) and isinstance(b.node, cst.ClassDef) and b.name in b.definitions.classes]
+            if depth > 16:
+                return None
+            orders = [merged(d, n, depth + 1) for d, n in bases]
+            if any(order is None for order in orders):
+                return None
+            pending = [[(id(d), n, d) for d, n in order] for order in (*orders, bases)]  # type: ignore[union-attr]
+            result = [(definitions, name)]
+            while any(pending):
+                head = next((seq[0] for seq in pending if seq and not any(
+                    seq[0][:2] in [k[:2] for k in other[1:]] for other in pending)), None)
+                if head is None:
+                    return None  # no consistent order: Python refuses the class
+                result.append((head[2], head[1]))
+                pending = [[k for k in seq if k[:2] != head[:2]] for seq in pending]
+            return result
+
+        if class_name not in self.classes:
+            return []
+        return merged(self, class_name, 0) or list(self.mro(class_name))
+
     def class_attribute(self, class_name: str, attribute: str) -> Value | None:
         """A name assigned in the body of class `class_name` or of one of its bases (`SIZES = ...`)."""
         return next((found for definitions, name in self.mro(class_name)
