@@ -12,7 +12,7 @@ from gradguard.analysis.command_line import parser_method
 from gradguard.analysis.events import PICKED_CODE
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS
 from gradguard.analysis.custom_functions import ctx_method
-from gradguard.analysis.names import dotted_name, is_static_method, is_torch_name, normalise_torch_name, qualname_of
+from gradguard.analysis.names import decorated_as, dotted_name, is_static_method, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.torch_calls import compiled, optimized_tensors
@@ -230,6 +230,10 @@ class Calls(Part):
             return ctx_method(receiver, method, args)
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
             found = self.parts.module_objects.find_method(receiver.definitions, receiver.user_class, method)
+            if found is not None and decorated_as(found[0], "classmethod"):  # `cls` is the instance's class
+                cls = FunctionRef(receiver.user_class, receiver.definitions.classes[receiver.user_class][0],
+                                  receiver.definitions)
+                return self.parts.user_calls.call_user_function(found[0], found[1], None, [cls, *args], kwargs, node, state)
             if found is not None:
                 bound = None if is_static_method(found[0]) else receiver
                 return self.parts.user_calls.call_user_function(found[0], found[1], bound, args, kwargs, node, state)

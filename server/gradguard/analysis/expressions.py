@@ -157,10 +157,10 @@ class Expressions(Part):
         if attribute == "apply" and is_autograd_function(owner):
             return FunctionApply(owner)
         found = owner.definitions.method(owner.name, attribute)
-        if found is not None:  # a classmethod's `cls` is a copy: templates never change once built
-            template = owner.definitions.classes[owner.name][1]
-            return FunctionRef(attribute, found[0], found[1], bound_self=self.parts.module_objects.instance_copy(template)
-                               if decorated_as(found[0], "classmethod") else None)
+        if found is not None and decorated_as(found[0], "classmethod"):  # `cls` is the class: `cls(...)` builds one
+            return PartialValue(FunctionRef(attribute, found[0], found[1]), (owner,), {})
+        if found is not None:
+            return FunctionRef(attribute, found[0], found[1])
         shared = owner.definitions.class_attribute(owner.name, attribute)
         return shared if shared is not None else UNKNOWN
 
@@ -172,7 +172,7 @@ class Expressions(Part):
         base = self.parts.bindings.keyed(base, kinds, state)
         if isinstance(base, SequenceValue) and base.repeated is None and len(node.slice) == 1 \
                 and isinstance(node.slice[0].slice, cst.Slice) \
-                and (bounds := _constant_slice(node.slice[0].slice)) is not None:
+                and (bounds := known_slice(node.slice[0].slice, lambda part: self.eval(part, state))) is not None:
             return SequenceValue(base.items[bounds], mutable=base.mutable)  # `list(model.children())[:-2]`
         if isinstance(base, (SequenceValue, DictValue)):
             if isinstance(base, SequenceValue) and len(kinds) == 1 and kinds[0] == "basic":
@@ -192,11 +192,11 @@ class Expressions(Part):
         if isinstance(base, ModuleValue) and base.holds_parameters():
             sliced = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)
             return self.parts.module_objects.parameter_at(
-                base, _constant_slice(node.slice[0].slice) if sliced else kinds[0] if len(kinds) == 1 else None,  # type: ignore[arg-type]
+                base, known_slice(node.slice[0].slice, lambda part: self.eval(part, state)) if sliced else kinds[0] if len(kinds) == 1 else None,  # type: ignore[arg-type]
                 state)
         if isinstance(base, ModuleValue) and base.user_class is None and base.children is not None \
                 and base.children_exact and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice) \
-                and (bounds := _constant_slice(node.slice[0].slice)) is not None:
+                and (bounds := known_slice(node.slice[0].slice, lambda part: self.eval(part, state))) is not None:
             # `self.layers[:-1]`, `self.features[:4]`: a container of the same kind
             return ModuleValue(base.class_name, node, children=base.children[bounds], training=base.training)
         if isinstance(base, ModuleValue):
@@ -460,6 +460,20 @@ def _list_arithmetic(operator: str, left: Value, right: Value) -> SequenceValue 
             and 0 <= len(left.items) * right.value <= MAX_UNROLLED_ELEMENTS:
         return SequenceValue(left.items * right.value, mutable=left.mutable, known_length=left.known_length)
     return None
+
+
+def known_slice(node: cst.Slice, evaluate: Callable[[cst.BaseExpression], Value]) -> slice | None:
+    """`a[1:-2]`'s slice, or `layers[: config.num_hidden_layers]`'s: its bounds integers known here
+    (`evaluate` gives the value of a bound)."""
+    literal = _constant_slice(node)
+    if literal is not None or all(part is None or isinstance(part, (cst.Integer, cst.UnaryOperation))
+                                  for part in (node.lower, node.upper, node.step)):
+        return literal
+    values = [None if part is None else evaluate(part) for part in (node.lower, node.upper, node.step)]
+    if not all(v is None or (isinstance(v, ConstValue) and (v.value is None or type(v.value) is int)) for v in values):
+        return None
+    bounds = [v.value if isinstance(v, ConstValue) else None for v in values]
+    return None if bounds[2] == 0 else slice(*bounds)  # type: ignore[arg-type]
 
 
 def _constant_slice(node: cst.Slice) -> slice | None:

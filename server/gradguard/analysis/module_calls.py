@@ -231,8 +231,12 @@ class ModuleCalls(Part):
                 args = list(returned.items)
             elif isinstance(returned, TensorValue):
                 args = [returned]
-        with self.run.compiling(module.compiled, report_node):
+        with self.run.compiling(module.compiled, report_node), \
+                self.parts.output_capture.capturing(module, kwargs) as capture:
             output = self.module_forward(module, args, kwargs, node, state, report_node)
+        if capture is not None:
+            output = self.parts.output_capture.returned(capture, output)
+        self.parts.output_capture.record(module, args, output)
         if module.user_class is None and module.class_name in _RETURNS_PAIR and isinstance(output, TensorValue):
             second = TensorOps.fresh_result(output.requires_grad, Origin(f"the state of `{module.class_name}`", node),
                                             output.history)  # (output, h_n); an LSTM's (output, (h_n, c_n))

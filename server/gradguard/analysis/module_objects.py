@@ -107,10 +107,7 @@ class ModuleObjects(Part):
         """`outputs[0]`, `outputs["logits"]` of a transformers `ModelOutput` (whose `__getitem__`
         gives its fields that are not None, in order, as a tuple, or one by name), or None when it
         is not one or which field it is is not known (a field before the index that may be None)."""
-        if instance.definitions is None or instance.user_class is None or not any(
-                name == "ModelOutput" or any(qualname_of(b).endswith(".ModelOutput") for b in d.bases.get(name, ())
-                                             if isinstance(b, ImportRef) and qualname_of(b).startswith("transformers."))
-                for d, name in instance.definitions.mro(instance.user_class)):
+        if not _derives_from(instance, "ModelOutput"):
             return None
         if isinstance(index, ConstValue) and isinstance(index.value, str):
             value = instance.named_children.get(index.value)
@@ -210,7 +207,9 @@ class ModuleObjects(Part):
         instance = receiver.instance
         if method == "__getitem__" and instance.mapping is not None and len(args) == 1:
             return self.parts.containers.subscript_of(instance.mapping, args[0], state)
-        if method == "__init__" and instance.torch_base is not None:
+        if method == "__init__" and args and _derives_from(instance, "PreTrainedModel"):
+            instance.named_children.setdefault("config", args[0])  # what transformers' `PreTrainedModel.__init__` keeps
+        elif method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)
         elif method == "forward" and instance.torch_base == "Sequential":
             return self.parts.module_calls.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
@@ -496,3 +495,11 @@ def _as_parameter(tensor: TensorValue) -> TensorValue:
     if tensor.is_leaf and tensor.requires_grad is Tri.YES:
         return tensor
     return TensorValue(tensor.version_counter, Tri.YES, True, Origin("an `nn.Parameter`", tensor.origin.node))
+
+
+def _derives_from(instance: ModuleValue, transformers_class: str) -> bool:
+    """Whether the class of `instance` is, or derives from, the class of transformers named so."""
+    return instance.definitions is not None and instance.user_class is not None and any(
+        name == transformers_class or any(qualname_of(b).endswith(f".{transformers_class}") for b in d.bases.get(name, ())
+                                          if isinstance(b, ImportRef) and qualname_of(b).startswith("transformers."))
+        for d, name in instance.definitions.mro(instance.user_class))

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from gradguard.analysis.frames import Frames
     from gradguard.analysis.module_calls import ModuleCalls
     from gradguard.analysis.module_objects import ModuleObjects
+    from gradguard.analysis.output_capture import Capture, OutputCapture
     from gradguard.analysis.project import ProjectIndex
     from gradguard.analysis.reuse import Reuse
     from gradguard.analysis.saved_tensors import SavedTensors
@@ -168,6 +169,7 @@ class InterpreterState:
         # whose followed calls spent their budget (later calls of them are not followed)
         self.budget = budget.active() or budget.Budget()
         self.cut_calls: set[cst.FunctionDef] = set()
+        self.captures: list[Capture] = []  # the `@capture_outputs` forwards running, innermost last (`OutputCapture`)
         self.lineages: set[tuple[int, str]] = set()  # the classes whose imported bases were resolved (`find_method`)
         # the changes no backward pass has reached yet
         self.pending: list[InplaceChange] = []
@@ -266,6 +268,7 @@ class Parts:
     custom_functions: CustomFunctions  # custom autograd Functions
     user_calls: UserCalls  # the project's own functions
     containers: Containers  # lists, dicts, builtins
+    output_capture: OutputCapture  # what transformers' `@capture_outputs` forwards collect
 
 
 class Part:
