@@ -132,13 +132,19 @@ class Bindings(Part):
         return [*value.items[:star], SequenceValue(value.items[star:end], mutable=True), *value.items[end:]]
 
     def rebind(self, state: State, old: Value, new: Value) -> None:
-        """Replace every name bound to the object `old` by `new` (a changed flag of one tensor)."""
+        """Replace every name bound to the object `old` by `new` (a changed flag of one tensor, its
+        graph after an in-place op), and `old` in the lists and dicts these names hold (`fast[i]`
+        after `for w in fast: w.sub_(...)`)."""
+        held: list[Value] = []
         for name, value in state.env.items():
             if value is old:
                 state.env[name] = new
+            held.append(value)
         for name, value in state.globals.items():
             if value is old and name not in state.env:  # the module's binding stays: this scope's changes
                 state.env[name] = new
+        if isinstance(old, TensorValue):
+            _replaced_in(held, old, new)
 
     def share_graph(self, state: State, written: TensorValue) -> None:
         """An in-place op made `written` a node of its graph: the tensors of this scope that are
@@ -226,3 +232,17 @@ def _compiled_forward_of(value: Value, module: ModuleValue) -> bool:
     calls then run compiled, as after `torch.compile(module)`."""
     return isinstance(value, FunctionRef) and value.compiled is not None and value.bound_self is module \
         and value.name == "forward"
+
+
+def _replaced_in(values: list[Value], old: Value, new: Value, depth: int = 0) -> None:
+    """`old` replaced by `new` in the lists and dicts among `values` (and those they hold, a few deep)."""
+    for value in values:
+        if isinstance(value, SequenceValue) and value.mutable and value.repeated is None and depth < 3:
+            if any(item is old for item in value.items):
+                value.items = tuple(new if item is old else item for item in value.items)
+            _replaced_in(list(value.items), old, new, depth + 1)
+        elif isinstance(value, DictValue) and depth < 3:
+            for key, item in list(value.entries.items()):
+                if item is old:
+                    value.entries[key] = new
+            _replaced_in(list(value.entries.values()), old, new, depth + 1)

@@ -62,7 +62,8 @@ class Calls(Part):
             else:
                 callee = UNKNOWN
         elif isinstance(func, cst.Name) and func.value == "super" and state.lookup("super") is None:
-            return self.parts.module_objects.super_of(state)
+            explicit = [self.parts.expressions.eval(a.value, state) for a in node.args[:2]] if len(node.args) == 2 else None
+            return self.parts.module_objects.super_of(state, explicit)
         else:
             method = None
             callee = self.parts.expressions.eval(func, state)

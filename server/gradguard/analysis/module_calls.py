@@ -321,8 +321,9 @@ class ModuleCalls(Part):
             if not module.is_module:
                 return UNKNOWN
         facts = module_facts.module(module.class_name) if module.user_class is None else None
+        others = [v for v in (*args[1:], *kwargs.values()) if isinstance(v, (TensorValue, LostValue))]  # a loss's target
         if facts is None or not isinstance(source, TensorValue):
-            return self.module_output(module, source, node, state)
+            return self.module_output(module, source, node, state, others)
         direct = isinstance(report_node, cst.Call) and report_node is node
         run_by = None if direct else node
         label = (dotted_name(report_node.func) if direct else None) or f"nn.{module.class_name}"
@@ -402,7 +403,7 @@ class ModuleCalls(Part):
             self.parts.saved_tensors.save(result, SavedRecord(label, facts.op, "output", save_node, recorded is Tri.YES,
                                                               at_call=direct, run_by=run_by), state)
         # its parameters' graphs too: tensors computed by the caller where `functional_call` put them
-        return self.parts.tensor_ops.with_history(result, [source, *recurrent, *module.parameters.values()],
+        return self.parts.tensor_ops.with_history(result, [source, *recurrent, *others, *module.parameters.values()],
                                                   first_serial, state)
 
     @staticmethod
@@ -412,17 +413,22 @@ class ModuleCalls(Part):
         items = given.items if isinstance(given, SequenceValue) else (given,)
         return [item for item in items if isinstance(item, TensorValue)]
 
-    def module_output(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State) -> Value:
-        """The output of a module whose forward we do not follow: a new tensor, nothing saved."""
+    def module_output(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State,
+                      others: list[Value] | None = None) -> Value:
+        """The output of a module whose forward we do not follow: a new tensor, nothing saved, in the
+        graphs of `source` and of the `others` tensors it was given (a loss's target)."""
         if module.user_class is None and module_facts.module(module.class_name) is None and module.children is None \
                 and not isinstance(source, (TensorValue, ArgumentValue)):
             return UNKNOWN
-        rg = module.has_trainable_parameters() | self.parts.tensor_ops.requires_grad_of(source)
+        inputs = [source, *(others or ())]
+        rg = module.has_trainable_parameters()
+        for value in inputs:
+            rg = rg | self.parts.tensor_ops.requires_grad_of(value)
         result = TensorOps.fresh_result(rg & state.grad_enabled, Origin(f"the output of `{module.class_name}`", node))
-        if isinstance(source, TensorValue):
-            return evolved(result, history=source.history, graph_known=source.graph_known)
-        return evolved(result, history=source.history if isinstance(source, LostValue) else frozenset(),
-                       graph_known=False)  # as `with_history` keeps what a lost input's graph may hold
+        history = frozenset().union(*(v.history for v in inputs if isinstance(v, (TensorValue, LostValue))))
+        known = all(v.graph_known for v in inputs if isinstance(v, TensorValue)) and isinstance(source, TensorValue) \
+            and not any(isinstance(v, LostValue) for v in inputs)
+        return evolved(result, history=history, graph_known=known)  # as `with_history` keeps what a lost input's graph may hold
 
 
 def _keywords(kwargs: dict[str, Value], given: bool) -> list[Value]:

@@ -150,8 +150,13 @@ class ModuleObjects(Part):
         instance.children = [c for c in items if isinstance(c, ModuleValue)] if all(
             isinstance(c, ModuleValue) for c in items) else None
 
-    def super_of(self, state: State) -> Value:
-        """`super()` inside the method running now."""
+    def super_of(self, state: State, explicit: list[Value] | None = None) -> Value:
+        """`super()` inside the method running now; `super(Class, instance)` with `explicit` given."""
+        if explicit is not None:
+            cls, instance = explicit
+            if isinstance(cls, FunctionRef) and isinstance(cls.node, cst.ClassDef) and isinstance(instance, ModuleValue):
+                return SuperValue(instance, cls.name, cls.definitions)
+            return UNKNOWN
         function = self.run.call_stack[-1] if self.run.call_stack else self.run.analysing
         definitions = self.run.call_definitions[-1] if self.run.call_stack else self.run.definitions
         if function is None:
@@ -203,12 +208,19 @@ class ModuleObjects(Part):
         found = self._after_in_order(receiver, method) or \
             self.find_method(receiver.definitions, receiver.class_name, method, after=True)
         if found is not None:
-            return self.parts.user_calls.call_user_function(found[0], found[1], receiver.instance, args, kwargs, node, state)
+            self.run.super_frames += 1
+            try:
+                return self.parts.user_calls.call_user_function(found[0], found[1], receiver.instance, args, kwargs,
+                                                                node, state)
+            finally:
+                self.run.super_frames -= 1
         instance = receiver.instance
         if method == "__getitem__" and instance.mapping is not None and len(args) == 1:
             return self.parts.containers.subscript_of(instance.mapping, args[0], state)
-        if method == "__init__" and args and _derives_from(instance, "PreTrainedModel"):
-            instance.named_children.setdefault("config", args[0])  # what transformers' `PreTrainedModel.__init__` keeps
+        if method == "__init__" and args and not self.run.library and _derives_from(instance, "PreTrainedModel"):
+            # what transformers' `PreTrainedModel.__init__` keeps, for a model the user's code builds (its layers
+            # sliced by `config.num_hidden_layers` known: each runs); a scan of the library itself goes without
+            instance.named_children.setdefault("config", args[0])
         elif method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)
         elif method == "forward" and instance.torch_base == "Sequential":

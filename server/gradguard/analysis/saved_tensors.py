@@ -28,8 +28,10 @@ class SavedTensors(Part):
     def save(self, tensor: TensorValue, record: SavedRecord, state: State) -> None:
         if state.grad_enabled is Tri.NO or self.run.unchecked_saves:  # no save, or one no change breaks
             return
-        if (self.run.autocast or self.run.autocast_maybe) and record.what != "output":  # may be saved as a cast copy
-            if self.run.autocast and tensor.is_leaf and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
+        op = record.aten_op.split(".", 1)[0]
+        if (self.run.autocast or self.run.autocast_maybe) and record.what != "output" \
+                and op not in surface.AUTOCAST_KEEPS_PRECISION:  # may be saved as a cast copy
+            if self.run.autocast and tensor.is_leaf and op in surface.AUTOCAST_LOWER_PRECISION:
                 return  # a parameter (fp32) is cast: the copy is saved, never the parameter
             record = evolved(record, certain=False, cast=True)
         record = evolved(record, serial=self.run.next_serial, compiled=self.run.compiled,

@@ -169,6 +169,7 @@ class InterpreterState:
         # whose followed calls spent their budget (later calls of them are not followed)
         self.budget = budget.active() or budget.Budget()
         self.cut_calls: set[cst.FunctionDef] = set()
+        self.super_frames = 0  # frames on the call stack that `super()` calls run: a class hierarchy's depth is not a call's
         self.captures: list[Capture] = []  # the `@capture_outputs` forwards running, innermost last (`OutputCapture`)
         self.lineages: set[tuple[int, str]] = set()  # the classes whose imported bases were resolved (`find_method`)
         # the changes no backward pass has reached yet
@@ -224,7 +225,7 @@ class InterpreterState:
         self.syntax_facts: dict[tuple[cst.CSTNode, object], object] = {}
         # where the interpretation is
         self.current_line: cst.SimpleStatementLine | None = None
-        self.unrolling = 0  # loops over known sequences running element by element, one inside another
+        self.unrolling = 1  # the passes of the loops unrolled around this point (over known sequences, one inside another)
         self.loop_depth = 0  # loops running to their fixed point, one inside another
 
     def jumps_from_here(self) -> tuple[LoopExits | None, tuple[int, int]]:

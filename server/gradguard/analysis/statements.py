@@ -33,6 +33,8 @@ from gradguard.knowledge import surface
 from gradguard.source.skeleton import LazyFunctionDef
 from gradguard.source.walk import bound_names
 
+_UNROLLED_PASSES = MAX_UNROLLED_ELEMENTS ** 2  # passes of nested unrolled loops (across calls) at most
+
 
 class Statements(Part):
     """Runs statements on a `State`: one handler per kind of statement, in `_statement_handlers`."""
@@ -255,9 +257,10 @@ class Statements(Part):
         iterable = self.parts.expressions.eval(node.iter, state)
         items = self.parts.containers.elements(iterable)
         objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(map(an_object, items))
-        if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and self.run.unrolling < 2)):
-            exits = LoopExits()
-            self.run.unrolling += 1
+        unrolled = self.run.unrolling * max(len(items), 1) if items is not None else 0
+        if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and unrolled <= _UNROLLED_PASSES)):
+            exits, outer = LoopExits(), self.run.unrolling
+            self.run.unrolling = unrolled
             self.run.loop_exits.append(exits)
             try:
                 for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
@@ -267,7 +270,7 @@ class Statements(Part):
                     if state.dead:  # every path returned or left the loop: the remaining elements do not run
                         break
             finally:
-                self.run.unrolling -= 1
+                self.run.unrolling = outer
                 self.run.loop_exits.pop()
             if node.orelse is not None:
                 self.exec_block(node.orelse.body.body, state)

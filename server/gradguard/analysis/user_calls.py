@@ -40,7 +40,7 @@ from gradguard.source.walk import descendants, in_same_scope, in_statements
 
 _MAX_CALL_DEPTH = 6
 _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
-_RECURSION = 2  # frames of one function on the call stack: its recursive call is followed once (a tree's children)
+_REENTRIES = 1  # direct recursive calls followed in one stack: one (a tree's children; mutual recursion: none)
 MAX_FOLLOWED_CALLS = 800  # calls followed per analysed function (and per module level)
 
 
@@ -397,10 +397,12 @@ class UserCalls(Part):
         # library model calls deep in its forward: a LoRA layer put in place of BERT's `query`)
         depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) or any(
             self.in_library(d) for d in self.run.call_definitions) else 0)
-        recursive = self.run.call_stack.count(function) >= _RECURSION  # a recursion is followed one level down
-        if recursive or len(self.run.call_stack) >= depth or "*" in kwargs or function in self.run.cut_calls:
+        stack = self.run.call_stack  # a function calling itself is followed one level down, once in the stack
+        recursive = function in stack and (stack[-1] is not function or len(stack) - len(set(stack)) >= _REENTRIES)
+        deep = len(self.run.call_stack) - self.run.super_frames >= depth
+        if recursive or deep or "*" in kwargs or function in self.run.cut_calls:
             self.run.unfollowed += 1
-            if recursive or len(self.run.call_stack) >= depth:
+            if recursive or deep:
                 self.run.placed += 1
             self.parts.saved_tensors.hand_over([self_value, *args, *kwargs.values()])
             return UNKNOWN

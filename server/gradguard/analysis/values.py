@@ -360,9 +360,10 @@ class ArgumentParserValue:
     """An `argparse.ArgumentParser`, its options added so far: each destination's default, marked
     as the default of its flag (`default_of="--lr"`); a default not known is `UNKNOWN`."""
 
-    options: dict[str, Value] = field(default_factory=dict)
-    kinds: dict[str, str] = field(default_factory=dict)  # a destination's action or `type`: "store_true", "int"...
-    flags: dict[str, str] = field(default_factory=dict)  # each option string -> its destination
+    options: dict[str, Value] = field(default_factory=dict)  # each destination's default (its first option's)
+    flags: dict[str, tuple[str, str]] = field(default_factory=dict)  # option string -> (destination, how it reads)
+    positionals: list[tuple[str, str]] = field(default_factory=list)  # (destination, how it reads), in order
+    defaults: dict[str, Value] = field(default_factory=dict)  # `set_defaults(...)`'s
 
 
 @dataclass(frozen=True, eq=False)
@@ -477,28 +478,9 @@ class Definitions:
     def linearised(self, class_name: str) -> list[tuple[Definitions, str]]:
         """The class and its bases of the project in Python's method resolution order (C3: a mixin's
         `super()` reaches the class after it in its instance's class, not its own base)."""
-        def merged(definitions: Definitions, name: str, depth: int) -> list[tuple[Definitions, str]] | None:
-            bases = [(b.definitions, b.name) for b in definitions.bases.get(name, ())
-                     if isinstance(b, FunctionRef) and isinstance(b.node, cst.ClassDef) and b.name in b.definitions.classes]
-            if depth > 16:
-                return None
-            orders = [merged(d, n, depth + 1) for d, n in bases]
-            if any(order is None for order in orders):
-                return None
-            pending = [[(id(d), n, d) for d, n in order] for order in (*orders, bases)]  # type: ignore[union-attr]
-            result = [(definitions, name)]
-            while any(pending):
-                head = next((seq[0] for seq in pending if seq and not any(
-                    seq[0][:2] in [k[:2] for k in other[1:]] for other in pending)), None)
-                if head is None:
-                    return None  # no consistent order: Python refuses the class
-                result.append((head[2], head[1]))
-                pending = [[k for k in seq if k[:2] != head[:2]] for seq in pending]
-            return result
-
         if class_name not in self.classes:
             return []
-        return merged(self, class_name, 0) or list(self.mro(class_name))
+        return _c3(self, class_name, {}, 0) or list(self.mro(class_name))
 
     def class_attribute(self, class_name: str, attribute: str) -> Value | None:
         """A name assigned in the body of class `class_name` or of one of its bases (`SIZES = ...`)."""
@@ -533,6 +515,32 @@ class Definitions:
             if isinstance(node.body, cst.IndentedBlock) and function in node.body.body:
                 return name
         return None
+
+
+def _c3(definitions: Definitions, name: str, known: dict[tuple[int, str], list[tuple[Definitions, str]] | None],
+        depth: int) -> list[tuple[Definitions, str]] | None:
+    """C3's order of class `name` of `definitions` (None: Python refuses the class, or too deep);
+    `known` holds the orders of the bases merged so far."""
+    if (id(definitions), name) in known:
+        return known[id(definitions), name]
+    bases = [(b.definitions, b.name) for b in definitions.bases.get(name, ())
+             if isinstance(b, FunctionRef) and isinstance(b.node, cst.ClassDef) and b.name in b.definitions.classes]
+    orders = [_c3(d, n, known, depth + 1) for d, n in bases] if depth <= 16 else [None]
+    result: list[tuple[Definitions, str]] | None = [(definitions, name)]
+    if any(order is None for order in orders):
+        result = None
+    else:
+        pending = [[(id(d), n, d) for d, n in order] for order in (*orders, bases)]  # type: ignore[union-attr]
+        while result is not None and any(pending):
+            head = next((seq[0] for seq in pending if seq and not any(
+                seq[0][:2] in [k[:2] for k in other[1:]] for other in pending)), None)
+            if head is None:
+                result = None  # no consistent order
+            else:
+                result.append((head[2], head[1]))
+                pending = [[k for k in seq if k[:2] != head[:2]] for seq in pending]
+    known[id(definitions), name] = result
+    return result
 
 
 @dataclass(frozen=True)
@@ -649,7 +657,7 @@ class SavedRecord:
     file: str | None = None  # the file whose code made the save (None: unknown)
     scope: cst.CSTNode | None = None  # the function whose code made the save (None: module-level code)
     compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) that made the save
-    cast: bool = False  # made under autocast: saved as given only if already in the lower precision, else a cast copy
+    cast: bool = False  # made under autocast by an op that may cast what it saves (then a copy is saved)
 
 
 def contents(value: Value, *, dicts: bool = False) -> Iterator[Value]:

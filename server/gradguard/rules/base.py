@@ -12,6 +12,7 @@ import libcst as cst
 
 from gradguard import rule_url
 from gradguard.rule_docs import rule_page
+from gradguard.analysis.command_line import COMMAND_LINE
 from gradguard.analysis.events import PICKED_CODE, Cut, InplaceChange
 from gradguard.analysis.values import SavedRecord
 from gradguard.analysis.project import ProjectIndex
@@ -24,8 +25,9 @@ def assumption(change: InplaceChange) -> str:
     in one of several functions a value not known picks, holds for."""
     if change.assumes == PICKED_CODE:
         return "only when the function picked by a value not known here is the one that runs this code"
-    if change.assumes is not None and change.assumes.startswith("-"):
-        return f"only when the script is run with `{change.assumes}` set to another value than its default"
+    if change.assumes is not None and change.assumes.startswith(COMMAND_LINE):
+        return f"only when the script is run with `{change.assumes.removeprefix(COMMAND_LINE)}` set to another " \
+               "value than its default"
     if change.assumes is not None and change.assumes.startswith("$"):
         return f"only when the environment variable `{change.assumes[1:]}` is set to another value than its default"
     return f"only when `{change.assumes}` is given a value other than its default; {standalone(change)}"

@@ -160,8 +160,10 @@ def unreported(change: InplaceChange) -> NotReported | None:
 def _doubts(change: InplaceChange, record: SavedRecord) -> list[str]:
     """Why the change may not break backward after all (none: it will)."""
     reasons = []
-    if record.cast:
+    if record.cast and record.aten_op.split(".", 1)[0] in surface.AUTOCAST_LOWER_PRECISION:
         reasons.append("under autocast it was saved only if already in the lower precision; a cast copy otherwise")
+    elif record.cast:
+        reasons.append("under autocast the op may have cast it, saving a copy in another precision")
     elif not record.certain:
         reasons.append("whether it was saved depends on which tensors require grad here")
     if change.target.origin.description == UNKNOWN_INDEX_VIEW:
