@@ -206,6 +206,11 @@ class Containers(Part):
             return SequenceValue(receiver.items, receiver.repeated, mutable=True)
         return UNKNOWN
 
+    def loop_items(self, iterable: Value, loop: cst.For, state: State) -> list[Value] | None:
+        """The elements `loop` runs over one by one, if known: the iterable's, or a search's indices."""
+        items = self.elements(iterable)
+        return items if items is not None else _searched_range(loop, lambda e: self.parts.expressions.eval(e, state), state)
+
     def call_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                      state: State) -> Value:
         """`zip`, `enumerate`, `range`, `len`, `sum`, `list`, `dict`, `getattr` ... over abstract values."""
@@ -219,6 +224,9 @@ class Containers(Part):
         if name == "len":
             if isinstance(args[0] if args else None, SequenceValue) and args[0].repeated is None and args[0].known_length:
                 return ConstValue(len(args[0].items))
+            if isinstance(args[0] if args else None, ModuleValue) and args[0].user_class is None \
+                    and args[0].children is not None and args[0].children_exact:  # `len(model)` of a `Sequential`
+                return ConstValue(len(args[0].children))
             return IntValue()
         if name in ("zip", "enumerate", "reversed", "list", "tuple", "sorted", "iter"):
             return self.sequence_builtin(name, args, kwargs, node, state)
@@ -508,3 +516,31 @@ def an_object(item: Value) -> bool:
     if isinstance(item, SequenceValue) and item.repeated is None and len(item.items) == 2:
         item = item.items[1]
     return isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf)
+
+
+def _searched_range(loop: cst.For, evaluate: Callable[[cst.BaseExpression], Value], state: State) -> list[Value] | None:
+    """The indices of `for i in range(...)` over more than the few `range` gives one by one, up to
+    `MAX_UNROLLED_ELEMENTS`, when its body may leave it early (`break`, `return`): a search, whose
+    index after the loop is the one it stopped at (`evaluate` gives the bounds' values)."""
+    call = loop.iter
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "range"
+            and call.args and not any(a.keyword or a.star for a in call.args)
+            and state.lookup("range") is None and _leaves_early(loop)):
+        return None
+    bounds = [evaluate(a.value) for a in call.args]
+    if not all(isinstance(b, ConstValue) and type(b.value) is int for b in bounds):
+        return None
+    indices = range(*(b.value for b in bounds))  # type: ignore[union-attr]
+    return [ConstValue(i) for i in indices] if len(indices) <= MAX_UNROLLED_ELEMENTS else None
+
+
+def _leaves_early(loop: cst.For) -> bool:
+    """Whether a loop's body has a `break` or `return` of its own (not in a nested loop or function)."""
+    pending: list[cst.CSTNode] = list(loop.body.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.Break, cst.Return)):
+            return True
+        if not isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
+            pending.extend(node.children)
+    return False

@@ -146,6 +146,9 @@ class ModuleCalls(Part):
         elif method in ("add_module", "register_module", "register_buffer", "register_parameter") and len(args) > 1 \
                 and isinstance(args[0], ConstValue):
             module.named_children[str(args[0].value)] = args[1]
+            if method in ("add_module", "register_module") and module.user_class is None and module.children is not None \
+                    and isinstance(args[1], ModuleValue):
+                _add_child(module, str(args[0].value), args[1])  # `nn.Sequential`'s forward runs it last
         return UNKNOWN
 
     def apply_to_submodules(self, module: ModuleValue, function: FunctionRef, bound: tuple[Value, ...],
@@ -521,3 +524,16 @@ def _set_training(module: ModuleValue, mode: Tri) -> None:
     """`train(mode)` / `eval()`: the module and every module under it."""
     for each in module.tree():
         each.training = mode
+
+
+def _add_child(container: ModuleValue, name: str, child: ModuleValue) -> None:
+    """`container.add_module(name, child)` of a `torch.nn` container: a child of that name replaced
+    where it stands, else one more at the end."""
+    names = list(container.child_names) or [str(i) for i in range(len(container.children or ()))]
+    children = list(container.children or ())
+    if name in names:
+        children[names.index(name)] = child
+    else:
+        names.append(name)
+        children.append(child)
+    container.children, container.child_names = children, tuple(names)

@@ -255,12 +255,12 @@ class Statements(Part):
 
     def _for(self, node: cst.For, state: State) -> None:
         iterable = self.parts.expressions.eval(node.iter, state)
-        items = self.parts.containers.elements(iterable)
+        items = self.parts.containers.loop_items(iterable, node, state)
         objects = items is not None and bool(items) and len(items) <= MAX_UNROLLED_MODULES and all(map(an_object, items))
-        unrolled = self.run.unrolling * max(len(items), 1) if items is not None else 0
-        if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS and unrolled <= _UNROLLED_PASSES)):
+        if items is not None and (objects or (len(items) <= MAX_UNROLLED_ELEMENTS
+                                              and self.run.unrolling * len(items) <= _UNROLLED_PASSES)):
             exits, outer = LoopExits(), self.run.unrolling
-            self.run.unrolling = unrolled
+            self.run.unrolling *= max(len(items), 1)
             self.run.loop_exits.append(exits)
             try:
                 for item in items:  # `for m in model.modules()`, `for w in (w1, w2)`: each element in turn
