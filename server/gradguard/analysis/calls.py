@@ -231,6 +231,12 @@ class Calls(Part):
             return ctx_method(receiver, method, args)
         if isinstance(receiver, ModuleValue) and receiver.definitions is not None and receiver.user_class is not None:
             found = self.parts.module_objects.find_method(receiver.definitions, receiver.user_class, method)
+            summarised = self.parts.pretrained.method(receiver, method, found, args, node, state)
+            if summarised is not None:
+                return summarised
+            if found is not None and decorated_as(found[0], "property"):  # `self.loss_fn(x)`: the property's value, called
+                value = self.parts.user_calls.call_user_function(found[0], found[1], receiver, [], {}, node, state)
+                return self.call_value(value, args, kwargs, node, state)
             if found is not None and decorated_as(found[0], "classmethod"):  # `cls` is the instance's class
                 cls = FunctionRef(receiver.user_class, receiver.definitions.classes[receiver.user_class][0],
                                   receiver.definitions)
@@ -239,7 +245,13 @@ class Calls(Part):
                 bound = None if is_static_method(found[0]) else receiver
                 return self.parts.user_calls.call_user_function(found[0], found[1], bound, args, kwargs, node, state)
         if isinstance(receiver, ModuleValue):
-            return self.parts.module_calls.call_module_method(receiver, method, args, kwargs, node, state)
+            result = self.parts.module_calls.call_module_method(receiver, method, args, kwargs, node, state)
+            given = [*args, *kwargs.values()]
+            if result is UNKNOWN and receiver.user_class is not None and any(isinstance(v, (TensorValue, LostValue))
+                                                                             for v in given):
+                self.parts.saved_tensors.hand_over(given)  # a method of a base not read (`self.loss_function(logits, labels)`)
+                return lost_from(given)
+            return result
         if isinstance(receiver, OptimizerValue):
             if method == "step":
                 self.run_step_closure(args[0] if args else kwargs.get("closure"), node, state)

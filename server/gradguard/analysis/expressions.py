@@ -180,7 +180,7 @@ class Expressions(Part):
                     else base  # a slice of the list
             return self.parts.containers.subscript_of(base, single_index(kinds), state)
         if isinstance(base, ModuleValue) and len(kinds) == 1 and not isinstance(kinds[0], str) \
-                and (item := self.parts.module_objects.model_output_item(base, kinds[0])) is not None:
+                and (item := self.parts.pretrained.model_output_item(base, kinds[0])) is not None:
             return item
         if isinstance(base, ModuleValue) and base.user_class is not None and base.definitions is not None \
                 and len(kinds) == 1 and not isinstance(kinds[0], str) \

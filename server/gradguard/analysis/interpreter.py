@@ -37,6 +37,7 @@ from gradguard.analysis.module_calls import ModuleCalls
 from gradguard.analysis.module_objects import ModuleObjects
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.output_capture import OutputCapture
+from gradguard.analysis.pretrained_models import PretrainedModels
 from gradguard.analysis.quiet import QuietEntries
 from gradguard.analysis.reuse import Reuse, defined_in, first_changed
 from gradguard.analysis.saved_tensors import SavedTensors
@@ -81,7 +82,7 @@ class Interpreter:
         parts.torch_calls, parts.module_calls = TorchCalls(run, parts), ModuleCalls(run, parts)
         parts.module_objects, parts.custom_functions = ModuleObjects(run, parts), CustomFunctions(run, parts)
         parts.user_calls, parts.containers = UserCalls(run, parts), Containers(run, parts)
-        parts.output_capture = OutputCapture(run, parts)
+        parts.output_capture, parts.pretrained = OutputCapture(run, parts), PretrainedModels(run, parts)
 
     # ---- entry points -------------------------------------------------------------------
 

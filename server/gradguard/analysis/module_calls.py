@@ -15,6 +15,7 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
+    Definitions,
     DictValue,
     FunctionRef,
     ImportRef,
@@ -108,6 +109,9 @@ class ModuleCalls(Part):
         if method in ("eval", "train"):
             mode = Tri.NO if method == "eval" else TorchCalls.flag(args, kwargs, 0, "mode", True)
             _set_training(module, mode)
+            given = ConstValue(mode is Tri.YES) if mode is not Tri.MAYBE else UNKNOWN
+            for child, (train, definitions) in _train_overrides(module):  # `nn.Module.train` calls each child's
+                self.parts.user_calls.call_user_function(train, definitions, child, [given], {}, node, state)
             return module
         if method in ("to", "cuda", "cpu", "float", "double", "half", "requires_grad_"):
             if method == "requires_grad_":
@@ -518,6 +522,28 @@ def _visit_parameters(owner: ModuleValue, prefix: str, named: list[tuple[str, Te
             _visit_parameters(child, f"{prefix}{key}.", named, visited)
     for index, child in enumerate(owner.children or []):
         _visit_parameters(child, f"{prefix}{index}.", named, visited)
+
+
+def _train_overrides(module: ModuleValue) -> list[tuple[ModuleValue, tuple[cst.FunctionDef, Definitions]]]:
+    """The modules under `module` whose class defines its own `train` (a LoRA layer merging its
+    weights on `eval()`), but none under one of those: its `super().train(mode)` reaches them."""
+    found, pending, seen = [], _children_of(module), {id(module)}
+    while pending:
+        child = pending.pop(0)
+        if id(child) in seen:
+            continue
+        seen.add(id(child))
+        train = child.definitions.method(child.user_class, "train") \
+            if child.definitions is not None and child.user_class is not None else None
+        if train is not None:
+            found.append((child, train))
+        else:
+            pending.extend(_children_of(child))
+    return found
+
+
+def _children_of(module: ModuleValue) -> list[ModuleValue]:
+    return [m for m in (*(module.children or ()), *module.named_children.values()) if isinstance(m, ModuleValue)]
 
 
 def _set_training(module: ModuleValue, mode: Tri) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradguard.analysis.names import is_static_method, is_torch_name, normalise_torch_name, qualname_of
+from gradguard.analysis.pretrained_models import derives_from, tie_weights
+from gradguard.analysis.names import annotated_fields, is_static_method, is_torch_name, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
+from gradguard.analysis.tensor_ops import TensorOps
 from gradguard.analysis.values import (
     UNKNOWN,
     BuiltinRef,
@@ -33,6 +35,7 @@ from gradguard.knowledge import modules as module_facts
 
 
 _MAX_LINEAGES = 256  # classes whose bases one analysis resolves when a method is not found
+
 
 
 class ModuleObjects(Part):
@@ -84,6 +87,11 @@ class ModuleObjects(Part):
                                is_module=template.is_module, torch_base=template.torch_base,
                                children=[] if template.torch_base else None, built_in=self.run.current_file())
         init = cls.definitions.method(cls.name, "__init__")
+        layer = next((found for defs, name in cls.definitions.mro(cls.name)
+                      if (found := torch_layer(defs, name, True)) is not None), None) if init is None else None
+        if layer is not None:  # `class BinaryLinear(nn.Linear)` with no `__init__` of its own
+            self.build_torch_layer(instance, layer, args, kwargs, node, state)
+            return instance
         if init is None:
             self.init_container(instance, args)
             if self.derives_from_dict(cls) and len(args) == 1 and isinstance(args[0], DictValue) and not kwargs:
@@ -100,38 +108,9 @@ class ModuleObjects(Part):
             if copy is not None:
                 copy.node = node
                 return copy
+        if not self.run.library and derives_from(instance, "PreTrainedModel"):
+            tie_weights(instance)
         return instance  # another file's class: its template is built only where that file is analysed
-
-    @staticmethod
-    def model_output_item(instance: ModuleValue, index: Value) -> Value | None:
-        """`outputs[0]`, `outputs["logits"]` of a transformers `ModelOutput` (whose `__getitem__`
-        gives its fields that are not None, in order, as a tuple, or one by name), or None when it
-        is not one or which field it is is not known (a field before the index that may be None)."""
-        if not _derives_from(instance, "ModelOutput"):
-            return None
-        if isinstance(index, ConstValue) and isinstance(index.value, str):
-            value = instance.named_children.get(index.value)
-            return value if value is not None else instance.definitions.class_attribute(instance.user_class, index.value)
-        if not (isinstance(index, ConstValue) and isinstance(index.value, int) and not isinstance(index.value, bool)
-                and index.value >= 0):
-            return None
-        classes = [(d, name) for d, name in instance.definitions.mro(instance.user_class) if name != "ModelOutput"]
-        fields = [f for d, name in reversed(classes) for f in annotated_fields(d.classes[name][0])]  # type: ignore[arg-type]
-        position = index.value
-        for field_name in dict.fromkeys(fields):
-            value = instance.named_children.get(field_name)
-            if value is None:
-                value = instance.definitions.class_attribute(instance.user_class, field_name)
-            if isinstance(value, ConstValue) and value.value is None:
-                continue  # `to_tuple()` leaves out the fields that are None
-            if value is None or value is UNKNOWN:
-                return None  # a field that may be None: which one is at the index is not known
-            # (a tensor met on another path by a value the analysis lost counts as given: a model's
-            # outputs are tensors on every path it knows)
-            if position == 0:
-                return value
-            position -= 1
-        return None
 
     @staticmethod
     def derives_from_dict(cls: FunctionRef) -> bool:
@@ -217,18 +196,22 @@ class ModuleObjects(Part):
         instance = receiver.instance
         if method == "__getitem__" and instance.mapping is not None and len(args) == 1:
             return self.parts.containers.subscript_of(instance.mapping, args[0], state)
-        if method == "__init__" and args and not self.run.library and _derives_from(instance, "PreTrainedModel"):
+        if method == "__init__" and args and not self.run.library and derives_from(instance, "PreTrainedModel"):
             # what transformers' `PreTrainedModel.__init__` keeps, for a model the user's code builds (its layers
             # sliced by `config.num_hidden_layers` known: each runs); a scan of the library itself goes without
             instance.named_children.setdefault("config", args[0])
         elif method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)
+        elif method == "__init__" and (layer := self.torch_module_base(receiver, with_parameters=True)) is not None:
+            self.build_torch_layer(instance, layer, args, kwargs, node, state)  # `class LoRALinear(nn.Linear)`
         elif method == "forward" and instance.torch_base == "Sequential":
             return self.parts.module_calls.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
         elif method == "forward" and (base := self.torch_module_base(receiver)) is not None:
             # `class S(nn.Softmax)`: `super().forward(x)` is that module's forward, given no parameters of its own
             return self.parts.module_calls.module_forward(ModuleValue(base, node, training=instance.training),
                                                           args, kwargs, node, state, node.func)
+        elif method not in ("forward", "__init__") and instance.is_module:  # `super().train(mode)`: `nn.Module`'s
+            return self.parts.module_calls.call_module_method(instance, method, args, kwargs, node, state)
         return UNKNOWN
 
     def subclass_created(self, cls: Value, state: State) -> None:
@@ -254,15 +237,18 @@ class ModuleObjects(Part):
         return None
 
     @staticmethod
-    def torch_module_base(receiver: SuperValue) -> str | None:
+    def torch_module_base(receiver: SuperValue, *, with_parameters: bool = False) -> str | None:
         """The `torch.nn` module among the bases of `receiver`'s class whose forward `super()` reaches,
-        when the module table knows it and it has no parameters (an activation, a softmax)."""
-        for base in receiver.definitions.bases.get(receiver.class_name, ()):
-            name = normalise_torch_name(base.qualname) if isinstance(base, ImportRef) else ""
-            facts = module_facts.module(name.removeprefix("torch.nn.")) if name.startswith("torch.nn.") else None
-            if facts is not None and not facts.parameters and facts.inplace is module_facts.InplaceSaves.NO_INPLACE:
-                return facts.name
-        return None
+        when the module table knows it and it has no parameters (an activation, a softmax); with
+        `with_parameters`, one that has (`nn.Linear`: what its `__init__` makes)."""
+        return torch_layer(receiver.definitions, receiver.class_name, with_parameters)
+
+    def build_torch_layer(self, instance: ModuleValue, layer: str, args: list[Value], kwargs: dict[str, Value],
+                          node: cst.CSTNode, state: State) -> None:
+        """What the `__init__` of the `torch.nn` layer `layer` gives `instance` (of a class derived from it)."""
+        built = self.construct_module(layer, args, kwargs, node, state)  # type: ignore[arg-type]
+        if isinstance(built, ModuleValue):
+            instance.parameters.update({k: v for k, v in built.parameters.items() if k not in instance.parameters})
 
     def copy_object(self, value: Value) -> Value:
         """`copy.deepcopy(value)`: modules and their submodules with parameters of their own (a
@@ -422,13 +408,6 @@ _NN_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 
 
-def annotated_fields(cls: cst.ClassDef) -> list[str]:
-    """The names a class body annotates, in order: the fields of a dataclass or a `NamedTuple`."""
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    return [small.target.value for line in body if isinstance(line, cst.SimpleStatementLine)
-            for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)]
-
-
 class _Copies:
     """One deep copy's work: the tensors' new version counters and the objects already copied (a
     class, not a nested function calling itself, which would hold them all in a reference cycle)."""
@@ -509,9 +488,13 @@ def _as_parameter(tensor: TensorValue) -> TensorValue:
     return TensorValue(tensor.version_counter, Tri.YES, True, Origin("an `nn.Parameter`", tensor.origin.node))
 
 
-def _derives_from(instance: ModuleValue, transformers_class: str) -> bool:
-    """Whether the class of `instance` is, or derives from, the class of transformers named so."""
-    return instance.definitions is not None and instance.user_class is not None and any(
-        name == transformers_class or any(qualname_of(b).endswith(f".{transformers_class}") for b in d.bases.get(name, ())
-                                          if isinstance(b, ImportRef) and qualname_of(b).startswith("transformers."))
-        for d, name in instance.definitions.mro(instance.user_class))
+def torch_layer(definitions: Definitions, class_name: str, with_parameters: bool) -> str | None:
+    """The `torch.nn` module (of the module table) among the direct bases of `class_name`, with
+    parameters of its own or without, as asked."""
+    for base in definitions.bases.get(class_name, ()):
+        name = normalise_torch_name(base.qualname) if isinstance(base, ImportRef) else ""
+        facts = module_facts.module(name.removeprefix("torch.nn.")) if name.startswith("torch.nn.") else None
+        if facts is not None and bool(facts.parameters) == with_parameters \
+                and facts.inplace is module_facts.InplaceSaves.NO_INPLACE:
+            return facts.name
+    return None

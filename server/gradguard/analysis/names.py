@@ -63,3 +63,10 @@ def decorated_as(function: cst.FunctionDef, builtin: str) -> bool:
 def is_static_method(function: cst.FunctionDef) -> bool:
     """Whether `function` is decorated `@staticmethod`: no instance is bound to its first parameter."""
     return decorated_as(function, "staticmethod")
+
+
+def annotated_fields(cls: cst.ClassDef) -> list[str]:
+    """The names a class body annotates, in order: the fields of a dataclass or a `NamedTuple`."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return [small.target.value for line in body if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)]

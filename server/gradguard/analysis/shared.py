@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from gradguard.analysis.module_calls import ModuleCalls
     from gradguard.analysis.module_objects import ModuleObjects
     from gradguard.analysis.output_capture import Capture, OutputCapture
+    from gradguard.analysis.pretrained_models import PretrainedModels
     from gradguard.analysis.project import ProjectIndex
     from gradguard.analysis.reuse import Reuse
     from gradguard.analysis.saved_tensors import SavedTensors
@@ -270,6 +271,7 @@ class Parts:
     user_calls: UserCalls  # the project's own functions
     containers: Containers  # lists, dicts, builtins
     output_capture: OutputCapture  # what transformers' `@capture_outputs` forwards collect
+    pretrained: PretrainedModels  # transformers' generic model code, by its effect
 
 
 class Part:

@@ -50,13 +50,19 @@ class TorchCalls(Part):
                      state: State) -> Value:
         """`checkpoint(function, *args)`: `function(*args)` run keeping none of its saves (backward runs
         it again), its output in the arguments' graph; `checkpoint` saves its tensor arguments (a
-        change of one before backward raises; a change of the output does not)."""
+        change of one before backward raises; a change of the output does not). With
+        `use_reentrant=False` the function runs in the caller's grad mode (a view or leaf changed in
+        it raises as anywhere), its own saves kept by hooks that no change can break."""
         passed = {k: v for k, v in kwargs.items() if k not in surface.CHECKPOINT_OPTIONS}
-        grad_enabled, state.grad_enabled = state.grad_enabled, Tri.NO
+        reentrant = kwargs.get("use_reentrant")
+        hooked = isinstance(reentrant, ConstValue) and reentrant.value is False
+        grad_enabled, state.grad_enabled = state.grad_enabled, state.grad_enabled if hooked else Tri.NO
+        self.run.unchecked_saves += hooked
         try:
             result = self.parts.calls.call_value(function, args, passed, node, state)
         finally:
             state.grad_enabled = grad_enabled
+            self.run.unchecked_saves -= hooked
         requires_grad = function.has_trainable_parameters() if isinstance(function, ModuleValue) else Tri.NO
         for value in args:
             requires_grad = requires_grad | self.parts.tensor_ops.requires_grad_of(value)
