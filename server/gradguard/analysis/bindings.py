@@ -10,6 +10,7 @@ import libcst as cst
 from gradguard.analysis.callers import grad_evidence
 from gradguard.analysis.code_facts import code_facts
 from gradguard.analysis.events import Seen
+from gradguard.analysis.module_calls import change_children
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
@@ -87,6 +88,9 @@ class Bindings(Part):
             if isinstance(base, ModuleValue) and base.holds_parameters():  # `params[0] = nn.Parameter(...)`
                 self.parts.module_objects.change_parameters(base, "__setitem__", [single_index(kinds), value])
                 return
+            if isinstance(base, ModuleValue) and base.user_class is None and base.children is not None:
+                change_children(base, "__setitem__", [single_index(kinds), value])  # `vgg.classifier[6] = nn.Linear(...)`
+                return
             if not isinstance(base, (ArgumentValue, TensorValue)):
                 return
             index = single_index(kinds)
@@ -130,6 +134,14 @@ class Bindings(Part):
             return [UNKNOWN] * len(targets)
         end = len(value.items) - after
         return [*value.items[:star], SequenceValue(value.items[star:end], mutable=True), *value.items[end:]]
+
+    def delete(self, node: cst.Del, state: State) -> None:
+        """`del model[i]` of a `torch.nn` container: that child no longer runs in its forward."""
+        target = node.target
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+            base = self.parts.expressions.eval(target.value, state)
+            if isinstance(base, ModuleValue) and base.user_class is None and base.children is not None:
+                change_children(base, "pop", [self.parts.expressions.eval(target.slice[0].slice.value, state)])
 
     def rebind(self, state: State, old: Value, new: Value) -> None:
         """Replace every name bound to the object `old` by `new` (a changed flag of one tensor, its

@@ -9,6 +9,8 @@ overrides the defaults of the options added before it and gives those added afte
 
 from __future__ import annotations
 
+import re
+
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentParserValue,
@@ -25,6 +27,7 @@ _CONSTANT_ACTIONS = {"store_true": False, "store_false": True}
 _CONVERSIONS = {"int": int, "float": float, "str": str}
 _MANY = "many "  # how a list of values reads (`nargs="*"`): this, then how each one does
 _OPTIONAL = "optional "  # how `nargs="?"` reads: this, then how its value does
+_NEGATIVE = re.compile(r"-\d+$|-\d*\.\d+$")  # argparse's negative numbers: values, not options
 
 
 def parser_method(parser: ArgumentParserValue, method: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -89,6 +92,8 @@ def _reading(kwargs: dict[str, Value], optional: bool) -> tuple[str, Value]:
         return converts, ConstValue(None) if optional else UNKNOWN
     if isinstance(nargs, ConstValue) and nargs.value == "?":
         return _OPTIONAL + converts, ConstValue(None)
+    if not (isinstance(nargs, ConstValue) and nargs.value in ("*", "+")):
+        return "", ConstValue(None) if optional else UNKNOWN  # `nargs=2`: read as not known
     return _MANY + converts, ConstValue(None) if optional else UNKNOWN
 
 
@@ -112,7 +117,7 @@ def _read(parser: ArgumentParserValue, words: list[str], values: dict[str, Value
     index, positionals = 0, list(parser.positionals)
     while index < len(words):
         flag, _, attached = words[index].partition("=")
-        if flag.startswith("-"):
+        if _option(flag):
             name, reads = parser.flags.get(flag, (None, ""))
             index += 1
         elif positionals:
@@ -121,15 +126,19 @@ def _read(parser: ArgumentParserValue, words: list[str], values: dict[str, Value
             name, reads = None, ""
         start = index
         if not attached and reads not in _CONSTANT_ACTIONS and reads != "":
-            while index < len(words) and not words[index].startswith("-") and (
-                    index == start or reads.startswith(_MANY)):
+            while index < len(words) and not _option(words[index]) and (index == start or reads.startswith(_MANY)):
                 index += 1
         value = _value(reads, [attached] if attached else words[start:index])
-        if name is None or value is None or (index == start and not flag.startswith("-")):
+        if name is None or value is None or (index == start and not _option(flag)):
             for other in values:
                 values[other] = UNKNOWN
             return
         values[name] = value
+
+
+def _option(word: str) -> bool:
+    """Whether argparse reads `word` as an option string, not a value (`-1` is a negative number)."""
+    return word.startswith("-") and not _NEGATIVE.fullmatch(word)
 
 
 def _value(reads: str, taken: list[str]) -> Value | None:

@@ -209,7 +209,8 @@ class Containers(Part):
     def loop_items(self, iterable: Value, loop: cst.For, state: State) -> list[Value] | None:
         """The elements `loop` runs over one by one, if known: the iterable's, or a search's indices."""
         items = self.elements(iterable)
-        return items if items is not None else _searched_range(loop, lambda e: self.parts.expressions.eval(e, state), state)
+        return items if items is not None else _searched_range(loop, lambda e: self.parts.expressions.eval(e, state),
+                                                               state, MAX_UNROLLED_ELEMENTS // self.run.unrolling)
 
     def call_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                      state: State) -> Value:
@@ -518,10 +519,11 @@ def an_object(item: Value) -> bool:
     return isinstance(item, ModuleValue) or (isinstance(item, TensorValue) and item.is_leaf)
 
 
-def _searched_range(loop: cst.For, evaluate: Callable[[cst.BaseExpression], Value], state: State) -> list[Value] | None:
+def _searched_range(loop: cst.For, evaluate: Callable[[cst.BaseExpression], Value], state: State,
+                    most: int) -> list[Value] | None:
     """The indices of `for i in range(...)` over more than the few `range` gives one by one, up to
-    `MAX_UNROLLED_ELEMENTS`, when its body may leave it early (`break`, `return`): a search, whose
-    index after the loop is the one it stopped at (`evaluate` gives the bounds' values)."""
+    `most`, when its body may leave it early (`break`, `return`): a search, whose index after the
+    loop is the one it stopped at (`evaluate` gives the bounds' values)."""
     call = loop.iter
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "range"
             and call.args and not any(a.keyword or a.star for a in call.args)
@@ -531,7 +533,7 @@ def _searched_range(loop: cst.For, evaluate: Callable[[cst.BaseExpression], Valu
     if not all(isinstance(b, ConstValue) and type(b.value) is int for b in bounds):
         return None
     indices = range(*(b.value for b in bounds))  # type: ignore[union-attr]
-    return [ConstValue(i) for i in indices] if len(indices) <= MAX_UNROLLED_ELEMENTS else None
+    return [ConstValue(i) for i in indices] if len(indices) <= most else None
 
 
 def _leaves_early(loop: cst.For) -> bool:

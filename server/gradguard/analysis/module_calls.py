@@ -132,6 +132,8 @@ class ModuleCalls(Part):
             return module
         if method == "append" and module.children is not None and args and isinstance(args[0], ModuleValue):
             module.children.append(args[0])
+        elif method in ("pop", "insert", "extend") and module.user_class is None and not module.holds_parameters():
+            return change_children(module, method, args)
         if module.holds_parameters() and method in ("append", "extend", "update", "__setitem__", "insert", "pop",
                                                       "setdefault", "clear", "popitem", "__delitem__"):
             self.parts.module_objects.change_parameters(module, method, args)
@@ -550,6 +552,35 @@ def _set_training(module: ModuleValue, mode: Tri) -> None:
     """`train(mode)` / `eval()`: the module and every module under it."""
     for each in module.tree():
         each.training = mode
+
+
+def change_children(container: ModuleValue, method: str, args: list[Value]) -> Value:
+    """`pop(i)`, `insert(i, m)`, `extend(ms)`, `container[i] = m` (`__setitem__`) of a `torch.nn`
+    container: its children changed where the index is known, else no longer known one by one."""
+    if container.children is None:
+        return UNKNOWN
+    children = list(container.children)
+    index = args[0].value if args and isinstance(args[0], ConstValue) and type(args[0].value) is int else None
+    popped: Value = UNKNOWN
+    if index is not None and -len(children) <= index < len(children) and method in ("pop", "__setitem__"):
+        if method == "pop":
+            popped = children.pop(index)
+        elif isinstance(args[1], ModuleValue):
+            children[index] = args[1]
+        else:
+            index = None
+    elif index is not None and method == "insert" and len(args) > 1 and isinstance(args[1], ModuleValue):
+        children.insert(index, args[1])
+    elif method == "extend" and args and isinstance(args[0], SequenceValue) and args[0].repeated is None \
+            and all(isinstance(m, ModuleValue) for m in args[0].items):
+        children.extend(args[0].items)  # type: ignore[arg-type]
+        index = 0
+    else:
+        index = None
+    if index is None:
+        container.children_exact = False
+    container.children, container.child_names = children, ()
+    return popped
 
 
 def _add_child(container: ModuleValue, name: str, child: ModuleValue) -> None:

@@ -135,7 +135,8 @@ class ModuleObjects(Part):
             cls, instance = explicit
             if isinstance(cls, FunctionRef) and isinstance(cls.node, cst.ClassDef) and isinstance(instance, ModuleValue):
                 return SuperValue(instance, cls.name, cls.definitions)
-            return UNKNOWN
+            # `super(type(self), self)`, `super(self.__class__, self)`: as `super()` (the same where the
+            # instance's class is the method's own)
         function = self.run.call_stack[-1] if self.run.call_stack else self.run.analysing
         definitions = self.run.call_definitions[-1] if self.run.call_stack else self.run.definitions
         if function is None:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from gradguard.analysis.names import decorator_heads
 from gradguard.analysis.shared import Part
-from gradguard.analysis.values import ConstValue, Definitions, FunctionRef, ModuleValue, SequenceValue, Value, truth
+from gradguard.analysis.values import UNKNOWN, ConstValue, Definitions, FunctionRef, ModuleValue, SequenceValue, Value, truth
 
 _DECORATORS = frozenset({"capture_outputs", "check_model_inputs"})
 _REQUESTS = {"hidden_states": "output_hidden_states", "attentions": "output_attentions",
@@ -26,6 +26,8 @@ class Capture:
     """What one decorated forward collects: each requested key's (layer class, index in its output)."""
 
     targets: dict[str, tuple[str, int]]
+    layers: int | None  # the model's `config.num_hidden_layers`: a collection of another length is not known
+    tie_last: bool = True  # the last hidden state is `last_hidden_state` (not for ViT, CLIP: `tie_last_hidden_states`)
     collected: dict[str, list[Value]] = field(default_factory=dict)
 
 
@@ -66,8 +68,13 @@ class OutputCapture(Part):
         if not isinstance(output, ModuleValue) or output.is_module:
             return output
         children = dict(output.named_children)
-        for key, values in capture.collected.items():
-            if key == "hidden_states" and values and "last_hidden_state" in children:
+        for key in capture.targets:
+            values = capture.collected.get(key, [])
+            expected = capture.layers + (key == "hidden_states") if capture.layers is not None else None
+            if len(values) != expected:  # layers run in a loop not unrolled, or not counted: which is which is not known
+                children[key] = UNKNOWN
+                continue
+            if key == "hidden_states" and capture.tie_last and "last_hidden_state" in children:
                 values = [*values[:-1], children["last_hidden_state"]]
             children[key] = SequenceValue(tuple(values))
         return replace(output, named_children=children)
@@ -80,6 +87,11 @@ class OutputCapture(Part):
                                                   if name is not None):
             return None
         config = module.named_children.get("config")
+        layers = self.parts.module_objects.module_attribute(config, "num_hidden_layers", found[0]) \
+            if isinstance(config, ModuleValue) else None  # (`n_layer` of a config whose `attribute_map` says so)
+        tie = next((a.value for d in found[0].decorators if isinstance(d.decorator, cst.Call)
+                    for a in d.decorator.args if a.keyword is not None and a.keyword.value == "tie_last_hidden_states"), None)
+        configured = config.named_children.get("tie_last_hidden_states") if isinstance(config, ModuleValue) else None
         targets: dict[str, tuple[str, int]] = {}
         for key, (target, index) in _recorded(module.definitions, module.user_class).items():
             flag = kwargs.get(_REQUESTS.get(key, f"output_{key}"))
@@ -87,7 +99,12 @@ class OutputCapture(Part):
                 flag = config.named_children.get(_REQUESTS.get(key, f"output_{key}"))
             if isinstance(flag, ConstValue) and truth(flag):
                 targets[key] = (target, index)
-        return Capture(targets) if targets else None
+        if not targets:
+            return None
+        untied = (isinstance(configured, ConstValue) and configured.value is False) or \
+            (not isinstance(configured, ConstValue) and isinstance(tie, cst.Name) and tie.value == "False")
+        return Capture(targets, layers.value if isinstance(layers, ConstValue) and type(layers.value) is int else None,
+                       tie_last=not untied)
 
 
 def _recorded(definitions: Definitions, class_name: str) -> dict[str, tuple[str, int]]:

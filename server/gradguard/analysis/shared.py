@@ -201,6 +201,7 @@ class InterpreterState:
         self.call_stack: list[cst.FunctionDef] = []
         self.followed = 0  # calls followed so far for the function (or module level) being analysed
         self.call_definitions: list[Definitions] = []
+        self.call_selves: list[int] = []  # `id` of the object each frame of `call_stack` runs on (0: none)
         self.call_nodes: list[cst.CSTNode] = []
         self.returns: list[Returns] = []  # what each running function returned so far
         self.loop_exits: list[LoopExits] = []  # where the running loops' passes jumped out

@@ -421,8 +421,8 @@ class Statements(Part):
         cst.AnnAssign: _ann_assign,
         cst.AugAssign: _aug_assign,
         cst.Return: _return,
-        cst.Continue: _jump,
-        cst.Break: _jump,
+        cst.Continue: _jump, cst.Break: _jump,
+        cst.Del: lambda statements, node, state: statements.parts.bindings.delete(node, state),  # type: ignore[arg-type]
         cst.Raise: _raise,
         cst.Import: _import,
         cst.ImportFrom: _import_from,

@@ -40,7 +40,7 @@ from gradguard.source.walk import descendants, in_same_scope, in_statements
 
 _MAX_CALL_DEPTH = 6
 _LIBRARY_DEPTH = 4  # more, for calls into a library's code (factories call factories: `create_model` → `_create_resnet` → ...)
-_REENTRIES = 1  # direct recursive calls followed in one stack: one (a tree's children; mutual recursion: none)
+_REENTRIES = 1  # calls of a function already on the stack followed in one stack (`_reentered`)
 MAX_FOLLOWED_CALLS = 800  # calls followed per analysed function (and per module level)
 
 
@@ -239,6 +239,17 @@ class UserCalls(Part):
                 else fact(node)
         return facts[key]  # type: ignore[return-value]
 
+    def _reentered(self, function: cst.FunctionDef, self_value: ModuleValue | None) -> bool:
+        """Whether a call of `function`, already on the call stack, is followed: once in the stack, for
+        a function calling itself (a tree's children), or reached again through a method of another
+        object (a block's inherited `forward` calling a nested block's, a helper running a block that
+        runs the helper); mutual recursion of plain functions is not."""
+        stack, selves = self.run.call_stack, self.run.call_selves
+        frames = [i for i, f in enumerate(stack) if f is function]
+        other_object = self_value is not None and all(selves[i] != id(self_value) for i in frames)
+        through_object = any(selves[i] not in (0, selves[frames[-1]]) for i in range(frames[-1] + 1, len(stack)))
+        return len(stack) - len(set(stack)) < _REENTRIES and (stack[-1] is function or other_object or through_object)
+
     def builds_functions(self, function: cst.FunctionDef, definitions: Definitions) -> bool:
         """Whether `function` is a factory of functions (`_builds_functions`), or returns what the
         factories of its file that it names build (`ops.append(make_clipper(v))`)."""
@@ -397,8 +408,7 @@ class UserCalls(Part):
         # library model calls deep in its forward: a LoRA layer put in place of BERT's `query`)
         depth = _MAX_CALL_DEPTH + (_LIBRARY_DEPTH if self.in_library(definitions) or any(
             self.in_library(d) for d in self.run.call_definitions) else 0)
-        stack = self.run.call_stack  # a function calling itself is followed one level down, once in the stack
-        recursive = function in stack and (stack[-1] is not function or len(stack) - len(set(stack)) >= _REENTRIES)
+        recursive = function in self.run.call_stack and not self._reentered(function, self_value)
         deep = len(self.run.call_stack) - self.run.super_frames >= depth
         if recursive or deep or "*" in kwargs or function in self.run.cut_calls:
             self.run.unfollowed += 1
@@ -478,6 +488,7 @@ class UserCalls(Part):
         elif outer_site is not None and definitions is self.run.definitions:
             self.run.call_site = None  # this file's code again (a hook another file's code runs): its own lines
         self.run.call_stack.append(function)
+        self.run.call_selves.append(id(self_value) if self_value is not None else 0)
         self.run.call_definitions.append(definitions)
         self.run.call_nodes.append(node)
         self.run.entered.add(function)
@@ -501,6 +512,7 @@ class UserCalls(Part):
         finally:
             returns = self.run.returns.pop()
             self.run.call_stack.pop()
+            self.run.call_selves.pop()
             self.run.call_definitions.pop()
             self.run.call_nodes.pop()
             self.run.call_site = outer_site
