@@ -209,8 +209,10 @@ class Containers(Part):
     def loop_items(self, iterable: Value, loop: cst.For, state: State) -> list[Value] | None:
         """The elements `loop` runs over one by one, if known: the iterable's, or a search's indices."""
         items = self.elements(iterable)
-        return items if items is not None else _searched_range(loop, lambda e: self.parts.expressions.eval(e, state),
-                                                               state, MAX_UNROLLED_ELEMENTS // self.run.unrolling)
+        if items is not None or not self.parts.user_calls.syntax_fact(loop, _leaves_early):
+            return items
+        return _searched_range(loop, lambda e: self.parts.expressions.eval(e, state), state,
+                               MAX_UNROLLED_ELEMENTS // self.run.unrolling)
 
     def call_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                      state: State) -> Value:
@@ -522,12 +524,12 @@ def an_object(item: Value) -> bool:
 def _searched_range(loop: cst.For, evaluate: Callable[[cst.BaseExpression], Value], state: State,
                     most: int) -> list[Value] | None:
     """The indices of `for i in range(...)` over more than the few `range` gives one by one, up to
-    `most`, when its body may leave it early (`break`, `return`): a search, whose index after the
-    loop is the one it stopped at (`evaluate` gives the bounds' values)."""
+    `most`, for a loop whose body may leave it early (`break`, `return`: `_leaves_early`): a search,
+    whose index after the loop is the one it stopped at (`evaluate` gives the bounds' values)."""
     call = loop.iter
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "range"
             and call.args and not any(a.keyword or a.star for a in call.args)
-            and state.lookup("range") is None and _leaves_early(loop)):
+            and state.lookup("range") is None):
         return None
     bounds = [evaluate(a.value) for a in call.args]
     if not all(isinstance(b, ConstValue) and type(b.value) is int for b in bounds):
