@@ -237,9 +237,9 @@ class Calls(Part):
             if found is not None and decorated_as(found[0], "property"):  # `self.loss_fn(x)`: the property's value, called
                 value = self.parts.user_calls.call_user_function(found[0], found[1], receiver, [], {}, node, state)
                 return self.call_value(value, args, kwargs, node, state)
-            if found is not None and decorated_as(found[0], "classmethod"):  # `cls` is the instance's class
-                cls = FunctionRef(receiver.user_class, receiver.definitions.classes[receiver.user_class][0],
-                                  receiver.definitions)
+            defined = receiver.definitions.classes.get(receiver.user_class)
+            if found is not None and defined is not None and decorated_as(found[0], "classmethod"):  # `cls`: the class
+                cls = FunctionRef(receiver.user_class, defined[0], receiver.definitions)
                 return self.parts.user_calls.call_user_function(found[0], found[1], None, [cls, *args], kwargs, node, state)
             if found is not None:
                 bound = None if is_static_method(found[0]) else receiver
@@ -249,7 +249,7 @@ class Calls(Part):
             given = [*args, *kwargs.values()]
             if result is UNKNOWN and receiver.user_class is not None and any(isinstance(v, (TensorValue, LostValue))
                                                                              for v in given):
-                self.parts.saved_tensors.hand_over(given)  # a method of a base not read (`self.loss_function(logits, labels)`)
+                self.parts.saved_tensors.hand_over(given)  # a method of a base not read (`self.compute_loss(logits, labels)`)
                 return lost_from(given)
             return result
         if isinstance(receiver, OptimizerValue):
