@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradguard.analysis.pretrained_models import derives_from, tie_weights
 from gradguard.analysis.names import annotated_fields, is_static_method, is_torch_name, normalise_torch_name, qualname_of
+from gradguard.analysis.pretrained_models import derives_from, tie_weights
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
-from gradguard.analysis.tensor_ops import TensorOps
 from gradguard.analysis.values import (
     UNKNOWN,
     BuiltinRef,
@@ -203,11 +202,11 @@ class ModuleObjects(Part):
             instance.named_children.setdefault("config", args[0])
         elif method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)
-        elif method == "__init__" and (layer := self.torch_module_base(receiver, with_parameters=True)) is not None:
+        elif method == "__init__" and (layer := torch_layer(receiver.definitions, receiver.class_name, True)) is not None:
             self.build_torch_layer(instance, layer, args, kwargs, node, state)  # `class LoRALinear(nn.Linear)`
         elif method == "forward" and instance.torch_base == "Sequential":
             return self.parts.module_calls.run_in_order(instance, args[0] if args else UNKNOWN, node, state)
-        elif method == "forward" and (base := self.torch_module_base(receiver)) is not None:
+        elif method == "forward" and (base := torch_layer(receiver.definitions, receiver.class_name, False)) is not None:
             # `class S(nn.Softmax)`: `super().forward(x)` is that module's forward, given no parameters of its own
             return self.parts.module_calls.module_forward(ModuleValue(base, node, training=instance.training),
                                                           args, kwargs, node, state, node.func)
@@ -236,13 +235,6 @@ class ModuleObjects(Part):
             if found is not None:
                 return found, definitions
         return None
-
-    @staticmethod
-    def torch_module_base(receiver: SuperValue, *, with_parameters: bool = False) -> str | None:
-        """The `torch.nn` module among the bases of `receiver`'s class whose forward `super()` reaches,
-        when the module table knows it and it has no parameters (an activation, a softmax); with
-        `with_parameters`, one that has (`nn.Linear`: what its `__init__` makes)."""
-        return torch_layer(receiver.definitions, receiver.class_name, with_parameters)
 
     def build_torch_layer(self, instance: ModuleValue, layer: str, args: list[Value], kwargs: dict[str, Value],
                           node: cst.CSTNode, state: State) -> None:
@@ -491,7 +483,8 @@ def _as_parameter(tensor: TensorValue) -> TensorValue:
 
 def torch_layer(definitions: Definitions, class_name: str, with_parameters: bool) -> str | None:
     """The `torch.nn` module (of the module table) among the direct bases of `class_name`, with
-    parameters of its own or without, as asked."""
+    parameters of its own (`nn.Linear`: what its `__init__` makes) or without (an activation, a
+    softmax: whose forward `super().forward(x)` reaches), as asked."""
     for base in definitions.bases.get(class_name, ()):
         name = normalise_torch_name(base.qualname) if isinstance(base, ImportRef) else ""
         facts = module_facts.module(name.removeprefix("torch.nn.")) if name.startswith("torch.nn.") else None

@@ -80,32 +80,32 @@ class OutputCapture(Part):
         return replace(output, named_children=children)
 
     def _capture_of(self, module: ModuleValue, kwargs: dict[str, Value]) -> Capture | None:
+        """The capture of a call of `module` with `kwargs`: None (most calls, decided first from the
+        request flags alone) unless its class's forward collects outputs the call or the config asks for."""
         if module.user_class is None or module.definitions is None or not module.definitions.mentions("_can_record"):
             return None
-        found = module.definitions.method(module.user_class, "forward")
+        given = module.named_children.get("config")
+        config = given if isinstance(given, ModuleValue) else None
+        requested = {flag for flag in set(_REQUESTS.values())
+                     if isinstance(asked := kwargs.get(flag, config.named_children.get(flag) if config else None),
+                                   ConstValue) and truth(asked)}
+        found = module.definitions.method(module.user_class, "forward") if requested else None
         if found is None or _DECORATORS.isdisjoint(name.rsplit(".", 1)[-1] for name, _ in decorator_heads(found[0])
                                                   if name is not None):
             return None
-        config = module.named_children.get("config")
-        layers = self.parts.module_objects.module_attribute(config, "num_hidden_layers", found[0]) \
-            if isinstance(config, ModuleValue) else None  # (`n_layer` of a config whose `attribute_map` says so)
-        tie = next((a.value for d in found[0].decorators if isinstance(d.decorator, cst.Call)
-                    for a in d.decorator.args if a.keyword is not None and a.keyword.value == "tie_last_hidden_states"), None)
-        configured = config.named_children.get("tie_last_hidden_states") if isinstance(config, ModuleValue) else None
-        targets: dict[str, tuple[str, int]] = {}
-        for key, (target, index) in _recorded(module.definitions, module.user_class).items():
-            flag = kwargs.get(_REQUESTS.get(key, f"output_{key}"))
-            if flag is None and isinstance(config, ModuleValue):
-                flag = config.named_children.get(_REQUESTS.get(key, f"output_{key}"))
-            if isinstance(flag, ConstValue) and truth(flag):
-                targets[key] = (target, index)
+        targets = {key: spec for key, spec in _recorded(module.definitions, module.user_class).items()
+                   if _REQUESTS.get(key, f"output_{key}") in requested}
         if not targets:
             return None
+        layers = self.parts.module_objects.module_attribute(config, "num_hidden_layers", found[0]) \
+            if config is not None else None  # (`n_layer` of a config whose `attribute_map` says so)
+        tie = next((a.value for d in found[0].decorators if isinstance(d.decorator, cst.Call)
+                    for a in d.decorator.args if a.keyword is not None and a.keyword.value == "tie_last_hidden_states"), None)
+        configured = config.named_children.get("tie_last_hidden_states") if config is not None else None
         untied = (isinstance(configured, ConstValue) and configured.value is False) or \
             (not isinstance(configured, ConstValue) and isinstance(tie, cst.Name) and tie.value == "False")
         return Capture(targets, layers.value if isinstance(layers, ConstValue) and type(layers.value) is int else None,
                        tie_last=not untied)
-
 
 def _recorded(definitions: Definitions, class_name: str) -> dict[str, tuple[str, int]]:
     """The layers `_can_record_outputs` names in the class body (of `class_name` or a base), read
