@@ -283,3 +283,22 @@ def test_a_module_installed_nowhere_is_not_asked_of_jedi(tmp_path: Path, monkeyp
     assert analyse_document(Document.parse(str(train), train.read_text()), Settings(), project_index()) == []
     assert asked == ["from vendored.tools import shift\n"]  # `onnx.checker`: no module of a file's
 
+
+
+def test_an_editors_first_answer_reads_no_import_though_entry_points_are_judged_quiet(tmp_path: Path) -> None:
+    """An editor's first analysis leaves the imported files unread (they are read in the background),
+    also after an entry point was judged quiet, which reads nothing in a scope of its own."""
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document
+    from gradguard.source.document import Document
+
+    _project(tmp_path)
+    train = tmp_path / "train.py"
+    train.write_text("from pkg.layers import gate\nfrom pkg.heads import head\n\n\n"
+                     "def describe(x):\n    return head(x)\n\n\n"
+                     "def step(x):\n    y = gate(x)\n    y.mul_(2)\n    return y\n")
+    index = project_index(use_jedi=False)
+    with index.without_reading() as not_read:
+        assert analyse_document(Document.parse(str(train), train.read_text()), Settings(), index) == []
+        assert index.definitions_of(tmp_path / "pkg" / "layers.py") is None
+    assert not_read == {tmp_path / "pkg" / "layers.py", tmp_path / "pkg" / "heads.py"}

@@ -130,12 +130,16 @@ class ProjectIndex:
     @contextmanager
     def without_reading(self) -> Iterator[set[Path]]:
         """Within, names from files not read yet stay unknown (a miss, never a false alarm): a
-        first answer that does not wait for the imports. The set lists the files left unread."""
+        first answer that does not wait for the imports. The set lists the files left unread (a
+        use inside another adds them to the outer one's: the outer one goes on after it)."""
+        outer = self._not_read
         self._not_read = not_read = set()
         try:
             yield not_read
         finally:
-            self._not_read = None
+            self._not_read = outer
+            if outer is not None:
+                outer.update(not_read)
 
     @contextmanager
     def interruptible(self, interrupted: Callable[[], bool]) -> Iterator[None]:
