@@ -23,6 +23,7 @@ from gradguard.fixes.noqa import file_exempt, suppressed
 from gradguard.rules import RULES, RuleContext
 from gradguard.rules.base import NotReported
 from gradguard.rules.gg003_multi_output_view_modified import mark_refused_nearby
+from gradguard.rules.raised_first import mark_raised_first, reached_later
 from gradguard.source.blocks import BlockTree
 from gradguard.source.document import Document, too_large
 from gradguard.source.syntax import SyntaxProblem
@@ -206,10 +207,11 @@ def _interpret(document: Document, project: ProjectIndex | None, previous: Scope
 def _findings(document: Document, settings: Settings, project: ProjectIndex | None,
               result: ScopeResult | None) -> list[Finding]:
     changes, cuts = (result.changes, result.cuts) if result is not None else ([], [])
+    mark_refused_nearby(changes)
     context = RuleContext(document, changes, project, cuts,
                           selected=lambda code: settings.enabled(code, document.filename))
+    mark_raised_first(changes, document.module, context.selected)
     best: dict[tuple[str, int, int], Finding] = {}
-    mark_refused_nearby(changes)
     for rule in RULES:
         if not settings.enabled(rule.code, document.filename):
             continue
@@ -219,7 +221,7 @@ def _findings(document: Document, settings: Settings, project: ProjectIndex | No
             key = (finding.code, finding.span.start.line, finding.span.start.column)
             if key not in best or _RANK[finding.severity] < _RANK[best[key].severity]:
                 best[key] = finding
-    findings = [_without_skipped_text(f) for f in best.values()
+    findings = [_without_skipped_text(f) for f in reached_later(context, best.values())
                 if silenced(document, settings, f.code, f.span.start.line) is None
                 and (f.code == "GG000" or not document.is_stale(f.span.start.line))]
     return sorted(findings, key=lambda f: (f.span.start, f.code))

@@ -68,6 +68,7 @@ class InplaceChange:
     # PyTorch raises its view error at this change in another pass of the same entry point's analysis
     # (a loop's first iteration): the backward this pass would break never runs
     refused_nearby: bool = False
+    raised_first: cst.CSTNode | None = None  # the change before it in its block where PyTorch surely raises
     compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) the change runs in
     scopes: tuple[cst.FunctionDef | None, ...] = ()  # the functions the calls of `call_chain`, then `node`, lie in
 

@@ -10,6 +10,7 @@ import libcst as cst
 from gradguard.analysis.bindings import UNSET, single_index
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS, MAX_UNROLLED_MODULES, an_object
 from gradguard.analysis.events import Deferred
+from gradguard.analysis.match_statements import run_match
 from gradguard.analysis.names import OPERATOR_SYMBOLS, decorator_heads, dotted_name, is_static_method
 from gradguard.analysis.shared import LoopExits, Part
 from gradguard.analysis.state import State
@@ -426,7 +427,7 @@ class Statements(Part):
         cst.Raise: _raise,
         cst.Import: _import,
         cst.ImportFrom: _import_from,
-        cst.If: _if,
+        cst.If: _if, cst.Match: run_match,  # type: ignore[dict-item]
         cst.For: _for,
         cst.While: _while,
         cst.Try: _try,

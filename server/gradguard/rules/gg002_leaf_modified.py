@@ -76,14 +76,25 @@ def raises_for_leaf(change: InplaceChange) -> bool:
     return _leaf_kind(change) is not None
 
 
+def _certain(change: InplaceChange, kind: str) -> bool:
+    target = change.target
+    return change.grad_enabled is Tri.YES and (kind != "leaf" or target.requires_grad is Tri.YES) \
+        and not target.maybe_other
+
+
+def raises_surely(change: InplaceChange) -> bool:
+    """Whether PyTorch raises the leaf error whenever the change runs."""
+    kind = _leaf_kind(change)
+    return kind is not None and _certain(change, kind)
+
+
 def check(context: RuleContext) -> Iterator[Finding]:
     for change in context.changes:
         kind = _leaf_kind(change)
         if kind is None:
             continue
         target = change.target
-        certain = change.grad_enabled is Tri.YES and (kind != "leaf" or target.requires_grad is Tri.YES) \
-            and not target.maybe_other
+        certain = _certain(change, kind)
         origin = target.origin.description
         if change.target_node is not None:
             what = f"{context.subject(change)} is a {kind} that requires grad ({origin})"

@@ -99,19 +99,37 @@ def mark_refused_nearby(changes: list[InplaceChange]) -> None:
         change.refused_nearby = (id(change.node), change.scopes[:1]) in refused
 
 
+def _certain(change: InplaceChange) -> bool:
+    """Whether PyTorch raises its view error whenever `change` (which `raises_for_view`) runs."""
+    target = change.target
+    if target.maybe_other:
+        return False
+    if change.detaches:
+        return True
+    if target.requires_grad is Tri.NO:
+        return change.grad_enabled is Tri.YES and change.writes_grad is Tri.YES \
+            and (target.multi_output_view is not None or target.alias_certain)
+    certain = change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES
+    if target.multi_output_view is None and (target.function_view is None or target.no_grad_view):
+        return certain and target.alias_certain  # `reshape` under no_grad: a view, or a copy
+    return certain
+
+
+def raises_surely(change: InplaceChange) -> bool:
+    """Whether PyTorch raises a view error whenever the change runs."""
+    return raises_for_view(change) and _certain(change)
+
+
 def check(context: RuleContext) -> Iterator[Finding]:
     for change in context.changes:
         if not raises_for_view(change):
             continue
         target = change.target
-        certain = (change.detaches or change.grad_enabled is Tri.YES and target.requires_grad is Tri.YES) \
-            and not target.maybe_other
+        certain = _certain(change)
         what = context.subject(change)
         if change.detaches:
             reason = _detach_reason(what, certain)
         elif target.requires_grad is Tri.NO:
-            certain = change.grad_enabled is Tri.YES and change.writes_grad is Tri.YES and not target.maybe_other \
-                and (target.multi_output_view is not None or target.alias_certain)
             reason = _written_grad_reason(what, change.verb, target, certain)
         elif target.multi_output_view is not None:
             reason = _multi_output_reason(what, change.verb, target, certain)
@@ -119,7 +137,6 @@ def check(context: RuleContext) -> Iterator[Finding]:
             reason = _function_view_reason(what, change.verb, target.function_view,
                                            target.origin.description.startswith("the output of"), certain)
         else:
-            certain = certain and target.alias_certain  # `reshape` under no_grad: a view, or a copy
             reason = (f"{what} is a view created under `torch.no_grad()`; {change.verb} changes it in place with "
                       f"grad enabled, so PyTorch {'raises' if certain else 'may raise'} \"A view was created in "
                       f"no_grad mode and is being modified inplace with grad mode enabled\".")

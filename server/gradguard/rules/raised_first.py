@@ -1,0 +1,116 @@
+"""In-place changes a program reaches only once an earlier one is fixed: PyTorch raised at an
+earlier change of the same block.
+
+PyTorch raises its leaf error (GG002) and its view errors (GG003) at the in-place op itself. Where
+that is sure (the op runs whenever its statement does, and the error holds for every value the
+analysis found), the statements after it in the same block, and what they contain, do not run in
+that call: a second gate activated in place after the first one raised (`ingate.sigmoid_()`, then
+`forgetgate.sigmoid_()`), the `clamp_` after a leaf's `add_`. Their changes are marked
+(`InplaceChange.raised_first`), and what a rule finds at them is information, not a warning: the
+program as it is never runs them, but once the first is fixed they may be next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from gradguard.analysis.events import InplaceChange
+from gradguard.findings import Finding, Severity
+from gradguard.rules import gg002_leaf_modified, gg003_multi_output_view_modified
+from gradguard.rules.base import RuleContext
+from gradguard.source.walk import children, descendants, in_statements
+
+__all__ = ["mark_raised_first", "reached_later"]
+
+# an op under these may not run when its statement does
+_CONDITIONAL = frozenset({cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
+                          cst.GeneratorExp})
+_SCOPES = (cst.FunctionDef, cst.ClassDef)
+Place = tuple[cst.CSTNode, int, cst.CSTNode | None]  # a statement's block, its index there, the statement holding the block
+
+
+def mark_raised_first(changes: list[InplaceChange], module: cst.Module | None,
+                      selected: Callable[[str], bool]) -> None:
+    """Mark each change that follows, in the same block of the same call, a change where PyTorch
+    surely raises, and which a `selected` rule reports (else the reason would not be shown)."""
+    raising = [change for change in changes if change.statement is not None and change.assumes is None
+               and _raises(change, selected) and _always_runs(change)]
+    if not raising or module is None:
+        return
+    places = _places(module)
+    for first in raising:
+        block, index, _ = places.get(first.statement, (None, -1, None))  # type: ignore[arg-type]
+        if block is None:
+            continue
+        for change in changes:
+            if change.raised_first is None and change.statement is not None and change is not first \
+                    and change.call_chain == first.call_chain and change.scopes == first.scopes \
+                    and _after(change.statement, block, index, places):
+                change.raised_first = first.node
+
+
+def reached_later(context: RuleContext, findings: Iterable[Finding]) -> list[Finding]:
+    """`findings`, those at a change reached only where it is marked `raised_first` as information
+    that says where PyTorch raises first."""
+    reached = {id(change.node) for change in context.changes if change.raised_first is None}
+    first: dict[tuple[int, int], tuple[cst.CSTNode, cst.FunctionDef | None]] = {}
+    for change in context.changes:
+        if change.raised_first is not None and id(change.node) not in reached:
+            span = context.document.span(change.node, change.scope)
+            first[(span.start.line, span.start.column)] = (change.raised_first, change.scope)
+    if not first:
+        return list(findings)
+    kept = []
+    for finding in findings:
+        unreached = first.get((finding.span.start.line, finding.span.start.column)) if finding.code != "GG000" else None
+        if unreached is not None:
+            raised, scope = unreached
+            where = context.where(raised, scope=scope)
+            finding = replace(finding, severity=Severity.INFO, message=(
+                f"{finding.message} Not reached yet: PyTorch raises first at `{context.code(raised)}` ({where}), "
+                "earlier in the block; this runs once that is fixed."))
+        kept.append(finding)
+    return kept
+
+
+def _raises(change: InplaceChange, selected: Callable[[str], bool]) -> bool:
+    return (selected(gg002_leaf_modified.CODE) and gg002_leaf_modified.raises_surely(change)) or \
+        (selected(gg003_multi_output_view_modified.CODE) and gg003_multi_output_view_modified.raises_surely(change))
+
+
+def _always_runs(change: InplaceChange) -> bool:
+    """Whether the changing op runs whenever its statement does (not under `a if c else b`, `and`...)."""
+    statement = change.statement
+    return statement is not None and any(
+        node is change.node for node in descendants(statement, into=lambda node: type(node) not in _CONDITIONAL))
+
+
+def _after(statement: cst.CSTNode, block: cst.CSTNode, index: int, places: dict[cst.CSTNode, Place]) -> bool:
+    """Whether `statement` is, or lies inside, a statement of `block` after its `index`-th."""
+    current: cst.CSTNode | None = statement
+    while current is not None and (place := places.get(current)) is not None:
+        holder, position, owner = place
+        if holder is block:
+            return position > index
+        current = owner if not isinstance(owner, _SCOPES) else None
+    return False
+
+
+def _places(module: cst.Module) -> dict[cst.CSTNode, Place]:
+    """Each statement of `module` (nested ones too): its block, its index there, the compound
+    statement holding that block (None at the module level)."""
+    places: dict[cst.CSTNode, Place] = {}
+    pending: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(module, None)]
+    while pending:
+        node, owner = pending.pop()
+        if isinstance(node, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)):
+            for index, statement in enumerate(node.body):
+                places[statement] = (node, index, owner)
+                if not isinstance(statement, cst.SimpleStatementLine):
+                    pending.append((statement, statement))
+        else:
+            pending += [(child, owner) for child in children(node) if in_statements(child)]
+    return places
