@@ -6,12 +6,12 @@ import libcst as cst
 import pytest
 
 from gradguard.source.document import Document
-from gradguard.source.parser import TooDeeplyNested, parse_module
+from gradguard.source.parser import SKIPPED, TooDeeplyNested, parse_module
 
 from helpers import MODELS, made_by
 
 
-@pytest.mark.parametrize("relative", ["timm/models/vision_transformer.py", "torchvision/models/resnet.py"])
+@pytest.mark.parametrize("relative", ["timm/models/resnet.py", "torchvision/models/resnet.py"])
 def test_trees_equal_libcsts_own(relative: str) -> None:
     path = MODELS / relative
     made_by("make models", path)
@@ -72,3 +72,30 @@ def test_a_null_character_is_reported_where_it_is_as_when_only_its_region_is_par
     again = edited.analyse(text, Settings(), project)
     assert [(f.code, f.span.start.line, f.span.start.column) for f in fresh] == [("GG000", 8, 10)]
     assert [(f.code, f.span.start.line, f.span.start.column) for f in again] == [("GG000", 8, 10)]
+
+
+TABLE_ENTRY = "    'vit_{i}.augreg_in21k': _cfg(  # pretrained (augreg) on in21k\n" \
+              "        hf_hub_id='timm/', mean=OPENAI_CLIP_MEAN, num_classes={i}, crop_pct=0.9),\n"
+BUG = "import torch\nx = torch.ones(3, requires_grad=True)\ny = torch.sigmoid(x)\ny.mul_(2)\ny.sum().backward()\n"
+
+
+@pytest.mark.parametrize("entry, skipped", [
+    (TABLE_ENTRY, True),
+    (TABLE_ENTRY.replace("_cfg(", "Cfg("), False),  # a class: the table holds objects
+    (TABLE_ENTRY.replace("_cfg(", "timm.cfg("), False),
+    (TABLE_ENTRY.replace("_cfg(", "fill_("), False),  # an in-place op's name
+    (TABLE_ENTRY.replace("crop_pct=0.9", "inplace=True"), False),
+    (TABLE_ENTRY.replace("mean=OPENAI_CLIP_MEAN", "mean=clip_mean"), False),  # a name of unknown value
+])
+def test_a_long_table_of_constants_and_plain_calls_is_skipped_other_lines_kept(entry: str, skipped: bool) -> None:
+    """A `default_cfgs`-like table of more than `MAX_LITERAL` characters, made of constants, keyword
+    arguments, calls of plain lower-case names, upper-case constants and comments, is not parsed
+    (no tensor's history is in it); the lines after it keep their positions."""
+    from gradguard.config import Settings
+    from gradguard.engine import analyse_document, project_index
+
+    table = "default_cfgs = {\n" + "".join(entry.format(i=i) for i in range(120)) + "}\n"
+    module = parse_module(table + BUG)
+    assert (SKIPPED in module.code) == skipped
+    [finding] = analyse_document(Document.parse("t.py", table + BUG), Settings(), project_index(use_jedi=False))
+    assert (finding.code, finding.span.start.line, finding.span.start.column) == ("GG001", table.count("\n") + 4, 0)

@@ -16,7 +16,11 @@ the parser sees, by the name `SKIPPED` padded to the same lines and columns (wha
 to is unknown; a fix never writes it, see `engine`). So is a bracket holding more than
 `MAX_LITERAL` characters of nothing but literals (`DATA = [0.1, 0.2, ...]`, a vocabulary's
 strings, nested lists of numbers): libcst builds nodes for every element, seconds and a gigabyte
-for half a megabyte of numbers, and no tensor's history is in them. All these searches are one
+for half a megabyte of numbers, and no tensor's history is in them. A data table counts as
+literals: keyword arguments, calls of plain lower-case names, upper-case constants and comments
+among them (timm's `default_cfgs = {'vit_...': _cfg(hf_hub_id='timm/', mean=OPENAI_CLIP_MEAN), ...}`,
+a quarter of `vision_transformer.py`'s parse), never a class, a dotted call, an in-place op's
+name or an `inplace=`. All these searches are one
 pass over the text, however long its lines.
 """
 
@@ -55,11 +59,20 @@ MAX_LITERAL = 10_000  # characters of literals between a pair of brackets
 # one-line strings, None/True/False) and containers' separators; inside those, the brackets,
 # strings skipped. Each token is atomic and nothing follows the repetition: no backtracking; at
 # most 1,000 tokens a match, as the engine keeps a record of each repetition until it ends
-_LITERAL_TEXT = r"\w\s.,:'\"+\-()\[\]{}\\"
+_LITERAL_TEXT = r"\w\s.,:'\"+\-()\[\]{}\\=#/"
 _QUOTED = re.compile(r"\"[^\"\\\r\n]*(?:\\.[^\"\\\r\n]*)*\"|'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'")
+# a data table's other tokens, each a whole word matched at once (a lookahead's capture, matched
+# again): a keyword argument (not `inplace=`, `out=`, `max_norm=`), a call of a plain lower-case
+# name (`_cfg(`, `dict(`: not a class, not `nn.X`, not an in-place `x_(`), an upper-case constant's
+# name (`IMAGENET_DEFAULT_MEAN`, not called), a comment
+_TABLE_TOKENS = (rf"|(?=[a-z_])(?!(?:inplace|out|max_norm)\b)(?=(\w{{1,{SCAN}}}))\1[ \t]*=(?!=)"
+                 rf"|(?=[a-z_])(?=(\w{{1,{SCAN}}}))\2(?<!_)(?=[ \t]*\()"
+                 rf"|(?=[A-Z][A-Z0-9_]*\b)(?=(\w{{1,{SCAN}}}))\3(?![ \t]*\()"
+                 r"|#[^\r\n]*")
 _LITERALS = re.compile(rf"(?:[\s,:+\-()\[\]{{}}]+|\.?\d[\w.]{{0,{SCAN}}}|[bBrRuU]{{0,2}}(?:{_QUOTED.pattern})"
-                       r"|(?:None|True|False)\b){1,1000}")
-_BRACKET_OR_QUOTE = re.compile(r"[()\[\]{}\"']")
+                       rf"|(?:None|True|False)\b{_TABLE_TOKENS}){{1,1000}}")
+_BRACKET_OR_QUOTE = re.compile(r"[()\[\]{}\"'#]")
+_COMMENT = re.compile(r"#[^\r\n]*")
 
 
 class TooDeeplyNested(ValueError):
@@ -237,7 +250,9 @@ def _bracketed(text: str, start: int, end: int) -> list[tuple[int, int]]:
         if start - checked > SCAN:
             _go_on()
             checked = start
-        if mark in "\"'":
+        if mark == "#":
+            start = _COMMENT.match(text, found.start(), end).end()  # type: ignore[union-attr]
+        elif mark in "\"'":
             start = string.end() if (string := _QUOTED.match(text, found.start(), end)) is not None else start
         elif mark in "([{":
             inside = inside if depth else start
