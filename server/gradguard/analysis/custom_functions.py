@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard.analysis.code_facts import code_facts
 from gradguard.analysis.names import normalise_torch_name, qualname_of
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
@@ -82,7 +83,11 @@ class CustomFunctions(Part):
         state.grad_enabled = Tri.NO
         try:
             given = args if setup is not None else [ctx, *args]
-            result = self.parts.user_calls.call_user_function(forward[0], forward[1], None, given, kwargs, node, state)
+            # a forward that marks an input dirty changes it as its contract says: like an in-place op,
+            # the change of what the caller saved is the call's
+            marks_dirty = "mark_dirty" in self.parts.user_calls.syntax_fact(forward[0], code_facts, forward[1]).attributes
+            result = self.parts.user_calls.call_user_function(forward[0], forward[1], None, given, kwargs, node, state,
+                                                              report="at-call" if marks_dirty else "caller-saves")
             if setup is not None:
                 self.parts.user_calls.call_user_function(setup[0], setup[1], None, [ctx, SequenceValue(tuple(args)), result],
                                                          {}, node, state)
