@@ -93,6 +93,7 @@ def scan(items: list[tuple[Path, str, Settings]], cache: Cache | None, jobs: int
             from gradguard.knowledge import ops
 
             ops.load()
+            gc.freeze()  # the workers' collections never walk what they inherit: its pages stay shared, not copied
         chunks = _contiguous(todo, jobs)
         pool = ProcessPoolExecutor(max_workers=jobs)
         try:
