@@ -59,7 +59,10 @@ def reached_later(context: RuleContext, findings: Iterable[Finding]) -> list[Fin
     first: dict[tuple[int, int], tuple[cst.CSTNode, cst.FunctionDef | None]] = {}
     for change in context.changes:
         if change.raised_first is not None and id(change.node) not in reached:
-            span = context.document.span(change.node, change.scope)
+            try:
+                span = context.document.span(change.node, change.scope)
+            except KeyError:  # a node no longer in the document's blocks: it has no finding to mark
+                continue
             first[(span.start.line, span.start.column)] = (change.raised_first, change.scope)
     if not first:
         return list(findings)
