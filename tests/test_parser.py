@@ -79,23 +79,44 @@ TABLE_ENTRY = "    'vit_{i}.augreg_in21k': _cfg(  # pretrained (augreg) on in21k
 BUG = "import torch\nx = torch.ones(3, requires_grad=True)\ny = torch.sigmoid(x)\ny.mul_(2)\ny.sum().backward()\n"
 
 
-@pytest.mark.parametrize("entry, skipped", [
-    (TABLE_ENTRY, True),
-    (TABLE_ENTRY.replace("_cfg(", "Cfg("), False),  # a class: the table holds objects
-    (TABLE_ENTRY.replace("_cfg(", "timm.cfg("), False),
-    (TABLE_ENTRY.replace("_cfg(", "fill_("), False),  # an in-place op's name
-    (TABLE_ENTRY.replace("crop_pct=0.9", "inplace=True"), False),
-    (TABLE_ENTRY.replace("mean=OPENAI_CLIP_MEAN", "mean=clip_mean"), False),  # a name of unknown value
+CFG = "def _cfg(url='', **kwargs):\n    return {'url': url, **kwargs}\n\n\n"
+
+
+@pytest.mark.parametrize("entry, defined, skipped", [
+    (TABLE_ENTRY, CFG, True),
+    (TABLE_ENTRY, "", False),  # `_cfg` not defined here: what it returns is not known
+    (TABLE_ENTRY, CFG.replace("{'url': url, **kwargs}", "torch.tensor([1.0], requires_grad=True)"), False),
+    (TABLE_ENTRY.replace("_cfg(", "Cfg("), CFG, False),  # a class: the table holds objects
+    (TABLE_ENTRY.replace("_cfg(", "timm._cfg("), CFG, False),
+    (TABLE_ENTRY.replace("_cfg(", "nn.Sequential("), CFG, False),
+    (TABLE_ENTRY.replace("_cfg(", "fill_("), CFG, False),  # an in-place op's name
+    (TABLE_ENTRY.replace("crop_pct=0.9", "inplace=True"), CFG, False),
+    (TABLE_ENTRY.replace("crop_pct=0.9", "act_inplace=True"), CFG, False),
+    (TABLE_ENTRY.replace("mean=OPENAI_CLIP_MEAN", "mean=clip_mean"), CFG, False),  # a name of unknown value
 ])
-def test_a_long_table_of_constants_and_plain_calls_is_skipped_other_lines_kept(entry: str, skipped: bool) -> None:
+def test_a_long_table_of_constants_and_plain_calls_is_skipped_other_lines_kept(entry: str, defined: str,
+                                                                                skipped: bool) -> None:
     """A `default_cfgs`-like table of more than `MAX_LITERAL` characters, made of constants, keyword
-    arguments, calls of plain lower-case names, upper-case constants and comments, is not parsed
-    (no tensor's history is in it); the lines after it keep their positions."""
+    arguments, calls of plain lower-case names of the file's own functions that name nothing of
+    torch, upper-case constants and comments, is not parsed (no tensor's history is in it); the
+    lines after it keep their positions."""
     from gradguard.config import Settings
     from gradguard.engine import analyse_document, project_index
 
-    table = "default_cfgs = {\n" + "".join(entry.format(i=i) for i in range(120)) + "}\n"
+    table = defined + "default_cfgs = {\n" + "".join(entry.format(i=i) for i in range(120)) + "}\n"
     module = parse_module(table + BUG)
     assert (SKIPPED in module.code) == skipped
     [finding] = analyse_document(Document.parse("t.py", table + BUG), Settings(), project_index(use_jedi=False))
     assert (finding.code, finding.span.start.line, finding.span.start.column) == ("GG001", table.count("\n") + 4, 0)
+
+
+def test_a_long_word_costs_the_table_search_no_more_than_its_length() -> None:
+    """Each word is tried as a table's token once, at its start (not at each of its characters)."""
+    import time
+
+    from gradguard.source.parser import long_literals
+
+    text = "x = " + "a" * 40_000 + "\n"
+    start = time.process_time()
+    long_literals(text)
+    assert time.process_time() - start < 0.5

@@ -61,14 +61,20 @@ MAX_LITERAL = 10_000  # characters of literals between a pair of brackets
 # most 1,000 tokens a match, as the engine keeps a record of each repetition until it ends
 _LITERAL_TEXT = r"\w\s.,:'\"+\-()\[\]{}\\=#/"
 _QUOTED = re.compile(r"\"[^\"\\\r\n]*(?:\\.[^\"\\\r\n]*)*\"|'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'")
-# a data table's other tokens, each a whole word matched at once (a lookahead's capture, matched
-# again): a keyword argument (not `inplace=`, `out=`, `max_norm=`), a call of a plain lower-case
-# name (`_cfg(`, `dict(`: not a class, not `nn.X`, not an in-place `x_(`), an upper-case constant's
-# name (`IMAGENET_DEFAULT_MEAN`, not called), a comment
-_TABLE_TOKENS = (rf"|(?=[a-z_])(?!(?:inplace|out|max_norm)\b)(?=(\w{{1,{SCAN}}}))\1[ \t]*=(?!=)"
-                 rf"|(?=[a-z_])(?=(\w{{1,{SCAN}}}))\2(?<!_)(?=[ \t]*\()"
-                 rf"|(?=[A-Z][A-Z0-9_]*\b)(?=(\w{{1,{SCAN}}}))\3(?![ \t]*\()"
+# a data table's other tokens, each a whole word (not part of one, nor an attribute: `nn.X`, `a.b`)
+# matched at once (a lookahead's capture, matched again): a keyword argument (none naming `inplace`,
+# nor `out=`, `max_norm=`), a call of a plain lower-case name (`_cfg(`, `dict(`: not a class, not an
+# in-place `x_(`; `_plain_calls` checks what each one is), an upper-case constant's name
+# (`IMAGENET_DEFAULT_MEAN`, not called), a comment
+_TABLE_TOKENS = (rf"|(?<![\w.])(?=[a-z_])(?!\w*inplace|(?:out|max_norm)\b)(?=(\w{{1,{SCAN}}}))\1[ \t]*=(?!=)"
+                 rf"|(?<![\w.])(?=[a-z_])(?=(\w{{1,{SCAN}}}))\2(?<!_)(?=[ \t]*\()"
+                 rf"|(?<![\w.])(?=[A-Z][A-Z0-9_]*\b)(?=(\w{{1,{SCAN}}}))\3(?![ \t]*\()"
                  r"|#[^\r\n]*")
+_STRING_OR_COMMENT = re.compile(rf"[bBrRuU]{{0,2}}(?:{_QUOTED.pattern})|#[^\r\n]*")
+_CALLED = re.compile(r"(?<![\w.])([a-z_]\w*)[ \t]*\(")
+_DATA_BUILTINS = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "int", "float", "bool"})
+_TOP_LEVEL = re.compile(r"\n(?=[^\s#])")  # the start of the next top-level statement
+_TENSORISH = re.compile(r"torch|[Tt]ensor|Parameter|nn\.|requires_grad|numpy|np\.|lambda|global|nonlocal")
 _LITERALS = re.compile(rf"(?:[\s,:+\-()\[\]{{}}]+|\.?\d[\w.]{{0,{SCAN}}}|[bBrRuU]{{0,2}}(?:{_QUOTED.pattern})"
                        rf"|(?:None|True|False)\b{_TABLE_TOKENS}){{1,1000}}")
 _BRACKET_OR_QUOTE = re.compile(r"[()\[\]{}\"'#]")
@@ -204,8 +210,22 @@ def long_literals(text: str) -> tuple[tuple[int, int], ...]:
                     _go_on()
                     checked = start
             if start - literals.start() > MAX_LITERAL:
-                spans += _bracketed(text, literals.start(), start)
+                spans += [span for span in _bracketed(text, literals.start(), start) if _plain_calls(text, *span)]
     return tuple(spans)
+
+
+def _plain_calls(text: str, start: int, end: int) -> bool:
+    """Whether every call in `text[start:end]` makes plain data: a builtin container or number, or
+    a top-level function of `text` whose code names nothing of torch (`_cfg(...)` returning a dict)."""
+    code = _STRING_OR_COMMENT.sub(" ", text[start:end])
+    for name in {found.group(1) for found in _CALLED.finditer(code)} - _DATA_BUILTINS:
+        definition = re.search(rf"^(?:async[ \t]+)?def[ \t]+{name}[ \t]*\(", text, re.MULTILINE)
+        if definition is None:
+            return False
+        following = _TOP_LEVEL.search(text, definition.end())
+        if _TENSORISH.search(text, definition.end(), following.start() if following else len(text)):
+            return False
+    return True
 
 
 @lru_cache(maxsize=None)
