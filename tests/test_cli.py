@@ -767,3 +767,23 @@ def test_a_change_after_one_that_surely_raises_in_the_same_block_is_information(
     assert diagnostics[1]["message"].endswith(
         "Not reached yet: PyTorch raises first at `image.add_(0.1 * grad.sign())` (line 5), earlier in the block; "
         "this runs once that is fixed.")
+
+
+@pytest.mark.parametrize("name, program, reported", [
+    ("loop.py", "import torch\n\nx = torch.randn(3, 2, 8)\nW = torch.randn(8, 16, requires_grad=True)\n"
+                "h = torch.zeros(2, 8)\nfor t in range(3):\n    h.mul_(0.5)\n    gates = x[t] @ W\n"
+                "    ingate, cellgate = gates.chunk(2, 1)\n    ingate.sigmoid_()\n"
+                "    h, _ = (ingate * cellgate.tanh()).repeat(1, 2).chunk(2, 1)\nh.sum().backward()\n",
+     [(7, "GG003", "error"), (10, "GG003", "error")]),  # `h` is a view from the second pass on: step 0 raises at 10
+    ("layer.py", "import torch\n\n\ndef gated(x, weight, trainable=True):\n"
+                 "    bias = torch.empty(weight.shape[1], requires_grad=trainable)\n    bias.fill_(0.0)\n"
+                 "    gate, value = (x @ weight + bias).chunk(2, dim=-1)\n    gate.sigmoid_()\n"
+                 "    return gate * value\n",
+     [(6, "GG002", "error"), (8, "GG003", "error")]),  # `fill_` raises with the default only
+])
+def test_a_change_reached_before_the_raise_on_some_path_stays_an_error(tmp_path, capsys, name, program, reported):
+    """The op that surely raises in a loop's later pass, or for a parameter's default, does not make
+    what follows it unreached: a first pass, another caller reach it."""
+    write(tmp_path / name, program)
+    code, diagnostics = check_json(capsys, "--no-cache", tmp_path / name)
+    assert [(d["location"]["row"], d["code"], d["severity"]) for d in diagnostics] == reported

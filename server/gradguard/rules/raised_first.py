@@ -2,9 +2,9 @@
 earlier change of the same block.
 
 PyTorch raises its leaf error (GG002) and its view errors (GG003) at the in-place op itself. Where
-that is sure (the op runs whenever its statement does, and the error holds for every value the
-analysis found), the statements after it in the same block, and what they contain, do not run in
-that call: a second gate activated in place after the first one raised (`ingate.sigmoid_()`, then
+that is sure (the op runs whenever its statement does, the error holds for every value the analysis
+found, and none came from a parameter's default), the statements after it in the same block, and
+what they contain, do not run in that call (nor in a loop's later passes): a second gate activated in place after the first one raised (`ingate.sigmoid_()`, then
 `forgetgate.sigmoid_()`), the `clamp_` after a leaf's `add_`. Their changes are marked
 (`InplaceChange.raised_first`), and what a rule finds at them is information, not a warning: the
 program as it is never runs them, but once the first is fixed they may be next.
@@ -36,17 +36,19 @@ def mark_raised_first(changes: list[InplaceChange], module: cst.Module | None,
                       selected: Callable[[str], bool]) -> None:
     """Mark each change that follows, in the same block of the same call, a change where PyTorch
     surely raises, and which a `selected` rule reports (else the reason would not be shown)."""
-    raising = [change for change in changes if change.statement is not None and change.assumes is None
+    raising = [order for order, change in enumerate(changes) if change.statement is not None
+               and change.assumes is None and _no_defaults(change.scopes[0] if change.scopes else None)
                and _raises(change, selected) and _always_runs(change)]
     if not raising or module is None:
         return
     places = _places(module)
-    for first in raising:
+    for order in raising:
+        first = changes[order]
         block, index, _ = places.get(first.statement, (None, -1, None))  # type: ignore[arg-type]
         if block is None:
             continue
-        for change in changes:
-            if change.raised_first is None and change.statement is not None and change is not first \
+        for change in changes[order + 1:]:  # in the order the analysis met them: a loop's later passes after
+            if change.raised_first is None and change.statement is not None \
                     and change.call_chain == first.call_chain and change.scopes == first.scopes \
                     and _after(change.statement, block, index, places):
                 change.raised_first = first.node
@@ -82,6 +84,15 @@ def reached_later(context: RuleContext, findings: Iterable[Finding]) -> list[Fin
 def _raises(change: InplaceChange, selected: Callable[[str], bool]) -> bool:
     return (selected(gg002_leaf_modified.CODE) and gg002_leaf_modified.raises_surely(change)) or \
         (selected(gg003_multi_output_view_modified.CODE) and gg003_multi_output_view_modified.raises_surely(change))
+
+
+def _no_defaults(entry: cst.FunctionDef | None) -> bool:
+    """Whether the entry point the analysis ran from takes no parameter with a default: what it
+    found for a default's value (a tensor that requires grad) may not hold for a caller's."""
+    if entry is None:
+        return True
+    params = entry.params
+    return all(param.default is None for param in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 def _always_runs(change: InplaceChange) -> bool:
