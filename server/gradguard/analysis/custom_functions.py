@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradguard.analysis.code_facts import code_facts
+from gradguard.analysis.events import InplaceChange
 from gradguard.analysis.names import normalise_torch_name, qualname_of
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
@@ -81,18 +81,16 @@ class CustomFunctions(Part):
             return lost_from([*args, *kwargs.values()])
         ctx, outer = FunctionCtx(), state.grad_enabled
         state.grad_enabled = Tri.NO
+        first_change = len(self.run.result.changes)
         try:
             given = args if setup is not None else [ctx, *args]
-            # a forward that marks an input dirty changes it as its contract says: like an in-place op,
-            # the change of what the caller saved is the call's
-            marks_dirty = "mark_dirty" in self.parts.user_calls.syntax_fact(forward[0], code_facts, forward[1]).attributes
-            result = self.parts.user_calls.call_user_function(forward[0], forward[1], None, given, kwargs, node, state,
-                                                              report="at-call" if marks_dirty else "caller-saves")
+            result = self.parts.user_calls.call_user_function(forward[0], forward[1], None, given, kwargs, node, state)
             if setup is not None:
                 self.parts.user_calls.call_user_function(setup[0], setup[1], None, [ctx, SequenceValue(tuple(args)), result],
                                                          {}, node, state)
         finally:
             state.grad_enabled = outer
+        self._at_apply(self.run.result.changes[first_change:], ctx, f"{cls.name}.apply", node)
         for changed in _tensors(SequenceValue(tuple(ctx.dirty))):  # torch checks them at `apply`, grad on
             if changed.is_leaf and changed.requires_grad is not Tri.NO and outer is not Tri.NO:
                 starred = any(arg.star for arg in node.args)  # `apply(*tensors)`: no argument node is its own
@@ -125,6 +123,19 @@ class CustomFunctions(Part):
             if new is not None:
                 self.parts.bindings.rebind(state, old, new)
         return self.parts.tensor_ops.with_history(made, inputs, first_serial, state)
+
+    def _at_apply(self, changes: list[InplaceChange], ctx: FunctionCtx, label: str, node: cst.Call) -> None:
+        """The changes `forward` made (in this file's code) of the inputs it marks dirty, placed at the
+        `apply` call: changing them is the Function's contract, as an in-place op's (its other
+        changes stay where they are written)."""
+        dirty = {t.version_counter for t in _tensors(SequenceValue(tuple(ctx.dirty)))}
+        for change in changes:
+            if change.target.version_counter in dirty and change.statement is not None:
+                change.node, change.target_node = node, None
+                change.verb = f"`{label}(...)` (through {change.verb} inside it)"
+                change.statement = self.run.current_line
+                change.call_chain = tuple(self.run.call_nodes)
+                change.scopes = (self.run.analysing, *self.run.call_stack)
 
 
 def _function_outputs(result: Value, name: str, requires_grad: Tri, dirty: set[int], inputs: set[int],

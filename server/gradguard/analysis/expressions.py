@@ -43,6 +43,7 @@ from gradguard.analysis.values import (
     truth,
 )
 from gradguard.knowledge import surface
+from gradguard.source.parser import SKIPPED
 
 
 _PROPERTIES = ("property", "functools.cached_property", "cached_property")  # read as an attribute: the method runs
@@ -98,6 +99,8 @@ class Expressions(Part):
         return UNKNOWN  # a concatenation
 
     def _sequence(self, node: cst.Tuple | cst.List, state: State) -> Value:
+        if _skipped_display(node):  # a long table the parser never saw: its elements and their number unknown
+            return SequenceValue(repeated=UNKNOWN, mutable=isinstance(node, cst.List), known_length=False)
         items: list[Value] = []
         starred = False
         for element in node.elements:
@@ -445,6 +448,14 @@ class Expressions(Part):
 _ITERABLE_TYPES = frozenset({"collections.abc.Iterable", "typing.Iterable", "collections.abc.Sequence",
                              "typing.Sequence"})
 _BUILTIN_TYPES = {"tuple": tuple, "list": list, "dict": dict, "str": str, "int": int, "float": float, "bool": bool}
+
+
+def _skipped_display(node: cst.Tuple | cst.List) -> bool:
+    """Whether `node` is a long literal or data table the parser skipped (`parser.SKIPPED`)."""
+    if len(node.elements) != 1:
+        return False
+    value = node.elements[0].value
+    return isinstance(value, cst.SimpleString) and value.value.strip("'").startswith(SKIPPED)
 
 
 def _list_arithmetic(operator: str, left: Value, right: Value) -> SequenceValue | None:

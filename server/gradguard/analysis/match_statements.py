@@ -3,11 +3,12 @@
 A pattern matches a subject surely, surely not, or maybe. A literal pattern (`case "tanh":`,
 `case 0 | 1:`, `case None:`) against a known constant decides; a capture (`case other:`) and the
 wildcard (`case _:`) always match; a sequence pattern against a tuple or list of known length
-decides by its length and items. Any other pattern (a class, a mapping, a value the analysis does
-not know) may match: its case runs on a path of its own, and so do the cases after it. The cases
-that may run, and the path where none matched, are joined after the statement. Names a pattern
-captures are bound to what they capture where it is known (an item of a known sequence), else
-unknown.
+decides by its length and items (`*rest` takes the middle ones), against `chunk`'s outputs by its
+items; a mapping pattern against a dict of known keys decides by its entries; a class pattern
+(`case nn.GELU():`) decides as `isinstance` does. Any other pattern may match: its case runs on a
+path of its own, and so do the cases after it. The cases that may run, and the path where none
+matched, are joined after the statement. Names a pattern captures are bound to what they capture
+where it is known (an item of a known sequence, a dict's entry), else unknown.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gradguard.analysis.state import State
-from gradguard.analysis.values import UNKNOWN, ConstValue, SequenceValue, Value, truth
+from gradguard.analysis.values import UNKNOWN, ConstValue, DictValue, SequenceValue, Value, truth
 
 if TYPE_CHECKING:
     from gradguard.analysis.statements import Statements
@@ -82,6 +83,13 @@ def _matches(pattern: cst.MatchPattern, subject: Value, statements: Statements, 
         return False if all(answer is False for answer in answers) else None
     if isinstance(pattern, cst.MatchSequence):
         return _sequence(pattern, subject, statements, state, captures)
+    if isinstance(pattern, cst.MatchMapping):
+        return _mapping(pattern, subject, statements, state, captures)
+    if isinstance(pattern, cst.MatchClass):
+        _capture_unknown(pattern, captures)
+        classes = statements.parts.expressions.eval(pattern.cls, state)
+        instance = statements.parts.expressions.isinstance_of(subject, classes)
+        return False if instance is False else None if pattern.patterns or pattern.kwds else instance
     _capture_unknown(pattern, captures)
     return None
 
@@ -90,18 +98,50 @@ def _sequence(pattern: cst.MatchSequence, subject: Value, statements: Statements
               captures: Captures) -> bool | None:
     """A sequence pattern (`case (a, b):`, `case [first, *rest]:`) against a tuple or list."""
     elements = list(pattern.patterns)
-    starred = [e for e in elements if isinstance(e, cst.MatchStar)]
-    known = isinstance(subject, SequenceValue) and subject.repeated is None and subject.known_length
-    if not known or starred:
+    stars = [index for index, e in enumerate(elements) if isinstance(e, cst.MatchStar)]
+    if not isinstance(subject, SequenceValue):
         _capture_unknown(pattern, captures)
-        if known and len(subject.items) < len(elements) - len(starred):  # type: ignore[union-attr]
-            return False
         return None
-    items = subject.items  # type: ignore[union-attr]
-    if len(items) != len(elements):
+    if subject.repeated is not None or not subject.known_length:  # `chunk(2)`'s outputs: like items, how many unknown
+        item = subject.repeated if subject.repeated is not None else UNKNOWN
+        _capture_unknown(pattern, captures)
+        answers = [_matches(e.value, item, statements, state, captures)  # type: ignore[union-attr]
+                   for e in elements if not isinstance(e, cst.MatchStar)]
+        return False if False in answers else None
+    items = subject.items
+    if stars:  # `case [first, *rest]:`
+        star, after = stars[0], len(elements) - stars[0] - 1
+        if len(items) < len(elements) - 1:
+            return False
+        name = elements[star].name  # type: ignore[union-attr]
+        if name is not None:
+            captures[name.value] = SequenceValue(tuple(items[star:len(items) - after]), mutable=True)
+        elements = elements[:star] + elements[star + 1:]
+        items = items[:star] + items[len(items) - after:]
+    elif len(items) != len(elements):
         return False
     answers = [_matches(e.value, item, statements, state, captures)  # type: ignore[union-attr]
                for e, item in zip(elements, items)]
+    if False in answers:
+        return False
+    return True if all(answers) else None
+
+
+def _mapping(pattern: cst.MatchMapping, subject: Value, statements: Statements, state: State,
+             captures: Captures) -> bool | None:
+    """A mapping pattern (`case {"act": "relu", **rest}:`) against a dict whose entries are known."""
+    _capture_unknown(pattern, captures)
+    if not isinstance(subject, DictValue):
+        return None
+    answers: list[bool | None] = []
+    for element in pattern.elements:
+        key = statements.parts.expressions.eval(element.key, state)
+        if not isinstance(key, ConstValue) or not isinstance(key.value, _LITERALS):
+            answers.append(None)
+        elif key.value in subject.entries:
+            answers.append(_matches(element.pattern, subject.entries[key.value], statements, state, captures))
+        else:
+            answers.append(False if subject.complete else None)
     if False in answers:
         return False
     return True if all(answers) else None

@@ -355,10 +355,8 @@ class UserCalls(Part):
 
         `report` says where the body's changes are reported: "caller-saves", at the call and only
         those hitting what the caller's ops saved (the body's own findings come from its own
-        analysis); "at-call", the same for a function of this file (a custom Function's `forward`
-        that changes its input in place, as its `mark_dirty` says); "every-change", all of them at
-        the call (a function of another file that `model.apply` runs); "inside", at the body's own
-        lines (such a function of this file).
+        analysis); "every-change", all of them at the call (a function of another file that
+        `model.apply` runs); "inside", at the body's own lines (such a function of this file).
         """
         if self.syntax_fact(function, is_generator, definitions):
             return GeneratorValue(FunctionRef(function.name.value, function, definitions, bound_self=self_value,
@@ -484,7 +482,7 @@ class UserCalls(Part):
             if mode is not None:
                 callee_state.grad_enabled = mode
         outer_site = self.run.call_site
-        if outer_site is None and report != "inside" and (definitions is not self.run.definitions or report == "at-call"):
+        if outer_site is None and report != "inside" and definitions is not self.run.definitions:
             label = dotted_name(node.func) if isinstance(node, cst.Call) else None
             self.run.call_site = (node, label or function.name.value, report == "every-change")
         elif outer_site is not None and definitions is self.run.definitions:
