@@ -787,3 +787,18 @@ def test_a_change_reached_before_the_raise_on_some_path_stays_an_error(tmp_path,
     write(tmp_path / name, program)
     code, diagnostics = check_json(capsys, "--no-cache", tmp_path / name)
     assert [(d["location"]["row"], d["code"], d["severity"]) for d in diagnostics] == reported
+
+
+def test_a_match_case_a_parameters_default_skips_is_a_warning_for_other_values(tmp_path, capsys):
+    """`match mode:` on a default decides the case, as an `if` does; the case it skips still counts
+    for callers passing another value."""
+    write(tmp_path / "gate.py", "from torch import nn\n\n\nclass Gate(nn.Module):\n    def __init__(self):\n"
+                                "        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n"
+                                "    def forward(self, x, mode='softmax'):\n        match mode:\n"
+                                "            case 'softmax':\n                attn = self.fc(x).softmax(-1)\n"
+                                "            case 'sigmoid':\n                attn, _ = self.fc(x).sigmoid().chunk(2, -1)\n"
+                                "                attn.mul_(0.5)\n            case _:\n                raise ValueError(mode)\n"
+                                "        return attn\n")
+    code, diagnostics = check_json(capsys, "--no-cache", tmp_path / "gate.py")
+    assert [(d["location"]["row"], d["code"], d["severity"]) for d in diagnostics] == [(15, "GG003", "warning")]
+    assert "(only when `mode` is given a value other than its default" in diagnostics[0]["message"]

@@ -8,7 +8,9 @@ items; a mapping pattern against a dict of known keys decides by its entries; a 
 (`case nn.GELU():`) decides as `isinstance` does. Any other pattern may match: its case runs on a
 path of its own, and so do the cases after it. The cases that may run, and the path where none
 matched, are joined after the statement. Names a pattern captures are bound to what they capture
-where it is known (an item of a known sequence, a dict's entry), else unknown.
+where it is known (an item of a known sequence, a dict's entry), else unknown. A subject that is a
+parameter's default (`mode="softmax"`) decides, and the cases it skips run as the branches of an
+`if` it decides do (`default_branches.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gradguard.analysis.default_branches import run_assuming
 from gradguard.analysis.state import State
 from gradguard.analysis.values import UNKNOWN, ConstValue, DictValue, SequenceValue, Value, truth
 
@@ -35,10 +38,17 @@ def run_match(statements: Statements, node: cst.Match, state: State) -> None:
     subject = expressions.eval(node.subject, state)
     unmatched = state.copy()  # the path where no case so far matched
     ran: list[State] = []
+    default = subject.default_of if isinstance(subject, ConstValue) and not statements.run.call_stack else None
     for case in node.cases:
+        if unmatched.dead:  # after a case that surely matched: another value of the default's parameter may reach it
+            if default is not None:
+                run_assuming(statements, case.body.body, default, state)
+            continue
         captures: Captures = {}
         matches = _matches(case.pattern, subject, statements, unmatched, captures)
         if matches is False:
+            if default is not None:
+                run_assuming(statements, case.body.body, default, state)
             continue
         path = unmatched.copy()
         path.env.update(captures)
@@ -51,7 +61,6 @@ def run_match(statements: Statements, node: cst.Match, state: State) -> None:
         ran.append(path)
         if matches:
             unmatched.dead = True
-            break
     joined = unmatched
     for path in ran:
         joined = joined.join(path)

@@ -7,9 +7,10 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from gradguard.analysis.bindings import UNSET, single_index
+from gradguard.analysis.bindings import single_index
 from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS, MAX_UNROLLED_MODULES, an_object
 from gradguard.analysis.events import Deferred
+from gradguard.analysis.default_branches import run_assuming
 from gradguard.analysis.match_statements import run_match
 from gradguard.analysis.names import OPERATOR_SYMBOLS, decorator_heads, dotted_name, is_static_method
 from gradguard.analysis.shared import LoopExits, Part
@@ -184,35 +185,14 @@ class Statements(Part):
         state.become(then_state.join(else_state))
 
     def _other_branch(self, node: cst.If, known: bool, parameter: str, state: State) -> None:
-        """The branch of `node` that the default of `parameter` skips, run on a copy of `state`: the
-        changes it makes hold for a caller passing another value (`InplaceChange.assumes`); what it
-        binds and returns is dropped, so the code after the `if` runs with the default alone."""
+        """The branch of `node` that the default of `parameter` skips (`run_assuming`)."""
         skipped = [] if known else node.body.body
         if known and isinstance(node.orelse, cst.Else):
             skipped = node.orelse.body.body
         elif known and isinstance(node.orelse, cst.If):
             skipped = [node.orelse]
-        if not skipped:
-            return
-        returns = self.run.returns[-1] if self.run.returns else None
-        returned = (list(returns.values), returns.state) if returns is not None else None
-        outer, self.run.assuming = self.run.assuming, self.run.assuming or parameter
-        undo_from, followed = len(self.run.undo), self.run.followed
-        exits, jumps = self.run.jumps_from_here()
-        try:
-            self.exec_block(skipped, state.copy())
-        finally:
-            if exits is not None:  # its `continue`s and `break`s leave with it
-                exits.drop_since(jumps)
-            self.run.assuming, self.run.followed = outer, followed  # its calls do not count against the default's
-            if returns is not None and returned is not None:
-                returns.values, returns.state = returned
-            while len(self.run.undo) > undo_from:  # the module's attributes as the default left them
-                attributes, attribute, before = self.run.undo.pop()
-                if before is UNSET:
-                    attributes.pop(attribute, None)
-                else:
-                    attributes[attribute] = before
+        if skipped:
+            run_assuming(self, skipped, parameter, state)
 
     def _loop(self, body: cst.BaseSuite, state: State, bind_target: Callable[[State], None] | None,
               orelse: cst.Else | None) -> None:
