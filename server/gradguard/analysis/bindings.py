@@ -35,6 +35,7 @@ from gradguard.analysis.values import (
     Value,
     evolved,
     new_version_counter,
+    output,
 )
 
 
@@ -126,7 +127,8 @@ class Bindings(Part):
             return [UNKNOWN] * len(targets)
         if value.repeated is not None:
             rest = SequenceValue(repeated=value.repeated, mutable=True)
-            return [rest if i == star else value.repeated for i in range(len(targets))]
+            return [rest if i == star else value.repeated if star is not None and i > star else output(value.repeated, i)
+                    for i in range(len(targets))]
         if star is None:
             return [value.item(i) for i in range(len(targets))]
         after = len(targets) - star - 1

@@ -21,7 +21,7 @@ import libcst as cst
 
 from gradguard.analysis.default_branches import run_assuming
 from gradguard.analysis.state import State
-from gradguard.analysis.values import UNKNOWN, ConstValue, DictValue, SequenceValue, Value, truth
+from gradguard.analysis.values import UNKNOWN, ConstValue, DictValue, SequenceValue, Value, output, truth
 
 if TYPE_CHECKING:
     from gradguard.analysis.statements import Statements
@@ -114,8 +114,10 @@ def _sequence(pattern: cst.MatchSequence, subject: Value, statements: Statements
     if subject.repeated is not None or not subject.known_length:  # `chunk(2)`'s outputs: like items, how many unknown
         item = subject.repeated if subject.repeated is not None else UNKNOWN
         _capture_unknown(pattern, captures)
-        answers = [_matches(e.value, item, statements, state, captures)  # type: ignore[union-attr]
-                   for e in elements if not isinstance(e, cst.MatchStar)]
+        before = elements[:stars[0]] if stars else elements  # after a star: which outputs is not known
+        answers = [_matches(e.value, output(item, index) if index < len(before) else item,  # type: ignore[union-attr]
+                            statements, state, captures)
+                   for index, e in enumerate(elements) if not isinstance(e, cst.MatchStar)]
         return False if False in answers else None
     items = subject.items
     if stars:  # `case [first, *rest]:`

@@ -362,8 +362,8 @@ class TensorOps(Part):
                 if facts.name.split(".", 1)[0] in surface.TRANSPOSING_VIEWS:
                     view = evolved(view, transposed=True)
                 if facts.multi_output_view:
-                    kind = {"unbind": "Unbind", "split": "Split", "chunk": "Split"}.get(facts.name.split(".", 1)[0],
-                                                                                        "SplitWithSizes")
+                    kind = {"unbind": "Unbind", "split.Tensor": "Split", "chunk": "Split"}.get(
+                        facts.name if facts.name.startswith("split.") else facts.name.split(".", 1)[0], "SplitWithSizes")
                     return SequenceValue(repeated=evolved(view, multi_output_view=kind, later_view=None))
                 if facts.name.split(".", 1)[0] in ("tensor_split", "hsplit", "vsplit", "dsplit"):
                     return SequenceValue(repeated=view)

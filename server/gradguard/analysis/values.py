@@ -65,6 +65,15 @@ def evolved(value: T, **changes: object) -> T:
     return copied
 
 
+def output(element: Value, index: int) -> Value:
+    """The `index`-th of the elements `element` stands for: an output of a multi-output view op
+    (`chunk`, `unbind`) knows which it is (torch's error names it); anything else is `element`."""
+    if isinstance(element, TensorValue) and element.multi_output_view is not None and index >= 0 \
+            and element.later_view is None:
+        return evolved(element, output_index=index)
+    return element
+
+
 _ids = itertools.count(1)
 
 
@@ -106,6 +115,7 @@ class TensorValue:
     alias_certain: bool = True
     view_of_leaf: bool = False
     multi_output_view: str | None = None
+    output_index: int | None = None  # which of its multi-output view op's outputs it is, where known (`q, k = ...`)
     later_view: LaterView | None = None  # a view of a multi-output view's output (which is `multi_output_view`)
     is_view: bool = False  # an autograd view of another tensor (`x[0]`, `x.t()`), which `detach_()` refuses
     transposed: bool = False  # its dimensions reordered (`transpose`, `permute`, `.mT`): `contiguous()` copies it
@@ -202,7 +212,7 @@ class SequenceValue:
 
     def item(self, index: int) -> Value:
         if self.repeated is not None:
-            return self.repeated
+            return output(self.repeated, index)
         if -len(self.items) <= index < len(self.items):
             return self.items[index]
         return UNKNOWN
@@ -747,6 +757,7 @@ def join_values(a: Value, b: Value) -> Value:
             alias_certain=a.alias_certain and b.alias_certain,
             view_of_leaf=a.view_of_leaf and b.view_of_leaf,
             multi_output_view=a.multi_output_view if a.multi_output_view == b.multi_output_view else None,
+            output_index=a.output_index if a.output_index == b.output_index else None,
             later_view=a.later_view if a.later_view == b.later_view else None,
             is_view=a.is_view and b.is_view,
             no_grad_view=a.no_grad_view and b.no_grad_view,

@@ -156,12 +156,17 @@ def _multi_output_reason(what: str, verb: str, target: TensorValue, certain: boo
     made_by = _made_by(later.of if later is not None else target.origin.description, target)
     if later is None:
         return (f"{what} is one of several views returned by {made_by}; {verb} changes it in place, so PyTorch "
-                f"{'raises' if certain else 'may raise'} \"Output 0 of {target.multi_output_view} is a view and is "
+                f"{'raises' if certain else 'may raise'} \"Output {_index(target)} of {target.multi_output_view} is a view and is "
                 f"being modified inplace\".")
     subject = f"Output 0 of {later.node} is a view" if later.node is not None else "... is a view"
     return (f"{what} is a view of one of several views returned by {made_by}, restricted as they are; {verb} changes "
             f"it in place, so PyTorch {'raises' if certain else 'may raise'} \"{subject} and is being modified "
             f"inplace. This view is the output of a function that returns multiple views...\".")
+
+
+def _index(target: TensorValue) -> str:
+    """Which output torch's message names: `N` where the analysis does not know which one it is."""
+    return "N" if target.output_index is None else str(target.output_index)
 
 
 def _made_by(made: str, target: TensorValue) -> str:
