@@ -17,10 +17,10 @@ to is unknown; a fix never writes it, see `engine`). So is a bracket holding mor
 `MAX_LITERAL` characters of nothing but literals (`DATA = [0.1, 0.2, ...]`, a vocabulary's
 strings, nested lists of numbers): libcst builds nodes for every element, seconds and a gigabyte
 for half a megabyte of numbers, and no tensor's history is in them. A data table counts as
-literals: keyword arguments, calls of plain lower-case names, upper-case constants and comments
-among them (timm's `default_cfgs = {'vit_...': _cfg(hf_hub_id='timm/', mean=OPENAI_CLIP_MEAN), ...}`,
-a quarter of `vision_transformer.py`'s parse), never a class, a dotted call, an in-place op's
-name or an `inplace=`. All these searches are one
+literals: keyword arguments, upper-case constants, comments and calls of builtin containers or of
+the file's own functions whose code names nothing of torch among them (timm's `default_cfgs =
+{'vit_...': _cfg(hf_hub_id='timm/', mean=OPENAI_CLIP_MEAN), ...}`, a quarter of
+`vision_transformer.py`'s parse), never a class, a dotted call, an in-place op's name or an `inplace=`. All these searches are one
 pass over the text, however long its lines.
 """
 
