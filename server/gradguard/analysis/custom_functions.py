@@ -131,11 +131,7 @@ class CustomFunctions(Part):
         dirty = {t.version_counter for t in _tensors(SequenceValue(tuple(ctx.dirty)))}
         for change in changes:
             if change.target.version_counter in dirty and change.statement is not None:
-                change.node, change.target_node = node, None
-                change.verb = f"`{label}(...)` (through {change.verb} inside it)"
-                change.statement = self.run.current_line
-                change.call_chain = tuple(self.run.call_nodes)
-                change.scopes = (self.run.analysing, *self.run.call_stack)
+                self.parts.saved_tensors.place_at_call(change, node, label)
 
 
 def _function_outputs(result: Value, name: str, requires_grad: Tri, dirty: set[int], inputs: set[int],

@@ -67,7 +67,7 @@ class SavedTensors(Part):
             chain = tuple(self.run.call_nodes)
         else:
             node, label, every_change = self.run.call_site
-            verb, target_node = f"`{label}(...)` (through {verb} inside it)", None
+            verb, target_node = _through(label, verb), None
             if not every_change:
                 saved = tuple(r for r in saved if id(r.node) not in self.run.callee_records)
                 storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.run.callee_records)
@@ -103,6 +103,14 @@ class SavedTensors(Part):
         if storage_saved and tensor.storage_of is not None:
             forget(state, tensor.storage_of, storage_saved)
         self.run.pending.append(change)  # until a backward pass (or the end of a forward) says whether one follows
+
+    def place_at_call(self, change: InplaceChange, node: cst.CSTNode, label: str) -> None:
+        """Report `change`, made inside the call `node` runs, at that call (of this file's code, where
+        the analysis now is), as the change the call makes."""
+        change.node, change.target_node, change.verb = node, None, _through(label, change.verb)
+        change.statement = self.run.current_line
+        change.call_chain = tuple(self.run.call_nodes)
+        change.scopes = (self.run.analysing, *self.run.call_stack)
 
     @staticmethod
     def aliases_of(tensor: TensorValue, target_node: cst.CSTNode | None, state: State) -> tuple[str, ...]:
@@ -177,3 +185,8 @@ def forget(state: State, version_counter: int, met: tuple[SavedRecord, ...]) -> 
         state.saves[version_counter] = kept
     else:
         state.saves.pop(version_counter, None)
+
+
+def _through(label: str, verb: str) -> str:
+    """How a change made inside the call `label` runs is said at the call."""
+    return f"`{label}(...)` (through {verb} inside it)"
