@@ -293,3 +293,21 @@ def test_autocast_tables_follow_cpu_autocast() -> None:
         }
         assert runs.keys() == surface.AUTOCAST_KEEPS_PRECISION
         assert {name: run().dtype for name, run in runs.items()} == dict.fromkeys(runs, torch.bfloat16)
+
+
+def test_traced_kernels_do_not_depend_on_the_random_state() -> None:
+    """The sample a composite is traced on is the same at every run: `linalg_cholesky` traces into
+    `linalg_cholesky_ex` only on a positive definite sample, which an unseeded draw gave one run in 80."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import generate_op_table as gen
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    table = {"linalg_cholesky": {"args": ["self", "upper"], "composite": True},
+             "linalg_cholesky_ex": {"args": ["self", "upper", "check_errors"]}}
+    traced = []
+    for seed in (0, 2946):  # torch.randn(3, 3) after seed 2946 is positive definite
+        torch.manual_seed(seed)
+        traced.append(gen._traced_kernel("linalg_cholesky", table))
+    assert traced[0] == traced[1]
