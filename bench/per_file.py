@@ -3,9 +3,10 @@
     .venv/bin/python bench/per_file.py [TREE ...] [--jobs N] [--limit SECONDS] [--every N] [--times FILE] [--no-append]
     .venv/bin/python bench/per_file.py --again FILE [--slowest N]
 
-Each file is analysed as `gradguard check FILE --no-cache` analyses it: a fresh project index (so
-the files it imports are parsed and read again, jedi included), its own CPU time (user + sys of
-the process, `time.process_time`) from reading the text to the findings. Target: every file
+Each file is analysed as `gradguard check FILE --no-cache` analyses it (`cli.scan.analyse_files`,
+its collector paused and run once at the end): a fresh project index (so the files it imports are
+parsed and read again, jedi included), its own CPU time (user + sys of the process,
+`time.process_time`) from reading the text to the findings. Target: every file
 within `--limit` (2 s). The slowest ten files, the information notes of cut analyses, and any
 error-level finding go to stdout and to bench/results.md. Default trees: the four libraries
 `make models` unpacks (transformers: its models/ subtree). `--again FILE` measures again the
@@ -39,21 +40,21 @@ def shown(path: str) -> str:
 
 def measure(paths: list[str]) -> list[tuple[str, float, list[tuple[str, str, int, str]]]]:
     """(path, CPU seconds, [(code, severity, line, message)]) of each file, each analysed cold."""
+    from gradguard.cli.scan import analyse_files
     from gradguard.config import Settings
-    from gradguard.engine import analyse_document, project_index
-    from gradguard.source.document import Document
 
     settings = Settings()
     measured = []
     for path in paths:
-        gc.collect()  # the previous file's garbage is not this file's time
+        gc.unfreeze()  # what the previous file's run froze, and its garbage, are not this file's
+        gc.collect()
         start = time.process_time()
         text = Path(path).read_text(encoding="utf-8", errors="replace")
-        project = project_index()
-        document = Document.parse(path, text)
-        findings = analyse_document(document, settings, project)
+        [result] = analyse_files([(Path(path), text, settings)])
+        if result.failure is not None:
+            raise RuntimeError(result.failure)
         measured.append((path, time.process_time() - start,
-                         [(f.code, f.severity.value, f.span.start.line, f.message) for f in findings]))
+                         [(f.code, f.severity.value, f.span.start.line, f.message) for f in result.findings]))
     return measured
 
 

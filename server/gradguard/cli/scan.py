@@ -33,11 +33,11 @@ class FileResult:
 def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     """Analyse (path, text, settings) items in order with one project index.
 
-    After each file, the collector runs over what that file's analysis left (its garbage, the
-    imported files it read) and what survives is frozen out of its way: each collection then
-    walks one file's objects, never again the readings of all the files before (collections over
-    those took a seventh of a scan). Readings the index let go of are frozen too: once
-    `_FULL_COLLECTION_AFTER` of them, all is collected again."""
+    After each file but the last, the collector runs over what that file's analysis left (its
+    garbage, the imported files it read) and what survives is frozen out of its way: each
+    collection then walks one file's objects, never again the readings of all the files before
+    (collections over those took a seventh of a scan). Readings the index let go of are frozen
+    too: once `_FULL_COLLECTION_AFTER` of them, all is collected again."""
     from gradguard.engine import project_index  # not for a run the cache answers
     from gradguard.source.parser import collector_paused
 
@@ -45,13 +45,14 @@ def analyse_files(items: list[tuple[Path, str, Settings]]) -> list[FileResult]:
     project.will_analyse(str(path) for path, _, _ in items)
     results = []
     evicted = project.evicted
-    for path, text, settings in items:
+    for number, (path, text, settings) in enumerate(items, 1):
         with collector_paused():  # one collection per file, this one: none when the collector is enabled again
             results.append(_analysed(project, path, text, settings))
             if project.evicted - evicted >= _FULL_COLLECTION_AFTER:
                 gc.unfreeze()
                 evicted = project.evicted
-            gc.collect()
+            if number < len(items):  # after the last, the process reports and exits: nothing to reclaim
+                gc.collect()
             gc.freeze()  # for the rest of the process: its exit then skips a last collection over all of them
     return results
 
