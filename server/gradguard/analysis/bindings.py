@@ -102,14 +102,20 @@ class Bindings(Part):
                 base = self.promote(base, state)
             if isinstance(base, TensorValue):
                 name = dotted_name(target.value)
-                verb = f"`{name}[...] = …`" if name else "an index assignment"
-                written = self.parts.tensor_ops.requires_grad_of(value) & state.grad_enabled
-                self.parts.saved_tensors.mutate(base, target, target.value, verb, state, writes_grad=written)
-                history = value.history if isinstance(value, TensorValue) else frozenset()
-                if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):
-                    self.set_flags(state, base, evolved(  # `copy_` records a grad_fn: the value joins the graph
-                        base, requires_grad=base.requires_grad | written,
-                        is_leaf=base.is_leaf and base.requires_grad is Tri.YES, history=base.history | history))
+                self.write_items(base, target, target, value, f"`{name}[...] = …`" if name else "an index assignment",
+                                 state)
+
+    def write_items(self, base: TensorValue, target: cst.Subscript, node: cst.CSTNode, value: Value, verb: str,
+                    state: State) -> None:
+        """`base[...] = value` or `base[...] += value` (`node`): a change of `base` in place, which puts
+        it in `value`'s graph (`copy_` records a grad_fn), requiring grad if `value` does."""
+        written = self.parts.tensor_ops.requires_grad_of(value) & state.grad_enabled
+        self.parts.saved_tensors.mutate(base, node, target.value, verb, state, writes_grad=written)
+        history = value.history if isinstance(value, TensorValue) else frozenset()
+        if written is not Tri.NO and (base.requires_grad is not Tri.YES or not history <= base.history):
+            self.set_flags(state, base, evolved(
+                base, requires_grad=base.requires_grad | written,
+                is_leaf=base.is_leaf and base.requires_grad is Tri.YES, history=base.history | history))
 
     def unpacked(self, value: Value, targets: Sequence[cst.BaseElement], state: State,
                  value_node: cst.CSTNode) -> list[Value]:
@@ -164,18 +170,22 @@ class Bindings(Part):
         """An in-place op made `written` a node of its graph: the tensors of this scope that are
         certainly its base or other views of that base (not a `.detach()` nor a parameter made of
         it, which share its version counter only, nor a copy that may be an alias) are in that graph
-        from now on, as torch's `CopySlices` puts the view's op in its base's graph. A global is
-        rebound in this scope's names (the module's binding stays), as `rebind` does."""
+        from now on, as torch's `CopySlices` puts the view's op in its base's graph: a base that
+        required no grad (`u[1:-1] += r * u[1:-1]`) requires it from now on, as the view does. A
+        global is rebound in this scope's names (the module's binding stays), as `rebind` does."""
         if not written.alias_certain or written.maybe_other:
             return
         for scope in (state.env, state.globals):
             for name, value in scope.items():
                 if isinstance(value, TensorValue) and value is not written \
                         and value.version_counter == written.version_counter and not written.history <= value.history \
-                        and (value.is_view or written.is_view) and not value.is_leaf and value.alias_certain \
-                        and not value.maybe_other and (scope is state.env or name not in state.env):
+                        and (value.is_view or written.is_view) and value.alias_certain and not value.maybe_other \
+                        and (not value.is_leaf or value.requires_grad is Tri.NO) \
+                        and (scope is state.env or name not in state.env):
                     state.env[name] = evolved(value, history=value.history | written.history,
-                                              graph_known=value.graph_known and written.graph_known)
+                                              graph_known=value.graph_known and written.graph_known,
+                                              requires_grad=value.requires_grad | written.requires_grad,
+                                              is_leaf=value.is_leaf and written.requires_grad is Tri.NO)
 
     def keyed(self, base: Value, kinds: list[Value | str], state: State) -> Value:
         """An argument indexed with a string (`cfg["lr"]`) is a dict, not a tensor, from now on."""

@@ -70,7 +70,7 @@ class ModuleCalls(Part):
             return _submodule(module, args[0].value)
         if method == "named_parameters":
             params, complete = module.all_parameters()
-            named = _parameter_names(module)
+            named = module.named_parameters()
             if not complete or len(named) != len(params):
                 return SequenceValue(repeated=SequenceValue((UNKNOWN, self.parts.containers.join_elements(params, state)))) \
                     if params else UNKNOWN
@@ -499,31 +499,6 @@ def _submodule(module: ModuleValue, path: str) -> Value:
             child = found.children[indices.index(name)]
         found = child if isinstance(child, ModuleValue) else UNKNOWN
     return found
-
-
-def _parameter_names(module: ModuleValue) -> list[tuple[str, TensorValue]]:
-    """`named_parameters()`: each parameter with its dotted name, in registration order, once (a
-    tied weight by its first name only)."""
-    named: list[tuple[str, TensorValue]] = []
-    _visit_parameters(module, "", named, set())
-    once: dict[object, tuple[str, TensorValue]] = {}  # one object (a tied weight): its first name
-    for name, p in named:
-        once.setdefault(TensorKey.of(p) or id(p), (name, p))
-    return list(once.values())
-
-
-def _visit_parameters(owner: ModuleValue, prefix: str, named: list[tuple[str, TensorValue]], visited: set[int]) -> None:
-    if id(owner) in visited:
-        return
-    visited.add(id(owner))
-    named.extend((prefix + k, v) for k, v in owner.parameters.items())
-    for key, child in owner.named_children.items():
-        if isinstance(child, TensorValue) and child.is_leaf and child.requires_grad is Tri.YES:
-            named.append((prefix + key, child))
-        elif isinstance(child, ModuleValue):
-            _visit_parameters(child, f"{prefix}{key}.", named, visited)
-    for index, child in enumerate(owner.children or []):
-        _visit_parameters(child, f"{prefix}{index}.", named, visited)
 
 
 def _train_overrides(module: ModuleValue) -> list[tuple[ModuleValue, tuple[cst.FunctionDef, Definitions]]]:

@@ -102,8 +102,7 @@ class Statements(Part):
             if isinstance(base, ArgumentValue):
                 base = self.parts.bindings.promote(base, state)
             if isinstance(base, TensorValue):
-                self.parts.saved_tensors.mutate(base, node, target.value, verb, state,
-                                                writes_grad=self.parts.tensor_ops.requires_grad_of(right) & state.grad_enabled)
+                self.parts.bindings.write_items(base, target, node, right, verb, state)
             return
         left = self.parts.expressions.eval(target, state)
         if isinstance(left, ArgumentValue):

@@ -172,6 +172,8 @@ class TorchCalls(Part):
             return args[0] if args else UNKNOWN
         if name in surface.FUNCTIONAL_CALLS:
             return self.parts.module_calls.functional_call(args, kwargs, node, state)
+        if name in surface.STACK_MODULE_STATES:
+            return self.stacked_state(args[0] if args else kwargs.get("models", UNKNOWN), node)
         if name in surface.CHECKPOINTS and args:
             return self.checkpointed(args[0], args[1:], kwargs, node, state)
         if name == "torch.autograd.Variable":  # a new leaf over the same data
@@ -244,6 +246,18 @@ class TorchCalls(Part):
                 args[0] = self.parts.bindings.promote(args[0], state)
             return self.parts.tensor_ops.apply_aten(function, args, kwargs, node, state, None)
         return UNKNOWN
+
+    def stacked_state(self, models: Value, node: cst.Call) -> Value:
+        """`torch.func.stack_module_state(models)`: `(params, buffers)`, `params` a dict of new leaves
+        (one per parameter name, requiring grad as the models' do), `buffers` not known."""
+        first = next(iter(self.parts.containers.elements(models) or ()), None)
+        named = first.named_parameters() if isinstance(first, ModuleValue) and first.all_parameters()[1] else None
+        if not named:
+            return SequenceValue((UNKNOWN, UNKNOWN))
+        stacked = DictValue({name: TensorValue(new_version_counter(), p.requires_grad, True,
+                                               Origin(f"the stacked `{name}` of `stack_module_state`", node))
+                             for name, p in named})
+        return SequenceValue((stacked, UNKNOWN))
 
     @staticmethod
     def parametrize(name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call) -> Value:

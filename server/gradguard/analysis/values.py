@@ -344,12 +344,35 @@ class ModuleValue:
             once.setdefault(TensorKey.of(p) or id(p), p)
         return list(once.values()), complete
 
+    def named_parameters(self) -> list[tuple[str, TensorValue]]:
+        """`named_parameters()`: each parameter with its dotted name, in registration order, once (a
+        tied weight by its first name only)."""
+        named: list[tuple[str, TensorValue]] = []
+        _visit_parameters(self, "", named, set())
+        once: dict[object, tuple[str, TensorValue]] = {}  # one object (a tied weight): its first name
+        for name, p in named:
+            once.setdefault(TensorKey.of(p) or id(p), (name, p))
+        return list(once.values())
+
     def has_trainable_parameters(self) -> Tri:
         params, complete = self.all_parameters()
         if any(p.requires_grad is Tri.YES for p in params):
             return Tri.YES
         return Tri.NO if complete else Tri.MAYBE
 
+
+def _visit_parameters(owner: ModuleValue, prefix: str, named: list[tuple[str, TensorValue]], visited: set[int]) -> None:
+    if id(owner) in visited:
+        return
+    visited.add(id(owner))
+    named.extend((prefix + k, v) for k, v in owner.parameters.items())
+    for key, child in owner.named_children.items():
+        if isinstance(child, TensorValue) and child.is_leaf and child.requires_grad is Tri.YES:
+            named.append((prefix + key, child))
+        elif isinstance(child, ModuleValue):
+            _visit_parameters(child, f"{prefix}{key}.", named, visited)
+    for index, child in enumerate(owner.children or []):
+        _visit_parameters(child, f"{prefix}{index}.", named, visited)
 
 @dataclass(frozen=True, eq=False)
 class ParametersValue:

@@ -195,6 +195,9 @@ DISTRIBUTION_TENSORS = frozenset({"mean", "mode", "stddev", "variance", "probs",
 FUNCTIONAL_CALLS = frozenset({"torch.func.functional_call", "torch.nn.utils.stateless.functional_call",
                               "torch._functorch.functional_call.functional_call"})
 
+# `stack_module_state(models)`: `(params, buffers)`, each parameter a new leaf stacking the models' own.
+STACK_MODULE_STATES = frozenset({"torch.func.stack_module_state", "torch._functorch.functional_call.stack_module_state"})
+
 # Contexts under which the tensors autograd saves are not checked for in-place changes: any
 # saved-tensor hooks turn off the version check (identity hooks then give wrong gradients without an
 # error; `save_on_cpu()` of CPU tensors is one, as `tensor.cpu()` returns the tensor itself), and
