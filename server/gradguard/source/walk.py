@@ -64,11 +64,27 @@ def descendants(node: cst.CSTNode, into: Callable[[cst.CSTNode], bool] | None = 
     """Every code node under `node` (not `node` itself), in no particular order; a node for which
     `into` is false is given but not entered."""
     pending = list(children(node))
-    while pending:
+    push = pending.append
+    fields_of, code_of = _FIELDS, _CODE
+    while pending:  # `children` inlined: a walk spends most of its time in these lines
         current = pending.pop()
         yield current
-        if into is None or into(current):
-            pending.extend(children(current))
+        if into is not None and not into(current):
+            continue
+        kind = type(current)
+        fields = fields_of.get(kind)
+        for name in _code_fields(kind) if fields is None else fields:
+            value = getattr(current, name)
+            kind = type(value)
+            if kind is tuple or kind is list:
+                for item in value:
+                    code = code_of.get(type(item))
+                    if code or (code is None and _is_code(type(item))):
+                        push(item)
+            else:
+                code = code_of.get(kind)
+                if code or (code is None and _is_code(kind)):
+                    push(value)
 
 
 HOLDS_STATEMENTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else, cst.ExceptHandler,
