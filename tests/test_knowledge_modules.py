@@ -20,6 +20,7 @@ from torch import nn
 from gradguard.knowledge.modules import (
     MODULES,
     PARAMETRIZATIONS,
+    PARAMETRIZATIONS_SAVING,
     RECURRENT_NETWORKS,
     InplaceSaves,
     Saves,
@@ -386,6 +387,26 @@ def test_parametrizations_replace_the_tensor_by_their_parameters(qualified, tens
     assert value.requires_grad and value.grad_fn is not None
     mutate(x)
     assert backward_raises(out)
+
+
+@pytest.mark.parametrize("qualified", sorted(PARAMETRIZATIONS))
+def test_parametrizations_saving_their_originals(qualified):
+    """A forward saves the tensors the parametrization computes the weight from exactly for those
+    `PARAMETRIZATIONS_SAVING` names: changing one in place (under no_grad) before backward raises.
+    (`register_parametrization` runs the user's module, here `2 * weight`, which saves nothing.)"""
+    module_path, function_name = qualified.rsplit(".", 1)
+    function = getattr(importlib.import_module(module_path), function_name)
+    extra = (_Scaled(),) if function_name == "register_parametrization" else ()
+    raised = []
+    for original in PARAMETRIZATIONS[qualified]:
+        linear = nn.Linear(4, 3)
+        function(linear, "weight", *extra)
+        out = linear(torch.randn(2, 4))  # an input without grad: the weight's own computation saves
+        with torch.no_grad():
+            linear.get_parameter(original.format(name="weight")).add_(0.5)
+        raised.append(backward_raises(out))
+    saving = qualified in PARAMETRIZATIONS_SAVING
+    assert raised == [saving] * len(raised)
 
 
 @pytest.mark.parametrize("name", WITH_INPLACE)

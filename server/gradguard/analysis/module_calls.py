@@ -99,8 +99,7 @@ class ModuleCalls(Part):
                 if complete and len(found) <= MAX_UNROLLED_MODULES else UNKNOWN
         if method == "load_state_dict" and TorchCalls.flag(args, kwargs, 1, "strict", True) is Tri.YES \
                 and TorchCalls.flag(args, kwargs, 2, "assign", False) is Tri.NO:
-            # `param.copy_(loaded)` under no_grad, for each parameter and buffer (strict: every one is
-            # loaded; `assign=True` puts the loaded tensors in their place instead)
+            # `param.copy_(loaded)` under no_grad, each parameter and buffer (`assign=True`: put in place)
             saved_mode, state.grad_enabled = state.grad_enabled, Tri.NO
             for tensor in (*module.all_parameters()[0], *(b for m in module.tree() for b in m.buffers.values())):
                 self.parts.saved_tensors.mutate(tensor, node, None, f"`{dotted_name(node.func)}(...)`", state)
@@ -292,10 +291,10 @@ class ModuleCalls(Part):
 
     def run_hook(self, registered: Value, given: list[Value], node: cst.CSTNode,
                  state: State) -> tuple[list[cst.Param], Value] | None:
-        """A registered hook (a function, or a partial of one: `partial(hook, name=name)`) called
-        with `given`: the parameters that take them, and what it returned; None when it is not a
-        function of the project's. Its names at its end are in `last_callee_env`."""
-        hook, bound, keywords = bound_arguments(registered)
+        """A registered hook (a function, a partial of one: `partial(hook, name=name)`, an object with
+        `__call__`) called with `given`: the parameters that take them, and what it returned; None when
+        it is not a function of the project's. Its names at its end are in `last_callee_env`."""
+        hook, bound, keywords = bound_arguments(self.parts.module_objects.called(registered, node))
         if not (isinstance(hook, FunctionRef) and isinstance(hook.node, cst.FunctionDef)):
             return None
         self.run.last_callee_env = {}
@@ -391,9 +390,10 @@ class ModuleCalls(Part):
                 module_facts.Saves.NEVER: Tri.NO,
                 module_facts.Saves.IF_WEIGHT_REQUIRES_GRAD: weight_rg & recorded,
             }[facts.saves_weight]
-            weights = [p for name, p in module.parameters.items() if name == "weight" or name.startswith("weight_")]
-            for weight in weights if weight_when is not Tri.NO else ():  # an RNN's: weight_ih_l0, weight_hh_l0
-                self.parts.saved_tensors.save(weight, SavedRecord(label, facts.op, "weight", save_node, weight_when is Tri.YES,
+            weights = [(p, "weight", weight_when) for name, p in module.parameters.items()  # RNNs': weight_ih_l0
+                       if weight_when is not Tri.NO and (name == "weight" or name.startswith("weight_"))]
+            for tensor, what, when in self.parts.module_objects.originals(module, recorded, weights):
+                self.parts.saved_tensors.save(tensor, SavedRecord(label, facts.op, what, save_node, when is Tri.YES,
                                                                   at_call=False, run_by=run_by), state)
             for hidden in recurrent:
                 self.parts.saved_tensors.save(hidden, SavedRecord(label, facts.op, "recurrent state", save_node,

@@ -305,6 +305,26 @@ class ModuleObjects(Part):
         copy = self.copy_object(template) if template is not None else None
         return copy if isinstance(copy, ModuleValue) else None
 
+    def originals(self, module: ModuleValue, recorded: Tri,
+                  weights: list[tuple[TensorValue, str, Tri]]) -> list[tuple[TensorValue, str, Tri]]:
+        """`weights`, the weights a call of `module` saves, and what it saves of the tensors its
+        parametrizations compute its own from (`weight_norm`'s `original0` and `original1`), each
+        with how it is named and when it is saved."""
+        found = list(weights)
+        for function, path in module.saves_originals if recorded is not Tri.NO else ():
+            owner: Value = module
+            for part in path.split("."):
+                owner = self.module_attribute(owner, part, module.node) if isinstance(owner, ModuleValue) else UNKNOWN
+            if isinstance(owner, TensorValue) and all(owner is not weight for weight, _, _ in weights):
+                found.append((owner, f"`{function}` original", recorded))
+        return found
+
+    def called(self, value: Value, node: cst.CSTNode) -> Value:
+        """What a call of `value` runs: an object of a plain class of the project's, its `__call__`."""
+        if isinstance(value, ModuleValue) and not value.is_module and value.user_class is not None:
+            return self.module_attribute(value, "__call__", node)
+        return value
+
     def module_attribute(self, owner: ModuleValue, attribute: str, node: cst.CSTNode) -> Value:
         if attribute in owner.named_children:
             return owner.named_children[attribute]

@@ -282,6 +282,9 @@ class TorchCalls(Part):
                 owner = child
             owner.parameters[leaf] = TensorValue(
                 new_version_counter(), Tri.YES, True, Origin(f"the {tensor} of `{module.class_name}` before `{function}`", node))
+        if name in module_facts.PARAMETRIZATIONS_SAVING:
+            module.saves_originals += tuple((function, original.format(name=tensor))
+                                            for original in module_facts.PARAMETRIZATIONS[name])
         module.buffers[tensor] = TensorValue(new_version_counter(), Tri.YES, False,
                                              Origin(f"the {tensor} `{function}` computes", node))
         return module

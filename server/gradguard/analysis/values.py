@@ -289,6 +289,8 @@ class ModuleValue:
     forward_pre_hooks: list[Value] = field(default_factory=list)  # `register_forward_pre_hook(f)`: f(module, args)
     backward_hooked: bool = False  # `register_full_backward_hook`: its outputs are views of a `BackwardHookFunction`
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
+    # the tensors a parametrization computes its tensor from and saves at each forward: (function, dotted path)
+    saves_originals: tuple[tuple[str, str], ...] = ()
     mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
     children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)
     child_names: tuple[str, ...] = ()  # the names of `children` when not their indices (`Sequential(OrderedDict(...))`)

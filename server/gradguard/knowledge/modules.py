@@ -170,6 +170,12 @@ PARAMETRIZATIONS: dict[str, tuple[str, ...]] = {
     "torch.nn.utils.parametrize.register_parametrization": ("parametrizations.{name}.original",),
 }
 
+#: The parametrizations whose computation (at each forward) saves the tensors it computes from:
+#: `_weight_norm(v, g)` both, spectral norm's division and `mv` the original (`orthogonal` none).
+PARAMETRIZATIONS_SAVING = frozenset({"torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
+                                     "torch.nn.utils.parametrizations.weight_norm",
+                                     "torch.nn.utils.parametrizations.spectral_norm"})
+
 #: Whole recurrent networks: their parameters depend on the layers, the directions and `proj_size`.
 RECURRENT_NETWORKS = frozenset({"RNN", "LSTM", "GRU"})
 
