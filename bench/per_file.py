@@ -4,7 +4,7 @@
     .venv/bin/python bench/per_file.py --again FILE [--slowest N]
 
 Each file is analysed as `gradguard check FILE --no-cache` analyses it (`cli.scan.analyse_files`,
-its collector paused and run once at the end): a fresh project index (so the files it imports are
+its collector paused): a fresh project index (so the files it imports are
 parsed and read again, jedi included), its own CPU time (user + sys of the process,
 `time.process_time`) from reading the text to the findings. Target: every file
 within `--limit` (2 s). The slowest ten files, the information notes of cut analyses, and any

@@ -376,6 +376,7 @@ def _visit_parameters(owner: ModuleValue, prefix: str, named: list[tuple[str, Te
     for index, child in enumerate(owner.children or []):
         _visit_parameters(child, f"{prefix}{index}.", named, visited)
 
+
 @dataclass(frozen=True, eq=False)
 class ParametersValue:
     """The result of `module.parameters()`."""
