@@ -280,7 +280,7 @@ class Calls(Part):
             receiver = self.parts.bindings.promote(receiver, state)
         if isinstance(receiver, LostValue):
             if method == "backward":
-                self.parts.saved_tensors.run_backward(receiver, kwargs, state)
+                self.parts.saved_tensors.run_backward(receiver, kwargs, state, node=node)
             else:
                 self.parts.saved_tensors.hand_over([*args, *kwargs.values()])
             return receiver  # `criterion(out, y).mean()`: as lost, from the same tensors

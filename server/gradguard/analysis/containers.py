@@ -369,8 +369,9 @@ class Containers(Part):
             if isinstance(node, cst.DictComp):
                 key = self.parts.expressions.eval(node.key, state)
                 value = self.parts.expressions.eval(node.value, state)
-                if isinstance(key, ConstValue):
-                    entries[key.value] = value
+                stored = TensorKey.of(key)  # a constant's value, a leaf tensor (`{p: Adam([p]) for p in ...}`)
+                if stored is not None or isinstance(key, ConstValue):
+                    entries[stored] = value
                 else:
                     exact[0] = False
                 produced.append(value)

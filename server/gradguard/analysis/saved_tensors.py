@@ -132,12 +132,15 @@ class SavedTensors(Part):
             self.run.hand_overs += 1
         self.run.handed_over |= reached | possible
 
-    def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State, inputs: Value = None) -> None:
-        """A backward pass from `loss`: it runs through (confirms) the pending changes of the saves in
-        its graph, and frees those saves (`provenance`): only the saves the analysis knows to be
-        in it, none for a known-empty graph or a value it lost; through a call it did not follow,
-        it may. With `inputs` (`torch.autograd.grad(loss, inputs)`) it stops at them: the graph
-        that computed them is not run."""
+    def run_backward(self, loss: Value, kwargs: dict[str, Value], state: State, inputs: Value = None,
+                     node: cst.CSTNode | None = None) -> None:
+        """A backward pass from `loss` (at `node`): it runs through (confirms) the pending changes of
+        the saves in its graph, and frees those saves (`provenance`): only the saves the analysis
+        knows to be in it, none for a known-empty graph or a value it lost; through a call it did
+        not follow, it may. With `inputs` (`torch.autograd.grad(loss, inputs)`) it stops at them: the
+        graph that computed them is not run. Then the grad hooks of the leaves it saved run
+        (`register_post_accumulate_grad_hook`: an optimizer's step in backward), after its saves
+        were freed unless the graph is retained for another backward."""
         reached, possible = provenance(loss)
         before = _before_inputs(inputs, state.saves) if inputs is not None else frozenset()
         reached, possible = reached - before, possible - before
@@ -149,16 +152,23 @@ class SavedTensors(Part):
                 change.backward_follows = follows
                 change.backward_statement = self.run.current_line if self.run.call_site is None else None
         self.run.pending = [c for c in self.run.pending if c.backward_follows is Tri.NO]
-        retain = kwargs.get("retain_graph") or kwargs.get("create_graph")
-        if isinstance(retain, ConstValue) and retain.value:
-            return
         graph = reached | possible
-        statement = self.run.current_line if self.run.call_site is None else self.run.call_site[0]
-        for vc, records in state.saves.items():
-            if statement is not None and any(r.serial in graph for r in records):
-                self.run.freed[vc] = statement
-        state.saves = {vc: kept for vc, records in state.saves.items()
-                       if (kept := tuple(r for r in records if r.serial not in graph))}
+        hooked = [t for module in state.modules() for t in module.parameters.values()
+                  if t.grad_hooks and any(r.serial in graph for r in state.saves.get(t.version_counter, ()))]
+        retain = kwargs.get("retain_graph") or kwargs.get("create_graph")
+        if not (isinstance(retain, ConstValue) and retain.value):
+            statement = self.run.current_line if self.run.call_site is None else self.run.call_site[0]
+            for vc, records in state.saves.items():
+                if statement is not None and any(r.serial in graph for r in records):
+                    self.run.freed[vc] = statement
+            state.saves = {vc: kept for vc, records in state.saves.items()
+                           if (kept := tuple(r for r in records if r.serial not in graph))}
+        if hooked and node is not None:
+            saved_mode, state.grad_enabled = state.grad_enabled, Tri.NO  # hooks run in backward, grad off
+            for tensor in hooked:
+                for hook in tensor.grad_hooks:
+                    self.parts.module_calls.run_hook(hook, [tensor], node, state)
+            state.grad_enabled = saved_mode
 
 
 def _before_inputs(inputs: Value, saves: dict[int, tuple[SavedRecord, ...]]) -> frozenset[int]:

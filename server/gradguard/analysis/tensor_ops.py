@@ -43,7 +43,10 @@ class TensorOps(Part):
         """`tensor.method(*args)` (`bound`) or `torch.Tensor.method(tensor, *args)`."""
         target_node = node.func.value if bound and isinstance(node.func, cst.Attribute) else None
         if method == "backward":  # (`inputs=`: it stops at them, as `autograd.grad` does)
-            self.parts.saved_tensors.run_backward(tensor, kwargs, state, kwargs.get("inputs"))
+            self.parts.saved_tensors.run_backward(tensor, kwargs, state, kwargs.get("inputs"), node)
+            return UNKNOWN
+        if method == "register_post_accumulate_grad_hook" and args and tensor.is_leaf:
+            self.parts.bindings.set_flags(state, tensor, evolved(tensor, grad_hooks=(*tensor.grad_hooks, args[0])))
             return UNKNOWN
         if method in surface.NOT_TENSORS:
             return UNKNOWN

@@ -163,10 +163,10 @@ class TorchCalls(Part):
         if name in surface.BACKWARD_FUNCTIONS:
             outputs = args[0] if args else kwargs.get("tensors", kwargs.get("outputs", UNKNOWN))
             if name != "torch.autograd.grad":
-                self.parts.saved_tensors.run_backward(outputs, kwargs, state, kwargs.get("inputs"))
+                self.parts.saved_tensors.run_backward(outputs, kwargs, state, kwargs.get("inputs"), node)
                 return UNKNOWN
             inputs = args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
-            self.parts.saved_tensors.run_backward(outputs, kwargs, state, inputs)
+            self.parts.saved_tensors.run_backward(outputs, kwargs, state, inputs, node)
             return self.gradients(outputs, inputs, kwargs, node, state)
         if name in surface.RETURNS_ARGUMENT:
             return args[0] if args else UNKNOWN

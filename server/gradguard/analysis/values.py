@@ -130,6 +130,8 @@ class TensorValue:
     # this tensor or that; a backward from it runs from this tensor, a change through it may change nothing
     maybe_other: bool = False
     low_precision: bool = False  # computed in autocast's lower precision (bf16, fp16): `.float()` copies it
+    # a leaf's `register_post_accumulate_grad_hook(hook)`s: each runs once a backward accumulated its grad
+    grad_hooks: tuple[Value, ...] = ()
 
     def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES,
                    node: str | None = None) -> TensorValue:
