@@ -29,6 +29,7 @@ from gradguard.analysis.values import (
     FunctionApply,
     FunctionCtx,
     FunctionRef,
+    GradHookHandle,
     GradScalerValue,
     ImportRef,
     LostValue,
@@ -266,6 +267,10 @@ class Calls(Part):
             return UNKNOWN
         if isinstance(receiver, GradScalerValue):
             return self.scaler_method(method, args, kwargs, node, state)
+        if isinstance(receiver, GradHookHandle):
+            if method == "remove":
+                self.parts.saved_tensors.remove_grad_hook(receiver.hook, state)
+            return ConstValue(None)
         if isinstance(receiver, ArgumentParserValue):
             return parser_method(receiver, method, args, kwargs)
         if isinstance(receiver, DistributionValue):

@@ -390,10 +390,10 @@ class ModuleCalls(Part):
                 module_facts.Saves.NEVER: Tri.NO,
                 module_facts.Saves.IF_WEIGHT_REQUIRES_GRAD: weight_rg & recorded,
             }[facts.saves_weight]
-            weights = [(p, "weight", weight_when) for name, p in module.parameters.items()  # RNNs': weight_ih_l0
+            weights = [(p, label, "weight", weight_when) for name, p in module.parameters.items()  # RNNs': weight_ih_l0
                        if weight_when is not Tri.NO and (name == "weight" or name.startswith("weight_"))]
-            for tensor, what, when in self.parts.module_objects.originals(module, recorded, weights):
-                self.parts.saved_tensors.save(tensor, SavedRecord(label, facts.op, what, save_node, when is Tri.YES,
+            for tensor, by, what, when in self.parts.module_objects.originals(module, state.grad_enabled, weights):
+                self.parts.saved_tensors.save(tensor, SavedRecord(by, facts.op, what, save_node, when is Tri.YES,
                                                                   at_call=False, run_by=run_by), state)
             for hidden in recurrent:
                 self.parts.saved_tensors.save(hidden, SavedRecord(label, facts.op, "recurrent state", save_node,

@@ -305,19 +305,20 @@ class ModuleObjects(Part):
         copy = self.copy_object(template) if template is not None else None
         return copy if isinstance(copy, ModuleValue) else None
 
-    def originals(self, module: ModuleValue, recorded: Tri,
-                  weights: list[tuple[TensorValue, str, Tri]]) -> list[tuple[TensorValue, str, Tri]]:
-        """`weights`, the weights a call of `module` saves, and what it saves of the tensors its
-        parametrizations compute its own from (`weight_norm`'s `original0` and `original1`), each
-        with how it is named and when it is saved."""
-        found = list(weights)
-        for function, path in module.saves_originals if recorded is not Tri.NO else ():
+    def originals(self, module: ModuleValue, grad_enabled: Tri, weights: list[tuple[TensorValue, str, str, Tri]]
+                  ) -> list[tuple[TensorValue, str, str, Tri]]:
+        """`weights`, the weights a call of `module` saves (each with what saves it, how it is named
+        and when), less the tensors its parametrizations compute its own from, and those as their
+        computation saves them (`weight_norm`'s `original0` and `original1`, old `weight_g`):
+        when they require grad, whatever the input."""
+        found = []
+        for function, path in module.saves_originals:
             owner: Value = module
             for part in path.split("."):
                 owner = self.module_attribute(owner, part, module.node) if isinstance(owner, ModuleValue) else UNKNOWN
-            if isinstance(owner, TensorValue) and all(owner is not weight for weight, _, _ in weights):
-                found.append((owner, f"`{function}` original", recorded))
-        return found
+            if isinstance(owner, TensorValue):
+                found.append((owner, function, "original", owner.requires_grad & grad_enabled))
+        return [w for w in weights if all(w[0] is not o[0] for o in found)] + [o for o in found if o[3] is not Tri.NO]
 
     def called(self, value: Value, node: cst.CSTNode) -> Value:
         """What a call of `value` runs: an object of a plain class of the project's, its `__call__`."""

@@ -153,8 +153,8 @@ class SavedTensors(Part):
                 change.backward_statement = self.run.current_line if self.run.call_site is None else None
         self.run.pending = [c for c in self.run.pending if c.backward_follows is Tri.NO]
         graph = reached | possible
-        hooked = [t for module in state.modules() for t in module.parameters.values()
-                  if t.grad_hooks and any(r.serial in graph for r in state.saves.get(t.version_counter, ()))]
+        hooked = {t.version_counter: t for t in self._grad_hooked(state)
+                  if any(r.serial in graph for r in state.saves.get(t.version_counter, ()))}.values()
         retain = kwargs.get("retain_graph") or kwargs.get("create_graph")
         if not (isinstance(retain, ConstValue) and retain.value):
             statement = self.run.current_line if self.run.call_site is None else self.run.call_site[0]
@@ -169,6 +169,20 @@ class SavedTensors(Part):
                 for hook in tensor.grad_hooks:
                     self.parts.module_calls.run_hook(hook, [tensor], node, state)
             state.grad_enabled = saved_mode
+
+    @staticmethod
+    def _grad_hooked(state: State) -> list[TensorValue]:
+        """The leaves of this scope's names and modules that have post-accumulate-grad hooks."""
+        held = (*state.env.values(), *state.globals.values(), *(t for m in state.modules() for t in m.parameters.values()))
+        return [t for t in held if isinstance(t, TensorValue) and t.grad_hooks]
+
+    def remove_grad_hook(self, hook: Value, state: State) -> None:
+        """`handle.remove()`: `hook` is taken off every tensor it was registered on (a handle of one
+        tensor stands for all: several are joined as one)."""
+        for tensor in self._grad_hooked(state):
+            if any(h is hook for h in tensor.grad_hooks):
+                self.parts.bindings.set_flags(state, tensor, evolved(
+                    tensor, grad_hooks=tuple(h for h in tensor.grad_hooks if h is not hook)))
 
 
 def _before_inputs(inputs: Value, saves: dict[int, tuple[SavedRecord, ...]]) -> frozenset[int]:

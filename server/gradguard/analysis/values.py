@@ -405,6 +405,13 @@ class ArgumentParserValue:
 
 
 @dataclass(frozen=True, eq=False)
+class GradHookHandle:
+    """What `register_post_accumulate_grad_hook(hook)` returns: its `remove()` takes `hook` off."""
+
+    hook: Value
+
+
+@dataclass(frozen=True, eq=False)
 class OptimizerValue:
     """A `torch.optim` optimizer: `step()` changes its parameters in place."""
 
@@ -667,7 +674,7 @@ MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more 
 
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | NumberValue | BuiltinRef | ImportRef | SequenceValue | DictValue
-         | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | ArgumentParserValue | DistributionValue | FunctionRef | SuperValue | PartialValue
+         | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | GradHookHandle | ArgumentParserValue | DistributionValue | FunctionRef | SuperValue | PartialValue
          | Compiler | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
 
 
@@ -807,6 +814,8 @@ def join_values(a: Value, b: Value) -> Value:
         return NumberValue()  # (two equal values returned above)
     if isinstance(a, IntValue) and isinstance(b, IntValue):
         return a
+    if isinstance(a, GradHookHandle) and isinstance(b, GradHookHandle) and a.hook is b.hook:
+        return a  # the handles of one hook on several tensors (`for h in handles: h.remove()`)
     return UNKNOWN
 
 
