@@ -307,9 +307,9 @@ class ModuleObjects(Part):
 
     def originals(self, module: ModuleValue, grad_enabled: Tri, weights: list[tuple[TensorValue, str, str, Tri]]
                   ) -> list[tuple[TensorValue, str, str, Tri]]:
-        """`weights`, the weights a call of `module` saves (each with what saves it, how it is named
-        and when), less the tensors its parametrizations compute its own from, and those as their
-        computation saves them (`weight_norm`'s `original0` and `original1`, old `weight_g`):
+        """What a call of `module` saves of its weights: `weights` (each with what saves it, how it is
+        named, when) but the tensors its parametrizations compute its weight from, and those that
+        their computation saves (`weight_norm`'s `original0` and `original1`, the old `weight_g`)
         when they require grad, whatever the input."""
         found = []
         for function, path in module.saves_originals:
@@ -443,7 +443,7 @@ class _Copies:
             vc = self.remap.setdefault(item.version_counter, new_version_counter())
             return evolved(item, version_counter=vc, history=frozenset(), view_of_leaf=False,
                            multi_output_view=None, later_view=None, no_grad_view=False, function_view=None,
-                           storage_of=None, may_alias=frozenset())
+                           storage_of=None, may_alias=frozenset(), grad_hooks=())  # (torch copies no hook)
         if id(item) in self.copies:  # an object that refers back to itself, or one shared by two owners
             return self.copies[id(item)]
         if isinstance(item, SequenceValue):  # a list, or a tuple: its modules and tensors are copied too
