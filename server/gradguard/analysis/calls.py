@@ -254,8 +254,12 @@ class Calls(Part):
                 return lost_from(given)
             return result
         if isinstance(receiver, OptimizerValue):
-            if method == "step":
-                self.run_step_closure(args[0] if args else kwargs.get("closure"), node, state)
+            closure = args[0] if args else kwargs.get("closure")
+            if method == "zero_grad" and not receiver.grads_cleared and \
+                    self.parts.torch_calls.flag(args, kwargs, 0, "set_to_none", True) is Tri.YES:
+                self.parts.bindings.replace_object(state, receiver, evolved(receiver, grads_cleared=True))
+            if method == "step" and (closure is not None or not receiver.grads_cleared):  # (a closure's backward)
+                self.run_step_closure(closure, node, state)
                 for parameter in receiver.parameters:
                     saved_mode = state.grad_enabled
                     state.grad_enabled = Tri.NO

@@ -10,6 +10,7 @@ from gradguard.analysis.shared import BACKWARD, Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     ConstValue,
+    OptimizerValue,
     SavedRecord,
     SequenceValue,
     TensorValue,
@@ -141,6 +142,10 @@ class SavedTensors(Part):
         graph that computed them is not run. Then the grad hooks of the leaves it saved run
         (`register_post_accumulate_grad_hook`: an optimizer's step in backward), after its saves
         were freed unless the graph is retained for another backward."""
+        for cleared in [v for v in (*state.env.values(), *state.globals.values(),
+                                    *(c for m in state.modules() for c in m.named_children.values()))
+                        if isinstance(v, OptimizerValue) and v.grads_cleared]:  # every parameter may get a grad
+            self.parts.bindings.replace_object(state, cleared, evolved(cleared, grads_cleared=False))
         reached, possible = provenance(loss)
         before = _before_inputs(inputs, state.saves) if inputs is not None else frozenset()
         reached, possible = reached - before, possible - before

@@ -413,10 +413,13 @@ class GradHookHandle:
 
 @dataclass(frozen=True, eq=False)
 class OptimizerValue:
-    """A `torch.optim` optimizer: `step()` changes its parameters in place."""
+    """A `torch.optim` optimizer: `step()` changes its parameters in place, unless its `zero_grad()`
+    (`set_to_none=True`, the default) left them no grad and no backward ran since (`grads_cleared`):
+    torch's optimizers skip a parameter whose grad is None."""
 
     class_name: str
     parameters: tuple[TensorValue, ...]
+    grads_cleared: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -809,7 +812,9 @@ def join_values(a: Value, b: Value) -> Value:
         return a if a.wrapped() is b else b  # `model` or `nn.DataParallel(model)`: either runs the model
     if isinstance(a, OptimizerValue) and isinstance(b, OptimizerValue) and \
             {p.version_counter for p in a.parameters} == {p.version_counter for p in b.parameters}:
-        return a  # either optimizer class (`try: Adam(..., betas=...) except TypeError: ...`): a step changes the same
+        # either optimizer class (`try: Adam(..., betas=...) except TypeError: ...`): a step changes the
+        # same; grads cleared on both paths only
+        return a if not a.grads_cleared or b.grads_cleared else b
     if NumberValue() in (a, b) and all(_a_number(v) for v in (a, b)):
         return NumberValue()  # (two equal values returned above)
     if isinstance(a, IntValue) and isinstance(b, IntValue):
