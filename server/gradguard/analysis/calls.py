@@ -255,10 +255,11 @@ class Calls(Part):
             return result
         if isinstance(receiver, OptimizerValue):
             closure = args[0] if args else kwargs.get("closure")
-            if method == "zero_grad" and not receiver.grads_cleared and \
+            now = (self.run.backward_runs, self.run.hand_overs)
+            if method == "zero_grad" and receiver.cleared_at != now and \
                     self.parts.torch_calls.flag(args, kwargs, 0, "set_to_none", True) is Tri.YES:
-                self.parts.bindings.replace_object(state, receiver, evolved(receiver, grads_cleared=True))
-            if method == "step" and (closure is not None or not receiver.grads_cleared):  # (a closure's backward)
+                self.parts.bindings.replace_object(state, receiver, evolved(receiver, cleared_at=now))
+            if method == "step" and (closure is not None or receiver.cleared_at != now):  # (a closure's backward)
                 self.run_step_closure(closure, node, state)
                 for parameter in receiver.parameters:
                     saved_mode = state.grad_enabled

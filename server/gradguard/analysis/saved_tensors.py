@@ -10,7 +10,6 @@ from gradguard.analysis.shared import BACKWARD, Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     ConstValue,
-    OptimizerValue,
     SavedRecord,
     SequenceValue,
     TensorValue,
@@ -143,7 +142,6 @@ class SavedTensors(Part):
         (`register_post_accumulate_grad_hook`: an optimizer's step in backward), after its saves
         were freed unless the graph is retained for another backward."""
         self.run.backward_runs += 1
-        self.fill_grads(state)
         reached, possible = provenance(loss)
         before = _before_inputs(inputs, state.saves) if inputs is not None else frozenset()
         reached, possible = reached - before, possible - before
@@ -172,14 +170,6 @@ class SavedTensors(Part):
                 for hook in tensor.grad_hooks:
                     self.parts.module_calls.run_hook(hook, [tensor], node, state)
             state.grad_enabled = saved_mode
-
-    def fill_grads(self, state: State) -> None:
-        """A backward ran: the optimizers whose `zero_grad()` left no grad may have one now (any
-        parameter may be in its graph), those of this scope's names and modules."""
-        for cleared in [v for v in (*state.env.values(), *state.globals.values(),
-                                    *(c for m in state.modules() for c in m.named_children.values()))
-                        if isinstance(v, OptimizerValue) and v.grads_cleared]:
-            self.parts.bindings.replace_object(state, cleared, evolved(cleared, grads_cleared=False))
 
     @staticmethod
     def _grad_hooked(state: State) -> list[TensorValue]:

@@ -181,7 +181,7 @@ class InterpreterState:
         self.yielded_here: list[Value] = []
         # the statement (or this file's call) whose backward pass last freed each version counter's saves
         self.freed: dict[int, cst.CSTNode] = {}
-        self.backward_runs = 0  # backward passes run so far: a call that ran one filled its caller's grads
+        self.backward_runs = 0  # backward passes run so far (`OptimizerValue.cleared_at`)
         self.autocast = 0  # autocast regions (`with torch.autocast(...)`) the code runs in, callers' included
         self.autocast_maybe = 0  # and those whose `enabled` flag is not known
         self.unchecked_saves = 0  # the `saved_tensors_hooks` (and kin) regions open: saves no change can break

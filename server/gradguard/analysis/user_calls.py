@@ -361,12 +361,8 @@ class UserCalls(Part):
         if self.syntax_fact(function, is_generator, definitions):
             return GeneratorValue(FunctionRef(function.name.value, function, definitions, bound_self=self_value,
                                               closure=closure), tuple(args), dict(kwargs), node, report)
-        backward_runs = self.run.backward_runs
-        result = self.run_user_function(function, definitions, self_value, args, kwargs, node, state, report=report,
-                                        closure=closure)
-        if self.run.backward_runs != backward_runs:  # the optimizers of the caller's locals have grads now
-            self.parts.saved_tensors.fill_grads(state)
-        return result
+        return self.run_user_function(function, definitions, self_value, args, kwargs, node, state, report=report,
+                                      closure=closure)
 
     def run_generator(self, generator: GeneratorValue, state: State) -> Value:
         """What one iteration over `generator` (`next(gen)`) binds: its body run here, with the

@@ -414,12 +414,13 @@ class GradHookHandle:
 @dataclass(frozen=True, eq=False)
 class OptimizerValue:
     """A `torch.optim` optimizer: `step()` changes its parameters in place, unless its `zero_grad()`
-    (`set_to_none=True`, the default) left them no grad and no backward ran since (`grads_cleared`):
-    torch's optimizers skip a parameter whose grad is None."""
+    (`set_to_none=True`, the default) left them no grad and no backward may have run since: torch's
+    optimizers skip a parameter whose grad is None. `cleared_at`: the run's count of backward passes
+    and of hand-overs to code not followed (which may run one) at that `zero_grad()`."""
 
     class_name: str
     parameters: tuple[TensorValue, ...]
-    grads_cleared: bool = False
+    cleared_at: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -814,7 +815,7 @@ def join_values(a: Value, b: Value) -> Value:
             {p.version_counter for p in a.parameters} == {p.version_counter for p in b.parameters}:
         # either optimizer class (`try: Adam(..., betas=...) except TypeError: ...`): a step changes the
         # same; grads cleared on both paths only
-        return a if not a.grads_cleared or b.grads_cleared else b
+        return a if a.cleared_at == b.cleared_at else evolved(a, cleared_at=None)
     if NumberValue() in (a, b) and all(_a_number(v) for v in (a, b)):
         return NumberValue()  # (two equal values returned above)
     if isinstance(a, IntValue) and isinstance(b, IntValue):
