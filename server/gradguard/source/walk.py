@@ -48,43 +48,42 @@ def _is_code(kind: type) -> bool:
     return code
 
 
+def _add_children(node: cst.CSTNode, found: list[cst.CSTNode]) -> None:
+    """Append to `found` the nodes directly under `node` that can hold code (a walk spends most of
+    its time here: the classes' answers are read from their dicts first)."""
+    kind = type(node)
+    fields = _FIELDS.get(kind)
+    for name in _code_fields(kind) if fields is None else fields:
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            for item in value:
+                code = _CODE.get(type(item))
+                if code or (code is None and _is_code(type(item))):
+                    found.append(item)
+        else:
+            code = _CODE.get(kind)
+            if code or (code is None and _is_code(kind)):
+                found.append(value)
+
+
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The nodes directly under `node` that can hold code, in no particular order."""
-    for name in _code_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) is tuple or type(value) is list:
-            for item in value:
-                if _is_code(type(item)):
-                    yield item
-        elif _is_code(type(value)):
-            yield value
+    found: list[cst.CSTNode] = []
+    _add_children(node, found)
+    return iter(found)
 
 
 def descendants(node: cst.CSTNode, into: Callable[[cst.CSTNode], bool] | None = None) -> Iterator[cst.CSTNode]:
     """Every code node under `node` (not `node` itself), in no particular order; a node for which
     `into` is false is given but not entered."""
-    pending = list(children(node))
-    push = pending.append
-    fields_of, code_of = _FIELDS, _CODE
-    while pending:  # `children` inlined: a walk spends most of its time in these lines
+    pending: list[cst.CSTNode] = []
+    _add_children(node, pending)
+    while pending:
         current = pending.pop()
         yield current
-        if into is not None and not into(current):
-            continue
-        kind = type(current)
-        fields = fields_of.get(kind)
-        for name in _code_fields(kind) if fields is None else fields:
-            value = getattr(current, name)
-            kind = type(value)
-            if kind is tuple or kind is list:
-                for item in value:
-                    code = code_of.get(type(item))
-                    if code or (code is None and _is_code(type(item))):
-                        push(item)
-            else:
-                code = code_of.get(kind)
-                if code or (code is None and _is_code(kind)):
-                    push(value)
+        if into is None or into(current):
+            _add_children(current, pending)
 
 
 HOLDS_STATEMENTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else, cst.ExceptHandler,
