@@ -137,7 +137,8 @@ def check(context: RuleContext) -> Iterator[Finding]:
             reason = _function_view_reason(what, change.verb, target.function_view,
                                            target.origin.description.startswith("the output of"), certain)
         else:
-            reason = (f"{what} is a view created under `torch.no_grad()`; {change.verb} changes it in place with "
+            reason = (f"{what} {'is' if target.alias_certain else 'may be'} a view created under `torch.no_grad()`; "
+                      f"{change.verb} changes it in place with "
                       f"grad enabled, so PyTorch {'raises' if certain else 'may raise'} \"A view was created in "
                       f"no_grad mode and is being modified inplace with grad mode enabled\".")
         yield context.immediate_error(CODE, change, certain, reason, "the view was created here",
