@@ -769,6 +769,26 @@ def test_a_change_after_one_that_surely_raises_in_the_same_block_is_information(
         "this runs once that is fixed.")
 
 
+
+def test_a_change_inside_a_call_after_one_that_surely_raises_is_information(tmp_path, capsys):
+    """PyTorch raises at the leaf's `+=`: the helper called on the next line never runs its `copy_`;
+    called where nothing raised first, the same helper's change stays an error."""
+    write(tmp_path / "pgd.py", "import torch\n\n\ndef project_(x_adv, x):\n    x_adv.copy_(torch.max(x_adv, x))\n\n\n"
+                               "def attack(x, grad):\n    x_adv = x.clone().requires_grad_(True)\n"
+                               "    x_adv += 0.1 * grad.sign()\n    project_(x_adv, x)\n    return x_adv\n\n\n"
+                               "attack(torch.rand(3), torch.ones(3))\n")
+    code, diagnostics = check_json(capsys, "--no-cache", tmp_path / "pgd.py")
+    assert [(d["location"]["row"], d["code"], d["severity"]) for d in diagnostics] == [
+        (5, "GG002", "info"), (10, "GG002", "error")]
+    assert diagnostics[0]["message"].endswith(
+        "Not reached yet: PyTorch raises first at `x_adv += 0.1 * grad.sign()` (line 10), earlier in the block; "
+        "this runs once that is fixed.")
+    write(tmp_path / "pgd.py", (tmp_path / "pgd.py").read_text().replace(
+        "attack(torch.rand(3)", "project_(torch.rand(3, requires_grad=True), torch.rand(3))\nattack(torch.rand(3)"))
+    code, diagnostics = check_json(capsys, "--no-cache", tmp_path / "pgd.py")
+    assert [(d["location"]["row"], d["code"], d["severity"]) for d in diagnostics] == [
+        (5, "GG002", "error"), (10, "GG002", "error")]
+
 @pytest.mark.parametrize("name, program, reported", [
     ("loop.py", "import torch\n\nx = torch.randn(3, 2, 8)\nW = torch.randn(8, 16, requires_grad=True)\n"
                 "h = torch.zeros(2, 8)\nfor t in range(3):\n    h.mul_(0.5)\n    gates = x[t] @ W\n"

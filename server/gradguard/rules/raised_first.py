@@ -5,7 +5,8 @@ PyTorch raises its leaf error (GG002) and its view errors (GG003) at the in-plac
 that is sure (the op runs whenever its statement does, the error holds for every value the analysis
 found, and none came from a parameter's default), the statements after it in the same block, and
 what they contain, do not run in that call (nor in a loop's later passes): a second gate activated in place after the first one raised (`ingate.sigmoid_()`, then
-`forgetgate.sigmoid_()`), the `clamp_` after a leaf's `add_`. Their changes are marked
+`forgetgate.sigmoid_()`), the `clamp_` after a leaf's `add_`, and the changes inside the calls those
+statements make (`project_(x_adv)` after `x_adv += step`). Their changes are marked
 (`InplaceChange.raised_first`), and what a rule finds at them is information, not a warning: the
 program as it is never runs them, but once the first is fixed they may be next.
 """
@@ -47,10 +48,14 @@ def mark_raised_first(changes: list[InplaceChange], module: cst.Module | None,
         block, index, _ = places.get(first.statement, (None, -1, None))  # type: ignore[arg-type]
         if block is None:
             continue
+        depth = len(first.call_chain)
         for change in changes[order + 1:]:  # in the order the analysis met them: a loop's later passes after
-            if change.raised_first is None and change.statement is not None \
-                    and change.call_chain == first.call_chain and change.scopes == first.scopes \
-                    and _after(change.statement, block, index, places):
+            if change.raised_first is not None or change.call_chain[:depth] != first.call_chain \
+                    or change.scopes[:depth + 1] != first.scopes[:depth + 1]:
+                continue
+            if (change.statement is not None and change.call_chain == first.call_chain
+                    and change.scopes == first.scopes and _after(change.statement, block, index, places)) \
+                    or (len(change.call_chain) > depth and _called_after(change.call_chain[depth], block, index)):
                 change.raised_first = first.node
 
 
@@ -111,6 +116,14 @@ def _after(statement: cst.CSTNode, block: cst.CSTNode, index: int, places: dict[
             return position > index
         current = owner if not isinstance(owner, _SCOPES) else None
     return False
+
+
+def _called_after(call: cst.CSTNode, block: cst.CSTNode, index: int) -> bool:
+    """Whether the call `call` (which led into the function a change is in) lies in a statement of
+    `block` after its `index`-th (not in a function or class it defines)."""
+    statements = getattr(block, "body", ())[index + 1:]
+    return any(node is call for statement in statements
+               for node in descendants(statement, into=lambda node: not isinstance(node, (*_SCOPES, cst.Lambda))))
 
 
 def _places(module: cst.Module) -> dict[cst.CSTNode, Place]:
