@@ -249,8 +249,11 @@ class Containers(Part):
                 if isinstance(args[0], DictValue):
                     entries.update(args[0].entries)
                     complete = args[0].complete
-                elif pairs is None:
+                elif pairs is None:  # pairs of keys not known (`dict(model.named_features(x))`, a generator run)
                     complete = False
+                    pair = self.iterate(args[0], node, state)
+                    if isinstance(pair, SequenceValue) and pair.repeated is None and len(pair.items) == 2:
+                        entries[ANY_KEY] = pair.items[1]
                 else:
                     for pair in pairs:
                         if isinstance(pair, SequenceValue) and len(pair.items) == 2 and isinstance(pair.items[0], ConstValue):

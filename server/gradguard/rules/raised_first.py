@@ -20,7 +20,7 @@ import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
 from gradguard.findings import Finding, Severity
-from gradguard.rules import gg002_leaf_modified, gg003_multi_output_view_modified
+from gradguard.rules import RULES, gg002_leaf_modified, gg003_multi_output_view_modified
 from gradguard.rules.base import RuleContext
 from gradguard.source.walk import children, descendants, in_statements
 
@@ -37,15 +37,16 @@ def mark_raised_first(changes: list[InplaceChange], module: cst.Module | None,
                       selected: Callable[[str], bool]) -> None:
     """Mark each change that follows, in the same block of the same call, a change where PyTorch
     surely raises, and which a `selected` rule reports (else the reason would not be shown)."""
-    raising = [order for order, change in enumerate(changes) if change.statement is not None
-               and change.assumes is None and _no_defaults(change.scopes[0] if change.scopes else None)
-               and _raises(change, selected) and _always_runs(change)]
+    lines: dict[int, dict[int, cst.SimpleStatementLine]] = {}
+    raising = [order for order, change in enumerate(changes) if change.assumes is None
+               and _no_defaults(change.scopes[0] if change.scopes else None) and _raises(change, selected)
+               and _always_runs(change, _statement(change, lines))]
     if not raising or module is None:
         return
     places = _places(module)
     for order in raising:
         first = changes[order]
-        block, index, _ = places.get(first.statement, (None, -1, None))  # type: ignore[arg-type]
+        block, index, _ = places.get(_statement(first, lines), (None, -1, None))  # type: ignore[arg-type]
         if block is None:
             continue
         depth = len(first.call_chain)
@@ -53,16 +54,31 @@ def mark_raised_first(changes: list[InplaceChange], module: cst.Module | None,
             if change.raised_first is not None or change.call_chain[:depth] != first.call_chain \
                     or change.scopes[:depth + 1] != first.scopes[:depth + 1]:
                 continue
-            if (change.statement is not None and change.call_chain == first.call_chain
-                    and change.scopes == first.scopes and _after(change.statement, block, index, places)) \
+            statement = _statement(change, lines) if change.call_chain == first.call_chain \
+                and change.scopes == first.scopes else None
+            if (statement is not None and _after(statement, block, index, places)) \
                     or (len(change.call_chain) > depth and _called_after(change.call_chain[depth], block, index)):
                 change.raised_first = first.node
 
 
+def _statement(change: InplaceChange, lines: dict[int, dict[int, cst.SimpleStatementLine]]
+               ) -> cst.SimpleStatementLine | None:
+    """The statement `change` happens in: its own, or (in a called function) the line of its
+    function that holds its node (`lines`: each function's, found once)."""
+    if change.statement is not None or change.scope is None:
+        return change.statement
+    scope = change.scope
+    if id(scope) not in lines:
+        lines[id(scope)] = {id(node): line for line in descendants(scope.body)
+                            if isinstance(line, cst.SimpleStatementLine) for node in descendants(line)}
+    return lines[id(scope)].get(id(change.node))
+
+
 def reached_later(context: RuleContext, findings: Iterable[Finding]) -> list[Finding]:
-    """`findings`, those at a change reached only where it is marked `raised_first` as information
-    that says where PyTorch raises first."""
-    reached = {id(change.node) for change in context.changes if change.raised_first is None}
+    """`findings`, those at a change reached only where it is marked `raised_first` (or where no rule
+    reports it) as information that says where PyTorch raises first."""
+    reached = {id(change.node) for change in context.changes if change.raised_first is None and any(
+        rule.dropped(change) is None for rule in RULES if rule.dropped is not None)}  # (one under no_grad: none)
     first: dict[tuple[int, int], tuple[cst.CSTNode, cst.FunctionDef | None]] = {}
     for change in context.changes:
         if change.raised_first is not None and id(change.node) not in reached:
@@ -100,9 +116,8 @@ def _no_defaults(entry: cst.FunctionDef | None) -> bool:
     return all(param.default is None for param in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
-def _always_runs(change: InplaceChange) -> bool:
-    """Whether the changing op runs whenever its statement does (not under `a if c else b`, `and`...)."""
-    statement = change.statement
+def _always_runs(change: InplaceChange, statement: cst.SimpleStatementLine | None) -> bool:
+    """Whether the changing op runs whenever its `statement` does (not under `a if c else b`, `and`...)."""
     return statement is not None and any(
         node is change.node for node in descendants(statement, into=lambda node: type(node) not in _CONDITIONAL))
 
