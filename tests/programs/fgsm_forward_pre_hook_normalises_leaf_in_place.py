@@ -56,3 +56,4 @@ if __name__ == "__main__":
     with torch.no_grad():
         flipped = (model(adv).argmax(1) != model(images).argmax(1)).sum().item()
     print("perturbation", (adv - images).abs().max().item(), "flipped", flipped)
+    F.cross_entropy(model(adv), labels).backward()

@@ -29,7 +29,7 @@ from gradguard.analysis.values import (
     FunctionApply,
     FunctionCtx,
     FunctionRef,
-    GradHookHandle,
+    HookHandle,
     GradScalerValue,
     ImportRef,
     LostValue,
@@ -272,8 +272,11 @@ class Calls(Part):
             return UNKNOWN
         if isinstance(receiver, GradScalerValue):
             return self.scaler_method(method, args, kwargs, node, state)
-        if isinstance(receiver, GradHookHandle):
-            if method == "remove":
+        if isinstance(receiver, HookHandle):
+            if method == "remove" and receiver.module is not None:
+                for hooks in (receiver.module.forward_hooks, receiver.module.forward_pre_hooks):
+                    hooks[:] = [h for h in hooks if h is not receiver.hook]
+            elif method == "remove":
                 self.parts.saved_tensors.remove_grad_hook(receiver.hook, state)
             return ConstValue(None)
         if isinstance(receiver, ArgumentParserValue):

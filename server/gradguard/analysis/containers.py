@@ -74,6 +74,8 @@ class Containers(Part):
             return list(value.items)
         if isinstance(value, ParametersValue) and (value.complete or value.tensors):
             return list(value.tensors)  # those it knows: what the others are is not followed
+        if isinstance(value, ModuleValue) and isinstance(value.mapping, SequenceValue):
+            return self.elements(value.mapping)
         if isinstance(value, ModuleValue) and value.class_name == "ModuleDict" and value.user_class is None:
             return [ConstValue(k) for k in value.named_children]  # iterating a ModuleDict gives its keys
         if isinstance(value, ModuleValue) and value.holds_parameters():

@@ -19,6 +19,7 @@ from gradguard.analysis.values import (
     DictValue,
     FunctionRef,
     ImportRef,
+    HookHandle,
     KeywordHook,
     LostValue,
     ModuleValue,
@@ -145,6 +146,7 @@ class ModuleCalls(Part):
             if with_kwargs.value:
                 hook = KeywordHook(*bound_arguments(hook))
             (module.forward_hooks if method == "register_forward_hook" else module.forward_pre_hooks).append(hook)
+            return HookHandle(hook, module)
         if method == "register_buffer" and len(args) > 1 and isinstance(args[0], ConstValue) \
                 and isinstance(args[1], TensorValue):
             module.buffers[str(args[0].value)] = args[1]
@@ -366,7 +368,7 @@ class ModuleCalls(Part):
                 self.parts.bindings.rebind(state, source, updated)
             return updated
         weight_rg = module.has_trainable_parameters()
-        recurrent = self.recurrent_state(args, kwargs) if facts.saves_state else []
+        recurrent = _recurrent_state(args, kwargs) if facts.saves_state else []
         input_rg = source.requires_grad
         for hidden in recurrent:
             input_rg = input_rg | hidden.requires_grad
@@ -415,13 +417,6 @@ class ModuleCalls(Part):
         return self.parts.tensor_ops.with_history(result, [source, *recurrent, *others, *module.parameters.values()],
                                                   first_serial, state)
 
-    @staticmethod
-    def recurrent_state(args: list[Value], kwargs: dict[str, Value]) -> list[TensorValue]:
-        """The tensors of an RNN's given state: `hx` or the second argument, a tensor or a tuple (LSTM's `(h, c)`)."""
-        given = args[1] if len(args) > 1 else kwargs.get("hx")
-        items = given.items if isinstance(given, SequenceValue) else (given,)
-        return [item for item in items if isinstance(item, TensorValue)]
-
     def module_output(self, module: ModuleValue, source: Value, node: cst.CSTNode, state: State,
                       others: list[Value] | None = None) -> Value:
         """The output of a module whose forward we do not follow: a new tensor, nothing saved, in the
@@ -438,6 +433,13 @@ class ModuleCalls(Part):
         known = all(v.graph_known for v in inputs if isinstance(v, TensorValue)) and isinstance(source, TensorValue) \
             and not any(isinstance(v, LostValue) for v in inputs)
         return evolved(result, history=history, graph_known=known)  # as `with_history` keeps what a lost input's graph may hold
+
+
+def _recurrent_state(args: list[Value], kwargs: dict[str, Value]) -> list[TensorValue]:
+    """The tensors of an RNN's given state: `hx` or the second argument, a tensor or a tuple (LSTM's `(h, c)`)."""
+    given = args[1] if len(args) > 1 else kwargs.get("hx")
+    items = given.items if isinstance(given, SequenceValue) else (given,)
+    return [item for item in items if isinstance(item, TensorValue)]
 
 
 def _keywords(kwargs: dict[str, Value], given: bool) -> list[Value]:

@@ -93,8 +93,11 @@ class ModuleObjects(Part):
             return instance
         if init is None:
             self.init_container(instance, args)
-            if self.derives_from_dict(cls) and len(args) == 1 and isinstance(args[0], DictValue) and not kwargs:
+            if self.derives_from_builtin(cls, "dict") and len(args) == 1 and isinstance(args[0], DictValue) and not kwargs:
                 instance.mapping = args[0]
+            elif self.derives_from_builtin(cls, "list") and len(args) == 1 and isinstance(args[0], SequenceValue) and not kwargs:
+                instance.mapping = SequenceValue(args[0].items, repeated=args[0].repeated, mutable=True,
+                                                 known_length=args[0].known_length)
             fields = annotated_fields(cls.node) if isinstance(cls.node, cst.ClassDef) else []
             for key, value in zip(fields, args):  # a dataclass's or NamedTuple's fields in order
                 instance.named_children[key] = value
@@ -112,11 +115,12 @@ class ModuleObjects(Part):
         return instance  # another file's class: its template is built only where that file is analysed
 
     @staticmethod
-    def derives_from_dict(cls: FunctionRef) -> bool:
-        """Whether a class derives (directly) from `dict` or `collections.OrderedDict`."""
+    def derives_from_builtin(cls: FunctionRef, builtin: str) -> bool:
+        """Whether a class derives (directly) from the built-in `dict` or `list` (`collections.OrderedDict`,
+        `typing.List` and kin counted)."""
         bases = cls.definitions.bases.get(cls.name, ())
-        return any((isinstance(b, BuiltinRef) and b.name == "dict") or qualname_of(b) in (
-            "collections.OrderedDict", "typing.OrderedDict") for b in bases)
+        kin = ("collections.OrderedDict", "typing.OrderedDict", "typing.Dict") if builtin == "dict" else ("typing.List",)
+        return any((isinstance(b, BuiltinRef) and b.name == builtin) or qualname_of(b) in kin for b in bases)
 
     @staticmethod
     def init_container(instance: ModuleValue, args: list[Value]) -> None:

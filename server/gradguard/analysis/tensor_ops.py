@@ -13,7 +13,7 @@ from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
-    GradHookHandle,
+    HookHandle,
     IntValue,
     LostValue,
     ModuleValue,
@@ -48,7 +48,7 @@ class TensorOps(Part):
             return UNKNOWN
         if method == "register_post_accumulate_grad_hook" and args and tensor.is_leaf:
             self.parts.bindings.set_flags(state, tensor, evolved(tensor, grad_hooks=(*tensor.grad_hooks, args[0])))
-            return GradHookHandle(args[0])
+            return HookHandle(args[0])
         if method in surface.NOT_TENSORS:
             return UNKNOWN
         if method == "detach":

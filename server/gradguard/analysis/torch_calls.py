@@ -201,7 +201,7 @@ class TorchCalls(Part):
         if name.startswith(_DISTRIBUTIONS):
             return self.distribution(name, args, kwargs, node, state)
         if name in module_facts.PARAMETRIZATIONS:
-            return self.parametrize(name, args, kwargs, node)
+            return self.parametrize(name, args, kwargs, node, state)
         if name in surface.MODULE_WRAPPERS:
             inner = args[0] if args else kwargs.get("module", UNKNOWN)
             if not isinstance(inner, ModuleValue):
@@ -259,10 +259,11 @@ class TorchCalls(Part):
                              for name, p in named})
         return SequenceValue((stacked, UNKNOWN))
 
-    @staticmethod
-    def parametrize(name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call) -> Value:
+    def parametrize(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call, state: State) -> Value:
         """`nn.utils.weight_norm(module)` and the like: the module, its tensor replaced by the parameters
-        it is computed from, and itself a tensor that requires grad and is no leaf (read as `module.weight`)."""
+        it is computed from, and itself a tensor that requires grad and is no leaf (read as `module.weight`).
+        A parametrization of the user's (`register_parametrization(m, "weight", Symmetric())`) runs on
+        the original (`owner.parameters[leaf]`, the last one made) at once, as torch runs it to check it."""
         module = args[0] if args else kwargs.get("module", UNKNOWN)
         given = args[1] if len(args) > 1 else kwargs.get("name", kwargs.get("tensor_name", ConstValue("weight")))
         if not (isinstance(module, ModuleValue) and isinstance(given, ConstValue) and isinstance(given.value, str)):
@@ -287,6 +288,10 @@ class TorchCalls(Part):
                                             for original in module_facts.PARAMETRIZATIONS[name])
         module.buffers[tensor] = TensorValue(new_version_counter(), Tri.YES, False,
                                              Origin(f"the {tensor} `{function}` computes", node))
+        user = args[2] if len(args) > 2 else kwargs.get("parametrization", UNKNOWN)
+        if isinstance(user, ModuleValue) and user.user_class is not None:
+            # (its result is not kept: torch computes the tensor again at each read)
+            self.parts.module_calls.call_module(user, [owner.parameters[leaf]], {}, node, state, node)
         return module
 
     def gradients(self, outputs: Value, inputs: Value, kwargs: dict[str, Value], node: cst.Call,

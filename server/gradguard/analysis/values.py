@@ -293,7 +293,8 @@ class ModuleValue:
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
     # the tensors a parametrization computes its tensor from and saves at each forward: (function, dotted path)
     saves_originals: tuple[tuple[str, str], ...] = ()
-    mapping: DictValue | None = None  # an instance of a `dict` subclass: its items (`ClassInstantier(ACT2CLS)`)
+    # an instance of a `dict` or `list` subclass: its items (`ClassInstantier(ACT2CLS)`, `LogitsProcessorList([...])`)
+    mapping: DictValue | SequenceValue | None = None
     children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)
     child_names: tuple[str, ...] = ()  # the names of `children` when not their indices (`Sequential(OrderedDict(...))`)
     built_in: str | None = None  # the file whose code constructed it (a `torch.nn` module, a user class's instance)
@@ -405,10 +406,12 @@ class ArgumentParserValue:
 
 
 @dataclass(frozen=True, eq=False)
-class GradHookHandle:
-    """What `register_post_accumulate_grad_hook(hook)` returns: its `remove()` takes `hook` off."""
+class HookHandle:
+    """What `register_post_accumulate_grad_hook(hook)` or a module's `register_forward_hook(hook)`
+    (`register_forward_pre_hook`) returns: its `remove()` takes `hook` off the tensors, or `module`."""
 
     hook: Value
+    module: ModuleValue | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -678,7 +681,7 @@ MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more 
 
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | NumberValue | BuiltinRef | ImportRef | SequenceValue | DictValue
-         | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | GradHookHandle | ArgumentParserValue | DistributionValue | FunctionRef | SuperValue | PartialValue
+         | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | HookHandle | ArgumentParserValue | DistributionValue | FunctionRef | SuperValue | PartialValue
          | Compiler | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
 
 
@@ -821,7 +824,7 @@ def join_values(a: Value, b: Value) -> Value:
         return NumberValue()  # (two equal values returned above)
     if isinstance(a, IntValue) and isinstance(b, IntValue):
         return a
-    if isinstance(a, GradHookHandle) and isinstance(b, GradHookHandle) and a.hook is b.hook:
+    if isinstance(a, HookHandle) and isinstance(b, HookHandle) and a.hook is b.hook:
         return a  # the handles of one hook on several tensors (`for h in handles: h.remove()`)
     return UNKNOWN
 
