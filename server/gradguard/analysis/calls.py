@@ -23,14 +23,15 @@ from gradguard.analysis.values import (
     BuiltinRef,
     Compiler,
     ConstValue,
+    CustomOp,
     DictValue,
     DistributionValue,
     EitherCode,
     FunctionApply,
     FunctionCtx,
     FunctionRef,
-    HookHandle,
     GradScalerValue,
+    HookHandle,
     ImportRef,
     LostValue,
     ModuleValue,
@@ -112,6 +113,8 @@ class Calls(Part):
             callee = self.parts.custom_functions.function_apply(callee) or callee  # `Fn.apply(x)` for `Fn` of another file
         if isinstance(callee, FunctionApply):
             return self.parts.custom_functions.apply_function(callee, args, kwargs, node, state)
+        if isinstance(callee, CustomOp):
+            return self.parts.custom_functions.call_custom_op(callee, args, kwargs, node, state)
         if isinstance(callee, Compiler):  # `torch._dynamo.optimize("inductor")(fn)`
             return compiled(args[0], callee.backend) if args else UNKNOWN
         if isinstance(callee, FunctionRef) and callee.compiled is not None:
@@ -139,6 +142,9 @@ class Calls(Part):
             return SequenceValue((args[0],) * args[1].value)  # `tuple(repeat(block, 4))`
         if name == "collections.OrderedDict":
             return self.parts.containers.call_builtin("dict", args, kwargs, node, state)
+        if name == "collections.defaultdict":  # `defaultdict(list)`: `d[key]` of a missing key stores a new list
+            made = self.parts.containers.call_builtin("dict", args[1:], kwargs, node, state)
+            return evolved(made, factory=args[0]) if isinstance(made, DictValue) and args else made
         if name is not None and not is_torch_name(name):
             if self.run.library and not self.run.call_stack:
                 return UNKNOWN  # a library's module-level call into another file (`get_logger(__name__)`)
@@ -272,6 +278,10 @@ class Calls(Part):
             return UNKNOWN
         if isinstance(receiver, GradScalerValue):
             return self.scaler_method(method, args, kwargs, node, state)
+        if isinstance(receiver, CustomOp):  # `op.register_autograd(backward, setup_context=setup)`, `@op.register_fake`
+            if method == "register_autograd":
+                receiver.setup = kwargs.get("setup_context", ConstValue(None))
+            return args[0] if args and method != "register_autograd" else ConstValue(None)
         if isinstance(receiver, HookHandle):
             if method == "remove" and receiver.module is not None:
                 for hooks in (receiver.module.forward_hooks, receiver.module.forward_pre_hooks):

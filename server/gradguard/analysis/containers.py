@@ -19,6 +19,7 @@ from gradguard.analysis.values import (
     ANY_KEY,
     UNKNOWN,
     ArgumentValue,
+    BuiltinRef,
     ConstValue,
     DictValue,
     GeneratorValue,
@@ -113,6 +114,8 @@ class Containers(Part):
         """`base[index]` for a list, tuple or dict."""
         if isinstance(base, DictValue):
             key = TensorKey.of(index)
+            if key is not None and key not in base.entries and (made := _default_of(base.factory)) is not None:
+                base.entries[key] = made  # a `defaultdict`'s missing key
             if key is not None and key in base.entries:
                 return base.entries[key]
             # a key not known: any value held (those stored under keys not known too); a key never stored
@@ -252,10 +255,8 @@ class Containers(Part):
                     entries.update(args[0].entries)
                     complete = args[0].complete
                 elif pairs is None:  # pairs of keys not known (`dict(model.named_features(x))`, a generator run)
-                    complete = False
-                    pair = self.iterate(args[0], node, state)
-                    if isinstance(pair, SequenceValue) and pair.repeated is None and len(pair.items) == 2:
-                        entries[ANY_KEY] = pair.items[1]
+                    complete, pair = False, self.iterate(args[0], node, state)
+                    entries.update({ANY_KEY: pair.items[1]} if _a_pair(pair) else {})
                 else:
                     for pair in pairs:
                         if isinstance(pair, SequenceValue) and len(pair.items) == 2 and isinstance(pair.items[0], ConstValue):
@@ -554,3 +555,14 @@ def _leaves_early(loop: cst.For) -> bool:
         if not isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
             pending.extend(node.children)
     return False
+
+
+def _default_of(factory: Value | None) -> Value | None:
+    """What a `defaultdict` made with `factory` stores under a key read before it was set (None: not known)."""
+    made = {"list": lambda: SequenceValue(mutable=True), "dict": DictValue, "int": lambda: ConstValue(0),
+            "float": lambda: ConstValue(0.0)}.get(factory.name if isinstance(factory, BuiltinRef) else "")
+    return made() if made is not None else None
+
+
+def _a_pair(value: Value) -> bool:
+    return isinstance(value, SequenceValue) and value.repeated is None and len(value.items) == 2

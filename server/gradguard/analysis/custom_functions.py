@@ -12,6 +12,8 @@ from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
     ConstValue,
+    CustomOp,
+    Definitions,
     FunctionApply,
     FunctionCtx,
     FunctionRef,
@@ -79,24 +81,41 @@ class CustomFunctions(Part):
         setup = cls.definitions.method(cls.name, "setup_context")
         if forward is None:
             return lost_from([*args, *kwargs.values()])
+        return self._run(cls.name, f"{cls.name}.apply", forward, setup, setup is None, args, kwargs, node, state)
+
+    def call_custom_op(self, op: CustomOp, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
+                       state: State) -> Value:
+        """A call of a `torch.library.custom_op`: as `Fn.apply`, its body as `forward` (no `ctx`), the
+        `setup_context` given to `register_autograd` (when a function of the project) as the Function's."""
+        function = op.function
+        setup = (op.setup.node, op.setup.definitions) if isinstance(op.setup, FunctionRef) \
+            and isinstance(op.setup.node, cst.FunctionDef) else None
+        return self._run(function.name, function.name, (function.node, function.definitions),  # type: ignore[arg-type]
+                         setup, False, args, kwargs, node, state)
+
+    def _run(self, name: str, label: str, forward: tuple[cst.FunctionDef, Definitions],
+             setup: tuple[cst.FunctionDef, Definitions] | None, with_ctx: bool, args: list[Value],
+             kwargs: dict[str, Value], node: cst.Call, state: State) -> Value:
+        """`forward` (given a `ctx` first when `with_ctx`), then `setup(ctx, inputs, output)`, run
+        with grad off: the outputs of a node named `name` (`label` where it is called)."""
         ctx, outer = FunctionCtx(), state.grad_enabled
         state.grad_enabled = Tri.NO
         first_change = len(self.run.result.changes)
         try:
-            given = args if setup is not None else [ctx, *args]
+            given = [ctx, *args] if with_ctx else args
             result = self.parts.user_calls.call_user_function(forward[0], forward[1], None, given, kwargs, node, state)
             if setup is not None:
                 self.parts.user_calls.call_user_function(setup[0], setup[1], None, [ctx, SequenceValue(tuple(args)), result],
                                                          {}, node, state)
         finally:
             state.grad_enabled = outer
-        self._at_apply(self.run.result.changes[first_change:], ctx, f"{cls.name}.apply", node)
+        self._at_apply(self.run.result.changes[first_change:], ctx, label, node)
         for changed in _tensors(SequenceValue(tuple(ctx.dirty))):  # torch checks them at `apply`, grad on
             if changed.is_leaf and changed.requires_grad is not Tri.NO and outer is not Tri.NO:
                 starred = any(arg.star for arg in node.args)  # `apply(*tensors)`: no argument node is its own
                 written = None if starred else next((arg.value for arg, value in zip(node.args, args)
                                                      if value is changed), None)
-                self.parts.saved_tensors.mutate(changed, node, written, f"`{cls.name}.apply` (its `forward` marks it dirty)",
+                self.parts.saved_tensors.mutate(changed, node, written, f"`{label}` (its `forward` marks it dirty)",
                                                 state)
         if result is UNKNOWN:
             return lost_from([*args, *kwargs.values()])
@@ -107,16 +126,15 @@ class CustomFunctions(Part):
         requires_grad = requires_grad & outer
         if requires_grad is Tri.NO:
             return result
-        label = f"{cls.name}.apply"
         first_serial = self.run.next_serial
         output_counters = {t.version_counter for t in _tensors(result)}
         for saved in _tensors(SequenceValue(tuple(ctx.saved))):
             output = saved.version_counter in output_counters
-            record = SavedRecord(label, cls.name, "output" if output else "input", node,
+            record = SavedRecord(label, name, "output" if output else "input", node,
                                  requires_grad is Tri.YES and saved.alias_certain, at_call=output)
             self.parts.saved_tensors.save(saved, record, state)
         dirty = {t.version_counter for t in _tensors(SequenceValue(tuple(ctx.dirty)))}
-        made = _function_outputs(result, cls.name, requires_grad, dirty,
+        made = _function_outputs(result, label, name, requires_grad, dirty,
                                  {id(t) for t in _tensors(SequenceValue(tuple(inputs)))}, node)
         for old in _tensors(SequenceValue(tuple(ctx.dirty))):  # the input, changed in place, is now an output
             new = next((t for t in _tensors(made) if t.version_counter == old.version_counter), None)
@@ -134,7 +152,7 @@ class CustomFunctions(Part):
                 self.parts.saved_tensors.place_at_call(change, node, label)
 
 
-def _function_outputs(result: Value, name: str, requires_grad: Tri, dirty: set[int], inputs: set[int],
+def _function_outputs(result: Value, label: str, name: str, requires_grad: Tri, dirty: set[int], inputs: set[int],
                       node: cst.Call) -> Value:
     """What `apply` returns for what `forward` returned: non-leaf tensors of the Function's graph;
     an input returned as-is (`inputs`: their ids) or any view (of an input, or of a tensor `forward`
@@ -143,7 +161,7 @@ def _function_outputs(result: Value, name: str, requires_grad: Tri, dirty: set[i
     def output(tensor: TensorValue) -> TensorValue:
         view = (id(tensor) in inputs or tensor.is_view) and tensor.version_counter not in dirty
         return evolved(tensor, requires_grad=requires_grad, is_leaf=False, view_of_leaf=False, no_grad_view=False,
-                       origin=Origin(f"the output of `{name}.apply`", node), function_view=name if view else None)
+                       origin=Origin(f"the output of `{label}`", node), function_view=name if view else None)
     if isinstance(result, TensorValue):
         return output(result)
     if isinstance(result, SequenceValue) and result.repeated is None:

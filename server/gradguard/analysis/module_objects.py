@@ -461,7 +461,7 @@ class _Copies:
         if isinstance(item, OptimizerValue):  # its parameters are the copied modules' (`self.opt` of a trainer)
             return evolved(item, parameters=tuple(self.fresh(p) for p in item.parameters))
         if isinstance(item, DictValue):
-            mapping = self.copies[id(item)] = DictValue(complete=item.complete)  # type: ignore[assignment]
+            mapping = self.copies[id(item)] = DictValue(complete=item.complete, factory=item.factory)  # type: ignore[assignment]
             mapping.entries = {self.fresh_key(k): self.fresh(v) for k, v in item.entries.items()}
             return mapping
         if not isinstance(item, ModuleValue):

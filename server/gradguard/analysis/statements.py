@@ -12,13 +12,14 @@ from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS, MAX_UNROLLED_MO
 from gradguard.analysis.events import Deferred
 from gradguard.analysis.default_branches import run_assuming
 from gradguard.analysis.match_statements import run_match
-from gradguard.analysis.names import OPERATOR_SYMBOLS, decorator_heads, dotted_name, is_static_method
+from gradguard.analysis.names import OPERATOR_SYMBOLS, decorator_heads, dotted_name, is_static_method, qualname_of
 from gradguard.analysis.shared import LoopExits, Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
+    CustomOp,
     IntValue,
     DictValue,
     FunctionRef,
@@ -334,6 +335,10 @@ class Statements(Part):
         inside = bool(self.run.call_stack) or self.run.analysing is not None
         # a function defined inside another sees its names (a closure: `def parse(x): ... repeat(x, n)`)
         state.env[name] = FunctionRef(name, node, definitions, closure=state.env if inside else None)
+        if any(head is not None and head.endswith("custom_op") for head, _ in decorator_heads(node)) and any(
+                qualname_of(self.parts.expressions.eval(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator,
+                                                        state)) == "torch.library.custom_op" for d in node.decorators):
+            state.env[name] = CustomOp(state.env[name])  # type: ignore[arg-type]
         self._run_decorators(node, state.env[name], state)
         if definitions is self.run.definitions:  # another file's nested functions are that file's to analyse
             self.parts.frames.defer(Deferred(node, None, False))

@@ -168,8 +168,8 @@ class TorchCalls(Part):
             inputs = args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
             self.parts.saved_tensors.run_backward(outputs, kwargs, state, inputs, node)
             return self.gradients(outputs, inputs, kwargs, node, state)
-        if name in surface.RETURNS_ARGUMENT:
-            return args[0] if args else UNKNOWN
+        if name in surface.RETURNS_ARGUMENT or name in surface.VECTORISING_MAPS:
+            return args[0] if args else kwargs.get("func", UNKNOWN)
         if name in surface.FUNCTIONAL_CALLS:
             return self.parts.module_calls.functional_call(args, kwargs, node, state)
         if name in surface.STACK_MODULE_STATES:

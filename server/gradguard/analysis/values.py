@@ -264,6 +264,7 @@ class DictValue:
 
     entries: dict[object, Value] = field(default_factory=dict)
     complete: bool = True
+    factory: Value | None = None  # a `defaultdict`'s: what a missing key's `d[key]` stores and gives
 
 
 @dataclass(eq=False)
@@ -669,6 +670,15 @@ class FunctionApply:
 
 
 @dataclass(eq=False)
+class CustomOp:
+    """A function `@torch.library.custom_op` made an operator: a call runs it with grad off, and its
+    output is one node of the graph saving what the `setup_context` given to `register_autograd` saves."""
+
+    function: FunctionRef
+    setup: Value | None = None
+
+
+@dataclass(eq=False)
 class FunctionCtx:
     """The `ctx` a custom Function's `forward` (or `setup_context`) is given: the tensors it saves
     for backward (`save_for_backward`) and those it says it changed in place (`mark_dirty`)."""
@@ -682,7 +692,7 @@ MAX_ALTERNATIVES = 4  # functions an `EitherCode` holds at most; a join of more 
 
 Value = (TensorValue | ArgumentValue | ConstValue | StringPattern | IntValue | NumberValue | BuiltinRef | ImportRef | SequenceValue | DictValue
          | ModuleValue | ParametersValue | OptimizerValue | GradScalerValue | HookHandle | ArgumentParserValue | DistributionValue | FunctionRef | SuperValue | PartialValue
-         | Compiler | GeneratorValue | LostValue | EitherCode | FunctionApply | FunctionCtx | _Unknown)
+         | Compiler | GeneratorValue | LostValue | EitherCode | FunctionApply | CustomOp | FunctionCtx | _Unknown)
 
 
 @dataclass(frozen=True)

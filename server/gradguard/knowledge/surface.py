@@ -195,6 +195,10 @@ DISTRIBUTION_TENSORS = frozenset({"mean", "mode", "stddev", "variance", "probs",
 FUNCTIONAL_CALLS = frozenset({"torch.func.functional_call", "torch.nn.utils.stateless.functional_call",
                               "torch._functorch.functional_call.functional_call"})
 
+# `vmap(f)`: `f` run over a batch; its call runs `f` on the batched arguments whole (the batched tensors
+# share their storage and graph with what the call returns).
+VECTORISING_MAPS = frozenset({"torch.vmap", "torch.func.vmap", "torch._functorch.apis.vmap", "torch._functorch.vmap.vmap"})
+
 # `stack_module_state(models)`: `(params, buffers)`, each parameter a new leaf stacking the models' own.
 STACK_MODULE_STATES = frozenset({"torch.func.stack_module_state", "torch._functorch.functional_call.stack_module_state"})
 
