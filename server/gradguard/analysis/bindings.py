@@ -133,8 +133,8 @@ class Bindings(Part):
             return [UNKNOWN] * len(targets)
         if value.repeated is not None:
             rest = SequenceValue(repeated=value.repeated, mutable=True)
-            return [rest if i == star else value.repeated if star is not None and i > star else output(value.repeated, i)
-                    for i in range(len(targets))]
+            return [rest if i == star else self._distinct(value.repeated, state) if star is not None and i > star
+                    else output(self._distinct(value.repeated, state), i) for i in range(len(targets))]
         if star is None:
             return [value.item(i) for i in range(len(targets))]
         after = len(targets) - star - 1
@@ -142,6 +142,19 @@ class Bindings(Part):
             return [UNKNOWN] * len(targets)
         end = len(value.items) - after
         return [*value.items[:star], SequenceValue(value.items[star:end], mutable=True), *value.items[end:]]
+
+    @staticmethod
+    def _distinct(element: Value, state: State) -> Value:
+        """One of the elements `element` stands for: when it merges tensors that were distinct (a
+        comprehension's or a loop's, `[t.clone() for t in x.chunk(4)]`), a tensor of its own with their
+        saves; else `element` itself (the same tensor, or views sharing one version counter)."""
+        if not isinstance(element, TensorValue) or len(element.may_alias) < 2 or element.is_view \
+                or element.multi_output_view is not None:
+            return element
+        distinct = evolved(element, version_counter=new_version_counter())
+        if element.version_counter in state.saves:
+            state.saves[distinct.version_counter] = state.saves[element.version_counter]
+        return distinct
 
     def delete(self, node: cst.Del, state: State) -> None:
         """`del model[i]` of a `torch.nn` container: that child no longer runs in its forward."""
