@@ -198,10 +198,11 @@ class Expressions(Part):
                 base, known_slice(node.slice[0].slice, lambda part: self.eval(part, state)) if sliced else kinds[0] if len(kinds) == 1 else None,  # type: ignore[arg-type]
                 state)
         if isinstance(base, ModuleValue) and base.user_class is None and base.children is not None \
-                and base.children_exact and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice) \
-                and (bounds := known_slice(node.slice[0].slice, lambda part: self.eval(part, state))) is not None:
-            # `self.layers[:-1]`, `self.features[:4]`: a container of the same kind
-            return ModuleValue(base.class_name, node, children=base.children[bounds], training=base.training)
+                and base.children_exact and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+            # `self.layers[:-1]`, `self.features[:4]`: a container of the same kind (bounds not known: any of them)
+            bounds = known_slice(node.slice[0].slice, lambda part: self.eval(part, state))
+            return ModuleValue(base.class_name, node, children=base.children[bounds or slice(None)], training=base.training,
+                               children_exact=bounds is not None)
         if isinstance(base, ModuleValue):
             index = kinds[0] if len(kinds) == 1 else None
             if base.children is not None and isinstance(index, ConstValue) and isinstance(index.value, int):
@@ -477,8 +478,9 @@ def known_slice(node: cst.Slice, evaluate: Callable[[cst.BaseExpression], Value]
     """`a[1:-2]`'s slice, or `layers[: config.num_hidden_layers]`'s: its bounds integers known here
     (`evaluate` gives the value of a bound)."""
     literal = _constant_slice(node)
-    if literal is not None or all(part is None or isinstance(part, (cst.Integer, cst.UnaryOperation))
-                                  for part in (node.lower, node.upper, node.step)):
+    if literal is not None or all(part is None or isinstance(part, cst.Integer) or (
+            isinstance(part, cst.UnaryOperation) and isinstance(part.expression, cst.Integer))
+            for part in (node.lower, node.upper, node.step)):
         return literal
     values = [None if part is None else evaluate(part) for part in (node.lower, node.upper, node.step)]
     if not all(v is None or (isinstance(v, ConstValue) and (v.value is None or type(v.value) is int)) for v in values):

@@ -305,11 +305,14 @@ class TensorOps(Part):
         return needs & state.grad_enabled
 
     def requires_grad_of(self, value: Value | None) -> Tri:
-        """Whether `value` requires grad; values of unknown origin count only inside modules."""
+        """Whether `value` requires grad; values of unknown origin count only inside modules (what a
+        call not followed returned from tensors in a graph: everywhere)."""
         if value is None or isinstance(value, (ConstValue, ModuleValue, IntValue, NumberValue)):
             return Tri.NO
         if isinstance(value, TensorValue):
             return value.requires_grad
+        if isinstance(value, LostValue):  # what a call not followed made of tensors in a graph
+            return Tri.MAYBE
         if isinstance(value, SequenceValue):
             result = Tri.NO
             for item in contents(value):
