@@ -18,7 +18,7 @@ import libcst as cst
 from gradguard.analysis import budget
 from gradguard.analysis.events import Deferred, InplaceChange, ScopeResult, Seen
 from gradguard.analysis.state import State
-from gradguard.analysis.values import CompiledRegion, ConstValue, Definitions, SavedRecord, Value
+from gradguard.analysis.values import CompiledRegion, ConstValue, Definitions, FunctionRef, SavedRecord, Value
 
 if TYPE_CHECKING:
     from gradguard.analysis.bindings import Bindings
@@ -172,6 +172,9 @@ class InterpreterState:
         self.cut_calls: set[cst.FunctionDef] = set()
         self.super_frames = 0  # frames on the call stack that `super()` calls run: a class hierarchy's depth is not a call's
         self.captures: list[Capture] = []  # the `@capture_outputs` forwards running, innermost last (`OutputCapture`)
+        # the functions and methods of this file a decorator of its own replaced by a wrapper it defines
+        # (`@residual` returning `wrapper`, which calls the function it closes over): calls run the wrapper
+        self.wrappers: dict[cst.FunctionDef, FunctionRef] = {}
         self.lineages: set[tuple[int, str]] = set()  # the classes whose imported bases were resolved (`find_method`)
         # the changes no backward pass has reached yet
         self.pending: list[InplaceChange] = []

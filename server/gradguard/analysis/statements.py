@@ -346,11 +346,13 @@ class Statements(Part):
     def _run_decorators(self, node: cst.FunctionDef | cst.ClassDef, defined: Value, state: State) -> None:
         """Call the decorators of `node` that are functions of its own file (a registry's
         `@register("name")` filling a dict a factory later picks from), innermost first, for what
-        they do; `node`'s name keeps what it defines (a wrapper a decorator returns is not followed)."""
+        they do. `node`'s name keeps what it defines; a function a decorator wraps in one it
+        defines (`return wrapper`) runs that wrapper when called (`RunState.wrappers`)."""
         if self.run.call_stack or self.run.library or not any(
                 name is not None and "." not in name and isinstance(found := state.lookup(name), FunctionRef)
                 and found.definitions is self.run.definitions for name, _ in decorator_heads(node)):
             return  # (their names first: a skeleton's function is not parsed for them)
+        current = defined
         for decorator in reversed(node.decorators):
             expression = decorator.decorator
             named = expression.func if isinstance(expression, cst.Call) else expression
@@ -359,7 +361,10 @@ class Statements(Part):
                 continue
             made = self.parts.expressions.eval(expression, state) if isinstance(expression, cst.Call) else found
             if isinstance(made, FunctionRef) and isinstance(made.node, cst.FunctionDef):
-                self.parts.calls.call_value(made, [defined], {}, expression, state)  # type: ignore[arg-type]
+                wrapped = self.parts.calls.call_value(made, [current], {}, expression, state)  # type: ignore[arg-type]
+                if isinstance(wrapped, FunctionRef) and isinstance(wrapped.node, cst.FunctionDef) \
+                        and wrapped.closure is not None and wrapped.node is not node and isinstance(node, cst.FunctionDef):
+                    current = self.run.wrappers[node] = wrapped
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value
@@ -394,6 +399,8 @@ class Statements(Part):
         if init is not None and self.run.templates and not self.run.library:
             self.parts.frames.analyse_function(init, self_value=template, is_forward=False, enclosing=state)
         for method in methods:
+            if method.decorators:
+                self._run_decorators(method, FunctionRef(method.name.value, method, self.run.definitions), state)
             if method is init:
                 continue
             self.parts.frames.defer(Deferred(method, None if is_static_method(method) else template,

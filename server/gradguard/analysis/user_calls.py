@@ -358,6 +358,9 @@ class UserCalls(Part):
         analysis); "every-change", all of them at the call (a function of another file that
         `model.apply` runs); "inside", at the body's own lines (such a function of this file).
         """
+        wrapper = self.run.wrappers.get(function)
+        if wrapper is not None and wrapper.node not in self.run.call_stack:  # (not from the wrapper: the function itself)
+            function, definitions, closure = wrapper.node, wrapper.definitions, wrapper.closure  # type: ignore[assignment]
         if self.syntax_fact(function, is_generator, definitions):
             return GeneratorValue(FunctionRef(function.name.value, function, definitions, bound_self=self_value,
                                               closure=closure), tuple(args), dict(kwargs), node, report)
