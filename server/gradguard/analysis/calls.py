@@ -251,6 +251,8 @@ class Calls(Part):
             if found is not None:
                 bound = None if is_static_method(found[0]) else receiver
                 return self.parts.user_calls.call_user_function(found[0], found[1], bound, args, kwargs, node, state)
+            if isinstance(receiver.mapping, SequenceValue):  # a `list` subclass's own list method (`processors.append(p)`)
+                return self.parts.containers.call_container_method(receiver.mapping, method, args, kwargs, state)
         if isinstance(receiver, ModuleValue):
             result = self.parts.module_calls.call_module_method(receiver, method, args, kwargs, node, state)
             given = [*args, *kwargs.values()]
@@ -283,10 +285,12 @@ class Calls(Part):
                 receiver.setup = kwargs.get("setup_context", ConstValue(None))
             return args[0] if args and method != "register_autograd" else ConstValue(None)
         if isinstance(receiver, HookHandle):
-            if method == "remove" and receiver.module is not None:
-                for hooks in (receiver.module.forward_hooks, receiver.module.forward_pre_hooks):
-                    hooks[:] = [h for h in hooks if h is not receiver.hook]
-            elif method == "remove":
+            for handle in (receiver, *receiver.others) if method == "remove" and receiver.module is not None else ():
+                for hooks in (handle.module.forward_hooks, handle.module.forward_pre_hooks):  # type: ignore[union-attr]
+                    if (at := next((i for i, h in enumerate(hooks) if h is handle.hook), None)) is not None:
+                        del hooks[at]  # (one registration: the hook may have several)
+                        break
+            if method == "remove" and receiver.module is None:
                 self.parts.saved_tensors.remove_grad_hook(receiver.hook, state)
             return ConstValue(None)
         if isinstance(receiver, ArgumentParserValue):

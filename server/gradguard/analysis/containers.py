@@ -22,6 +22,7 @@ from gradguard.analysis.values import (
     BuiltinRef,
     ConstValue,
     DictValue,
+    FunctionRef,
     GeneratorValue,
     ImportRef,
     IntValue,
@@ -119,8 +120,8 @@ class Containers(Part):
             if key is not None and key in base.entries:
                 return base.entries[key]
             # a key not known: any value held (those stored under keys not known too); a key never stored
-            # by name: not known (it may be one of those, or missing)
-            return self.join_elements(list(base.entries.values()), state) if key is None else UNKNOWN
+            # by name: one of those stored under keys not known (`dict(named_features)["p3"]`), else not known
+            return self.join_elements(list(base.entries.values()), state) if key is None else base.entries.get(ANY_KEY, UNKNOWN)
         if isinstance(index, ConstValue) and isinstance(index.value, int):
             return base.item(index.value)
         if base.repeated is not None:
@@ -153,11 +154,13 @@ class Containers(Part):
                               kwargs: dict[str, Value], state: State) -> Value:
         """`lst.append(t)`, `lst.extend(...)`, `d.items()`, `d.get(k)` ..."""
         if isinstance(receiver, DictValue):
-            if method == "items":
-                return SequenceValue(tuple(SequenceValue((TensorKey.value_of(k), v)) for k, v in receiver.entries.items())) \
-                    if receiver.complete else UNKNOWN
-            if method == "values":
-                return SequenceValue(tuple(receiver.entries.values())) if receiver.complete else UNKNOWN
+            if method in ("items", "values") and not receiver.complete:  # keys not known: any of the values held
+                value = self.join_elements(list(receiver.entries.values()), state) if receiver.entries else UNKNOWN
+                return UNKNOWN if value is UNKNOWN else SequenceValue(repeated=value if method == "values" else
+                                                                      SequenceValue((UNKNOWN, value)))
+            if method in ("items", "values"):
+                return SequenceValue(tuple(SequenceValue((TensorKey.value_of(k), v)) if method == "items" else v
+                                           for k, v in receiver.entries.items()))
             if method == "keys":
                 return SequenceValue(tuple(TensorKey.value_of(k) for k in receiver.entries)) if receiver.complete else UNKNOWN
             if method in ("get", "pop") and args:
@@ -413,17 +416,10 @@ class Containers(Part):
         for index, item in enumerate(items):
             if not exact[0] and index and produced and all(isinstance(v, ModuleValue) for v in produced):
                 break  # modules built from an unknown range: one of each is enough
-            self.remember_names(comp.target, state, bound)
+            _remember_names(comp.target, state, bound)
             self.parts.bindings.bind(comp.target, item, state, comp.iter)
             if not any(self.parts.expressions.eval(test.test, state) == ConstValue(False) for test in comp.ifs):
                 self._clause(comp.inner_for_in, state, element, exact, produced, bound)
-
-    @staticmethod
-    def remember_names(target: cst.BaseExpression, state: State, bound: dict[str, Value | None]) -> None:
-        """Keep what the names a comprehension binds held before it (its names are its own)."""
-        for name in _names_in(target):
-            if name not in bound:
-                bound[name] = state.env.get(name)
 
     def dict_display(self, node: cst.Dict, state: State) -> Value:
         """`{k: v, **other}`."""
@@ -560,9 +556,23 @@ def _leaves_early(loop: cst.For) -> bool:
 def _default_of(factory: Value | None) -> Value | None:
     """What a `defaultdict` made with `factory` stores under a key read before it was set (None: not known)."""
     made = {"list": lambda: SequenceValue(mutable=True), "dict": DictValue, "int": lambda: ConstValue(0),
-            "float": lambda: ConstValue(0.0)}.get(factory.name if isinstance(factory, BuiltinRef) else "")
-    return made() if made is not None else None
+            "float": lambda: ConstValue(0.0)}
+    if isinstance(factory, FunctionRef) and factory.name == "<lambda>" and isinstance(factory.node, cst.FunctionDef) \
+            and not factory.node.params.params and isinstance(factory.node.body, cst.SimpleStatementSuite):
+        body = factory.node.body.body[0].value  # type: ignore[attr-defined]  # `defaultdict(lambda: [])`
+        kind = "list" if isinstance(body, cst.List) and not body.elements else \
+            "dict" if isinstance(body, cst.Dict) and not body.elements else ""
+        return made[kind]() if kind else None
+    chosen = made.get(factory.name) if isinstance(factory, BuiltinRef) else None
+    return chosen() if chosen is not None else None
 
 
 def _a_pair(value: Value) -> bool:
     return isinstance(value, SequenceValue) and value.repeated is None and len(value.items) == 2
+
+
+def _remember_names(target: cst.BaseExpression, state: State, bound: dict[str, Value | None]) -> None:
+    """Keep what the names a comprehension binds held before it (its names are its own)."""
+    for name in _names_in(target):
+        if name not in bound:
+            bound[name] = state.env.get(name)

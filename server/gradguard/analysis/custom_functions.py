@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradguard.analysis.events import InplaceChange
-from gradguard.analysis.names import normalise_torch_name, qualname_of
+from gradguard.analysis.names import decorator_heads, normalise_torch_name, qualname_of
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
@@ -83,6 +83,19 @@ class CustomFunctions(Part):
             return lost_from([*args, *kwargs.values()])
         return self._run(cls.name, f"{cls.name}.apply", forward, setup, setup is None, args, kwargs, node, state)
 
+    def custom_op(self, node: cst.FunctionDef, defined: FunctionRef, state: State) -> Value:
+        """What a `def` decorated `@torch.library.custom_op("mylib::name", ...)` binds: the operator
+        (`defined` for any other decorators)."""
+        for made in (d.decorator for d in node.decorators if any(
+                head is not None and head.endswith("custom_op") for head, _ in decorator_heads(node))):
+            if qualname_of(self.parts.expressions.eval(made.func if isinstance(made, cst.Call) else made, state)) \
+                    == "torch.library.custom_op":
+                named = self.parts.expressions.eval(made.args[0].value, state) \
+                    if isinstance(made, cst.Call) and made.args else None
+                return CustomOp(defined, name=named.value if isinstance(named, ConstValue) and isinstance(named.value, str)
+                                else None)
+        return defined
+
     def call_custom_op(self, op: CustomOp, args: list[Value], kwargs: dict[str, Value], node: cst.Call,
                        state: State) -> Value:
         """A call of a `torch.library.custom_op`: as `Fn.apply`, its body as `forward` (no `ctx`), the
@@ -90,6 +103,10 @@ class CustomFunctions(Part):
         function = op.function
         setup = (op.setup.node, op.setup.definitions) if isinstance(op.setup, FunctionRef) \
             and isinstance(op.setup.node, cst.FunctionDef) else None
+        params = function.node.params  # type: ignore[union-attr]
+        named = [p.name.value for p in (*params.posonly_params, *params.params)][len(args):]
+        if all(name in kwargs for name in named):  # `op(x=pre, scale=2.0)`: `setup_context`'s inputs in order
+            args, kwargs = [*args, *(kwargs[name] for name in named)], {k: v for k, v in kwargs.items() if k not in named}
         return self._run(function.name, function.name, (function.node, function.definitions),  # type: ignore[arg-type]
                          setup, False, args, kwargs, node, state)
 

@@ -28,7 +28,6 @@ from gradguard.analysis.values import (
     PartialValue,
     SavedRecord,
     SequenceValue,
-    TensorKey,
     TensorValue,
     Tri,
     Value,

@@ -93,11 +93,11 @@ class ModuleObjects(Part):
             return instance
         if init is None:
             self.init_container(instance, args)
-            if self.derives_from_builtin(cls, "dict") and len(args) == 1 and isinstance(args[0], DictValue) and not kwargs:
+            if derives_from_builtin(cls.definitions, cls.name, "dict") and len(args) == 1 \
+                    and isinstance(args[0], DictValue) and not kwargs:
                 instance.mapping = args[0]
-            elif self.derives_from_builtin(cls, "list") and len(args) == 1 and isinstance(args[0], SequenceValue) and not kwargs:
-                instance.mapping = SequenceValue(args[0].items, repeated=args[0].repeated, mutable=True,
-                                                 known_length=args[0].known_length)
+            elif derives_from_builtin(cls.definitions, cls.name, "list") and not kwargs:
+                instance.mapping = _list_of(args)
             fields = annotated_fields(cls.node) if isinstance(cls.node, cst.ClassDef) else []
             for key, value in zip(fields, args):  # a dataclass's or NamedTuple's fields in order
                 instance.named_children[key] = value
@@ -113,14 +113,6 @@ class ModuleObjects(Part):
         if not self.run.library and derives_from(instance, "PreTrainedModel"):
             tie_weights(instance)
         return instance  # another file's class: its template is built only where that file is analysed
-
-    @staticmethod
-    def derives_from_builtin(cls: FunctionRef, builtin: str) -> bool:
-        """Whether a class derives (directly) from the built-in `dict` or `list` (`collections.OrderedDict`,
-        `typing.List` and kin counted)."""
-        bases = cls.definitions.bases.get(cls.name, ())
-        kin = ("collections.OrderedDict", "typing.OrderedDict", "typing.Dict") if builtin == "dict" else ("typing.List",)
-        return any((isinstance(b, BuiltinRef) and b.name == builtin) or qualname_of(b) in kin for b in bases)
 
     @staticmethod
     def init_container(instance: ModuleValue, args: list[Value]) -> None:
@@ -206,6 +198,8 @@ class ModuleObjects(Part):
             instance.named_children.setdefault("config", args[0])
         elif method == "__init__" and instance.torch_base is not None:
             self.init_container(instance, args)
+        elif method == "__init__" and not kwargs and derives_from_builtin(receiver.definitions, receiver.class_name, "list"):
+            instance.mapping = _list_of(args)  # `super().__init__(steps)` of a `list` subclass
         elif method == "__init__" and (layer := torch_layer(receiver.definitions, receiver.class_name, True)) is not None:
             self.build_torch_layer(instance, layer, args, kwargs, node, state)  # `class LoRALinear(nn.Linear)`
         elif method == "forward" and instance.torch_base == "Sequential":
@@ -517,3 +511,21 @@ def torch_layer(definitions: Definitions, class_name: str, with_parameters: bool
                 and facts.inplace is module_facts.InplaceSaves.NO_INPLACE:
             return facts.name
     return None
+
+
+def derives_from_builtin(definitions: Definitions, class_name: str, builtin: str) -> bool:
+    """Whether the class `class_name` derives (directly) from the built-in `dict` or `list`
+    (`collections.OrderedDict`, `typing.List` and kin counted)."""
+    kin = ("collections.OrderedDict", "typing.OrderedDict", "typing.Dict") if builtin == "dict" else ("typing.List",)
+    return any((isinstance(b, BuiltinRef) and b.name == builtin) or qualname_of(b) in kin
+               for b in definitions.bases.get(class_name, ()))
+
+
+def _list_of(args: list[Value]) -> SequenceValue | None:
+    """The items of a `list` subclass's instance built from `args` (none, or a list), as a list of its own."""
+    if not args:
+        return SequenceValue(mutable=True, known_length=True)
+    given = args[0]
+    if len(args) > 1 or not isinstance(given, SequenceValue):
+        return None
+    return SequenceValue(given.items, repeated=given.repeated, mutable=True, known_length=given.known_length)

@@ -12,17 +12,17 @@ from gradguard.analysis.containers import MAX_UNROLLED_ELEMENTS, MAX_UNROLLED_MO
 from gradguard.analysis.events import Deferred
 from gradguard.analysis.default_branches import run_assuming
 from gradguard.analysis.match_statements import run_match
-from gradguard.analysis.names import OPERATOR_SYMBOLS, decorator_heads, dotted_name, is_static_method, qualname_of
+from gradguard.analysis.names import OPERATOR_SYMBOLS, decorator_heads, dotted_name, is_static_method
 from gradguard.analysis.shared import LoopExits, Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
     UNKNOWN,
     ArgumentValue,
     ConstValue,
-    CustomOp,
     IntValue,
     DictValue,
     FunctionRef,
+    HookHandle,
     ImportRef,
     ModuleValue,
     SequenceValue,
@@ -301,6 +301,7 @@ class Statements(Part):
         saved_mode, autocasts = state.grad_enabled, (self.run.autocast, self.run.autocast_maybe)
         unchecked = self.run.unchecked_saves
         exits, jumps = self.run.jumps_from_here()
+        handles: list[Value] = []
         for item in node.items:
             mode = self.parts.torch_calls.grad_mode_of(item.item, state)
             if mode is not None:
@@ -318,11 +319,14 @@ class Statements(Part):
                 self.run.autocast_maybe += 1 if autocast is Tri.MAYBE else 0
                 continue
             value = self.parts.expressions.eval(item.item, state)
+            handles += [value] if isinstance(value, HookHandle) else []  # `with m.register_forward_hook(f):`
             if item.asname is not None:
                 bound = value if isinstance(value, TensorValue) else UNKNOWN
                 self.parts.bindings.bind(item.asname.name, bound, state, item.item)
         try:
             self.exec_block(node.body.body, state)
+            for handle in handles:  # its exit removes the hook
+                self.parts.calls.call_method(handle, "remove", [], {}, node, state)  # type: ignore[arg-type]
         finally:
             state.grad_enabled, (self.run.autocast, self.run.autocast_maybe) = saved_mode, autocasts
             self.run.unchecked_saves = unchecked
@@ -335,10 +339,7 @@ class Statements(Part):
         inside = bool(self.run.call_stack) or self.run.analysing is not None
         # a function defined inside another sees its names (a closure: `def parse(x): ... repeat(x, n)`)
         state.env[name] = FunctionRef(name, node, definitions, closure=state.env if inside else None)
-        if any(head is not None and head.endswith("custom_op") for head, _ in decorator_heads(node)) and any(
-                qualname_of(self.parts.expressions.eval(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator,
-                                                        state)) == "torch.library.custom_op" for d in node.decorators):
-            state.env[name] = CustomOp(state.env[name])  # type: ignore[arg-type]
+        state.env[name] = self.parts.custom_functions.custom_op(node, state.env[name], state)  # type: ignore[arg-type]
         self._run_decorators(node, state.env[name], state)
         if definitions is self.run.definitions:  # another file's nested functions are that file's to analyse
             self.parts.frames.defer(Deferred(node, None, False))

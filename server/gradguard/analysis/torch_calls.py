@@ -14,6 +14,7 @@ from gradguard.analysis.values import (
     ArgumentValue,
     Compiler,
     ConstValue,
+    CustomOp,
     DictValue,
     DistributionValue,
     FunctionRef,
@@ -168,6 +169,11 @@ class TorchCalls(Part):
             inputs = args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
             self.parts.saved_tensors.run_backward(outputs, kwargs, state, inputs, node)
             return self.gradients(outputs, inputs, kwargs, node, state)
+        if name == "torch.library.register_autograd" and args and isinstance(args[0], ConstValue):
+            for op in (v for v in (*state.env.values(), *state.globals.values()) if isinstance(v, CustomOp)):
+                if op.name == args[0].value:  # `register_autograd("mylib::swish", backward, setup_context=...)`
+                    op.setup = kwargs.get("setup_context", ConstValue(None))
+            return ConstValue(None)
         if name in surface.RETURNS_ARGUMENT or name in surface.VECTORISING_MAPS:
             return args[0] if args else kwargs.get("func", UNKNOWN)
         if name in surface.FUNCTIONAL_CALLS:
@@ -269,7 +275,8 @@ class TorchCalls(Part):
         if not (isinstance(module, ModuleValue) and isinstance(given, ConstValue) and isinstance(given.value, str)):
             return module
         tensor = given.value
-        if module.parameters.pop(tensor, None) is None:
+        replaced = module.parameters.pop(tensor, None)
+        if replaced is None:
             return module
         function = name.rsplit(".", 1)[-1]
         for original in module_facts.PARAMETRIZATIONS[name]:
@@ -281,12 +288,13 @@ class TorchCalls(Part):
                     child = owner.named_children[part] = ModuleValue(
                         "ModuleDict" if part == "parametrizations" else "ParametrizationList", node, children=[])
                 owner = child
-            owner.parameters[leaf] = TensorValue(
-                new_version_counter(), Tri.YES, True, Origin(f"the {tensor} of `{module.class_name}` before `{function}`", node))
+            owner.parameters[leaf] = TensorValue(  # (requiring grad as the tensor did: a frozen weight's do not)
+                new_version_counter(), replaced.requires_grad, True,
+                Origin(f"the {tensor} of `{module.class_name}` before `{function}`", node))
         if name in module_facts.PARAMETRIZATIONS_SAVING:
             module.saves_originals += tuple((function, original.format(name=tensor))
                                             for original in module_facts.PARAMETRIZATIONS[name])
-        module.buffers[tensor] = TensorValue(new_version_counter(), Tri.YES, False,
+        module.buffers[tensor] = TensorValue(new_version_counter(), replaced.requires_grad, False,
                                              Origin(f"the {tensor} `{function}` computes", node))
         user = args[2] if len(args) > 2 else kwargs.get("parametrization", UNKNOWN)
         if isinstance(user, ModuleValue) and user.user_class is not None:

@@ -413,6 +413,7 @@ class HookHandle:
 
     hook: Value
     module: ModuleValue | None = None
+    others: tuple[HookHandle, ...] = ()  # the handles of the same hook on other modules it stands for too (a join)
 
 
 @dataclass(frozen=True, eq=False)
@@ -676,6 +677,7 @@ class CustomOp:
 
     function: FunctionRef
     setup: Value | None = None
+    name: str | None = None  # its qualified name (`"mylib::swish"`), which `torch.library.register_autograd` is given
 
 
 @dataclass(eq=False)
@@ -835,7 +837,8 @@ def join_values(a: Value, b: Value) -> Value:
     if isinstance(a, IntValue) and isinstance(b, IntValue):
         return a
     if isinstance(a, HookHandle) and isinstance(b, HookHandle) and a.hook is b.hook:
-        return a  # the handles of one hook on several tensors (`for h in handles: h.remove()`)
+        # the handles of one hook on several tensors or modules (`for h in handles: h.remove()`): each
+        return a if a.module is b.module else evolved(a, others=(*a.others, b, *b.others))
     return UNKNOWN
 
 
