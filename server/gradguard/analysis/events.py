@@ -69,6 +69,7 @@ class InplaceChange:
     # (a loop's first iteration): the backward this pass would break never runs
     refused_nearby: bool = False
     raised_first: cst.CSTNode | None = None  # the change before it in its block where PyTorch surely raises
+    restored: bool = False  # a write through `.data` whose storage a clone taken before it was copied back into
     compiled: CompiledRegion | None = None  # the compiled region (`torch.compile`) the change runs in
     scopes: tuple[cst.FunctionDef | None, ...] = ()  # the functions the calls of `call_chain`, then `node`, lie in
 

@@ -104,6 +104,21 @@ class SavedTensors(Part):
             forget(state, tensor.storage_of, storage_saved)
         self.run.pending.append(change)  # until a backward pass (or the end of a forward) says whether one follows
 
+    def restore(self, snapshot: tuple[int, int, int, int], state: State) -> None:
+        """A clone's values copied back into the storage they were taken from (`snapshot`): the writes
+        through `.data` since the clone (this one included) left no saved value changed, unless a save
+        of that storage was made since (it holds the values in between) or a backward pass ran (it read
+        the changed ones). Their saves are live again."""
+        storage, since, backward_runs, serial = snapshot
+        changes = [c for c in self.run.result.changes[since:] if c.target.storage_of == storage and not c.bumps_version]
+        met = [r for c in changes for r in c.storage_saved]
+        if self.run.backward_runs != backward_runs or any(r.serial >= serial for r in (*met, *state.saves.get(storage, ()))):
+            return
+        for change in changes:
+            change.restored = True
+        live = state.saves.get(storage, ())
+        state.saves[storage] = (*live, *(r for r in dict.fromkeys(met) if r not in live))
+
     def place_at_call(self, change: InplaceChange, node: cst.CSTNode, label: str) -> None:
         """Report `change`, made inside the call `node` runs, at that call (of this file's code, where
         the analysis now is), as the change the call makes."""

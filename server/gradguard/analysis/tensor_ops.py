@@ -70,7 +70,14 @@ class TensorOps(Part):
             self.parts.bindings.set_flags(state, tensor, updated)
             return updated
         if method == "clone":
-            return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node), tensor.history)
+            storage = tensor.storage_of if tensor.storage_of is not None else tensor.version_counter
+            return evolved(self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node), tensor.history),
+                           snapshot=(storage, len(self.run.result.changes), self.run.backward_runs, self.run.next_serial))
+        if method == "copy_" and args and isinstance(args[0], TensorValue) and args[0].snapshot is not None \
+                and args[0].snapshot[0] == (tensor.storage_of if tensor.storage_of is not None else tensor.version_counter):
+            copied = self.apply_aten(method, [tensor, *args], kwargs, node, state, None, target_node=target_node)
+            self.parts.saved_tensors.restore(args[0].snapshot, state)  # `p.data.copy_(backup)`: the values of then
+            return copied
         if method in surface.DTYPE_COPIES:
             return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin(f"`.{method}()`", node),
                                      tensor.history)

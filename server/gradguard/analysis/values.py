@@ -132,6 +132,9 @@ class TensorValue:
     low_precision: bool = False  # computed in autocast's lower precision (bf16, fp16): `.float()` copies it
     # a leaf's `register_post_accumulate_grad_hook(hook)`s: each runs once a backward accumulated its grad
     grad_hooks: tuple[Value, ...] = ()
+    # a clone's: the storage it copied (version counter), the counts of changes recorded and of backward
+    # passes run, and the serial of the next save, then: copied back (`p.data.copy_(backup)`) it restores those values
+    snapshot: tuple[int, int, int, int] | None = None
 
     def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES,
                    node: str | None = None) -> TensorValue:

@@ -52,6 +52,7 @@ class NotReported(Enum):
                      "none was made, or an earlier change met it and is reported there")
     FREED_BY_BACKWARD = "the backward pass came before it and freed what was saved"
     NO_BACKWARD = "no later backward pass is known to run through what it changes"
+    RESTORED = "a clone taken before it was copied back before any save of it (`p.data.copy_(backup)`): the saved values are back"
     GRAPH_DIES = ("the graph holding the save is not used after the function returns: nothing that can reach it "
                   "escapes (returned, yielded, kept by `self`, an argument, a global or a call not followed)")
     GRAD_OFF = "grad is off here (`torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)`)"

@@ -43,6 +43,8 @@ def dropped(change: InplaceChange) -> NotReported | None:
         return NotReported.NOT_THROUGH_DATA
     if not change.storage_saved:
         return NotReported.NOTHING_SAVED
+    if change.restored:
+        return NotReported.RESTORED
     if change.backward_follows is Tri.NO:
         return NotReported.NO_BACKWARD if change.dies_in is None else NotReported.GRAPH_DIES
     return None
