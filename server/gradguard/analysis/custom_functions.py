@@ -86,8 +86,9 @@ class CustomFunctions(Part):
     def custom_op(self, node: cst.FunctionDef, defined: FunctionRef, state: State) -> Value:
         """What a `def` decorated `@torch.library.custom_op("mylib::name", ...)` binds: the operator
         (`defined` for any other decorators)."""
-        for made in (d.decorator for d in node.decorators if any(
-                head is not None and head.endswith("custom_op") for head, _ in decorator_heads(node))):
+        if not any(head is not None and head.endswith("custom_op") for head, _ in decorator_heads(node)):
+            return defined
+        for made in (d.decorator for d in node.decorators):
             if qualname_of(self.parts.expressions.eval(made.func if isinstance(made, cst.Call) else made, state)) \
                     == "torch.library.custom_op":
                 named = self.parts.expressions.eval(made.args[0].value, state) \
