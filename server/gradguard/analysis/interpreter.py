@@ -232,7 +232,7 @@ class Interpreter:
             self._quiet_entries = QuietEntries(
                 run.definitions, user_calls.resolve_import,
                 lambda node, definitions: user_calls.syntax_fact(node, code_facts, definitions),
-                run.project.without_reading if run.project is not None else None)
+                run.project.without_reading if run.project is not None else None, run.wrappers)
         return self._quiet_entries.over(function, deferred.template)
 
     def _expose_quiet(self) -> bool:

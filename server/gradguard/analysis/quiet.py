@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ContextManager, Iterable
+from typing import Callable, Container, ContextManager, Iterable
 
 import libcst as cst
 
@@ -73,8 +73,10 @@ class QuietEntries:
 
     def __init__(self, definitions: Definitions, resolve: Callable[[Value], Value],
                  facts: Callable[[cst.CSTNode, Definitions], CodeFacts],
-                 without_reading: Callable[[], ContextManager[set[Path]]] | None) -> None:
+                 without_reading: Callable[[], ContextManager[set[Path]]] | None,
+                 wrapped: Container[cst.CSTNode] = ()) -> None:
         self._definitions = definitions
+        self._wrapped = wrapped  # functions a decorator of the file wrapped: their calls run its wrapper
         self._resolve = resolve
         self._without_reading = without_reading
         self._facts = facts
@@ -163,6 +165,8 @@ class QuietEntries:
         return self._imports[qualname]
 
     def _find_code(self, node: cst.CSTNode, definitions: Definitions) -> _Leads:
+        if node in self._wrapped:
+            raise _MayChange  # its calls run a wrapper (the decorator's code) the walk does not follow
         body = getattr(node, "body", None)
         if isinstance(body, LazyBlock) and (text := body.unparsed_text) is not None and may_change_text(text):
             raise _MayChange  # another file's function no analysis parsed yet, which parsing would only confirm

@@ -53,7 +53,6 @@ def main():
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    print(f"cls {out.loss.item():.4f}  guide {guide_loss.item():.4f}")
 
 
 if __name__ == "__main__":
