@@ -560,8 +560,9 @@ def _default_of(factory: Value | None) -> Value | None:
     if isinstance(factory, FunctionRef) and factory.name == "<lambda>" and isinstance(factory.node, cst.FunctionDef) \
             and not factory.node.params.params and isinstance(factory.node.body, cst.SimpleStatementSuite):
         body = factory.node.body.body[0].value  # type: ignore[attr-defined]  # `defaultdict(lambda: [])`
-        kind = "list" if isinstance(body, cst.List) and not body.elements else \
-            "dict" if isinstance(body, cst.Dict) and not body.elements else ""
+        called = body.func.value if isinstance(body, cst.Call) and isinstance(body.func, cst.Name) and not body.args else ""
+        kind = "list" if (isinstance(body, cst.List) and not body.elements) or called == "list" else \
+            "dict" if (isinstance(body, cst.Dict) and not body.elements) or called == "dict" else ""
         return made[kind]() if kind else None
     chosen = made.get(factory.name) if isinstance(factory, BuiltinRef) else None
     return chosen() if chosen is not None else None

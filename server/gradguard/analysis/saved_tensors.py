@@ -104,15 +104,17 @@ class SavedTensors(Part):
             forget(state, tensor.storage_of, storage_saved)
         self.run.pending.append(change)  # until a backward pass (or the end of a forward) says whether one follows
 
-    def restore(self, snapshot: tuple[int, int, int, int], state: State) -> None:
-        """A clone's values copied back into the storage they were taken from (`snapshot`): the writes
-        through `.data` since the clone (this one included) left no saved value changed, unless a save
-        of that storage was made since (it holds the values in between) or a backward pass ran (it read
-        the changed ones). Their saves are live again."""
-        storage, since, backward_runs, serial = snapshot
-        changes = [c for c in self.run.result.changes[since:] if c.target.storage_of == storage and not c.bumps_version]
+    def restore(self, clone: TensorValue, state: State) -> None:
+        """A clone's values copied back into the storage they were taken from (`clone.snapshot`): the
+        writes through `.data` since the clone (this one included) left no saved value changed, unless
+        the clone was changed since, a save of that storage was made (it holds the values in between)
+        or a backward pass ran (it read the changed ones). Their saves are live again."""
+        storage, since, backward_runs, serial = clone.snapshot  # type: ignore[misc]
+        later = self.run.result.changes[since:]
+        changes = [c for c in later if c.target.storage_of == storage and not c.bumps_version]
         met = [r for c in changes for r in c.storage_saved]
-        if self.run.backward_runs != backward_runs or any(r.serial >= serial for r in (*met, *state.saves.get(storage, ()))):
+        if self.run.backward_runs != backward_runs or any(r.serial >= serial for r in (*met, *state.saves.get(storage, ()))) \
+                or any(clone.version_counter in (c.target.version_counter, c.target.storage_of) for c in later):
             return
         for change in changes:
             change.restored = True

@@ -175,6 +175,7 @@ class InterpreterState:
         # the functions and methods of this file a decorator of its own replaced by a wrapper it defines
         # (`@residual` returning `wrapper`, which calls the function it closes over): calls run the wrapper
         self.wrappers: dict[cst.FunctionDef, FunctionRef] = {}
+        self.wrapper_code: set[cst.FunctionDef] = set()  # every wrapper made so (a chain's inner ones too)
         self.lineages: set[tuple[int, str]] = set()  # the classes whose imported bases were resolved (`find_method`)
         # the changes no backward pass has reached yet
         self.pending: list[InplaceChange] = []

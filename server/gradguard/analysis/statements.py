@@ -366,6 +366,7 @@ class Statements(Part):
                 if isinstance(wrapped, FunctionRef) and isinstance(wrapped.node, cst.FunctionDef) \
                         and wrapped.closure is not None and wrapped.node is not node and isinstance(node, cst.FunctionDef):
                     current = self.run.wrappers[node] = wrapped
+                    self.run.wrapper_code.add(wrapped.node)
 
     def _class_def(self, node: cst.ClassDef, state: State) -> None:
         name = node.name.value

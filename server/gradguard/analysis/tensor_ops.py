@@ -70,13 +70,11 @@ class TensorOps(Part):
             self.parts.bindings.set_flags(state, tensor, updated)
             return updated
         if method == "clone":
-            storage = tensor.storage_of if tensor.storage_of is not None else tensor.version_counter
-            return evolved(self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node), tensor.history),
-                           snapshot=(storage, len(self.run.result.changes), self.run.backward_runs, self.run.next_serial))
+            return self.clone_of(tensor, node, state)
         if method == "copy_" and args and isinstance(args[0], TensorValue) and args[0].snapshot is not None \
-                and args[0].snapshot[0] == (tensor.storage_of if tensor.storage_of is not None else tensor.version_counter):
+                and not tensor.is_view and args[0].snapshot[0] == (tensor.storage_of or tensor.version_counter):
             copied = self.apply_aten(method, [tensor, *args], kwargs, node, state, None, target_node=target_node)
-            self.parts.saved_tensors.restore(args[0].snapshot, state)  # `p.data.copy_(backup)`: the values of then
+            self.parts.saved_tensors.restore(args[0], state)  # `p.data.copy_(backup)`: the values of then
             return copied
         if method in surface.DTYPE_COPIES:
             return self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin(f"`.{method}()`", node),
@@ -105,6 +103,14 @@ class TensorOps(Part):
             args = [SequenceValue(tuple(args))]  # `x.view(-1, n)`, `x.permute(0, 2, 1)`: the sizes as one argument
         args, kwargs = ops.by_position(f"torch.Tensor.{method}", [tensor, *args], kwargs)
         return self.apply_aten(method, args, kwargs, node, state, None, target_node=target_node)
+
+    def clone_of(self, tensor: TensorValue, node: cst.CSTNode, state: State) -> TensorValue:
+        """`tensor.clone()`: a new tensor in its graph; of a whole tensor (not a view), a snapshot of its
+        storage's values (`TensorValue.snapshot`)."""
+        clone = self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node), tensor.history)
+        return clone if tensor.is_view else evolved(clone, snapshot=(
+            tensor.storage_of or tensor.version_counter, len(self.run.result.changes), self.run.backward_runs,
+            self.run.next_serial))
 
     def tensor_attribute(self, owner: TensorValue, attribute: str, node: cst.CSTNode, state: State) -> Value:
         if attribute == "data":

@@ -242,8 +242,7 @@ class TorchCalls(Part):
                 flag = kwargs.get("requires_grad")
                 rg = Tri.of(bool(flag.value)) if isinstance(flag, ConstValue) else (Tri.NO if flag is None else Tri.MAYBE)
                 if function == "clone" and args and isinstance(args[0], TensorValue):
-                    rg = args[0].requires_grad & state.grad_enabled
-                    return self.parts.tensor_ops.fresh_result(rg, Origin("a clone", node), args[0].history)
+                    return self.parts.tensor_ops.clone_of(args[0], node, state)
                 return TensorValue(new_version_counter(), rg, True, Origin(f"`torch.{function}`", node))
             if function in surface.MAYBE_RETURNS_SELF and args and isinstance(args[0], TensorValue):
                 alias = args[0].fresh_view(Origin(f"`torch.{function}`", node), certain=False)

@@ -359,7 +359,8 @@ class UserCalls(Part):
         `model.apply` runs); "inside", at the body's own lines (such a function of this file).
         """
         wrapper = self.run.wrappers.get(function)
-        if wrapper is not None and wrapper.node not in self.run.call_stack:  # (not from the wrapper: the function itself)
+        if wrapper is not None and not (self.run.call_stack and self.run.call_stack[-1] in self.run.wrapper_code):
+            # (called by a wrapper, it is the function itself that runs)
             function, definitions, closure = wrapper.node, wrapper.definitions, wrapper.closure  # type: ignore[assignment]
         if self.syntax_fact(function, is_generator, definitions):
             return GeneratorValue(FunctionRef(function.name.value, function, definitions, bound_self=self_value,
