@@ -297,8 +297,11 @@ class TorchCalls(Part):
                                              Origin(f"the {tensor} `{function}` computes", node))
         user = args[2] if len(args) > 2 else kwargs.get("parametrization", UNKNOWN)
         if isinstance(user, ModuleValue) and user.user_class is not None:
-            # (its result is not kept: torch computes the tensor again at each read)
+            # (its result is not kept: torch computes the tensor again at each read; a check, not a caller:
+            # what the forward's own analysis finds for those reads stands)
+            entered = set(self.run.entered)
             self.parts.module_calls.call_module(user, [owner.parameters[leaf]], {}, node, state, node)
+            self.run.entered.intersection_update(entered)
         return module
 
     def gradients(self, outputs: Value, inputs: Value, kwargs: dict[str, Value], node: cst.Call,
