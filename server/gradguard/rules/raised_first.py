@@ -77,6 +77,8 @@ def _statement(change: InplaceChange, lines: dict[int, dict[int, cst.SimpleState
 def reached_later(context: RuleContext, findings: Iterable[Finding]) -> list[Finding]:
     """`findings`, those at a change reached only where it is marked `raised_first` (or where no rule
     reports it) as information that says where PyTorch raises first."""
+    if all(change.raised_first is None for change in context.changes):
+        return list(findings)
     reached = {id(change.node) for change in context.changes if change.raised_first is None and any(
         rule.dropped(change) is None for rule in RULES if rule.dropped is not None)}  # (one under no_grad: none)
     first: dict[tuple[int, int], tuple[cst.CSTNode, cst.FunctionDef | None]] = {}
