@@ -105,17 +105,18 @@ class CustomFunctions(Part):
         setup = (op.setup.node, op.setup.definitions) if isinstance(op.setup, FunctionRef) \
             and isinstance(op.setup.node, cst.FunctionDef) else None
         params = function.node.params  # type: ignore[union-attr]
-        named = [p.name.value for p in (*params.posonly_params, *params.params)][len(args):]
-        if all(name in kwargs for name in named):  # `op(x=pre, scale=2.0)`: `setup_context`'s inputs in order
-            args, kwargs = [*args, *(kwargs[name] for name in named)], {k: v for k, v in kwargs.items() if k not in named}
+        rest = [p for p in (*params.posonly_params, *params.params)][len(args):]
+        inputs = [*args, *(kwargs[p.name.value] if p.name.value in kwargs else self.parts.expressions.eval(p.default, state)
+                           for p in rest if p.name.value in kwargs or p.default is not None)]
+        # (`op(x=pre)`: `setup_context` is given the inputs in order, a default's value too)
         return self._run(function.name, function.name, (function.node, function.definitions),  # type: ignore[arg-type]
-                         setup, False, args, kwargs, node, state)
+                         setup, False, args, kwargs, node, state, inputs)
 
     def _run(self, name: str, label: str, forward: tuple[cst.FunctionDef, Definitions],
              setup: tuple[cst.FunctionDef, Definitions] | None, with_ctx: bool, args: list[Value],
-             kwargs: dict[str, Value], node: cst.Call, state: State) -> Value:
-        """`forward` (given a `ctx` first when `with_ctx`), then `setup(ctx, inputs, output)`, run
-        with grad off: the outputs of a node named `name` (`label` where it is called)."""
+             kwargs: dict[str, Value], node: cst.Call, state: State, inputs: list[Value] | None = None) -> Value:
+        """`forward` (given a `ctx` first when `with_ctx`), then `setup(ctx, inputs, output)` (`inputs`:
+        `args` unless given), run with grad off: the outputs of a node named `name` (`label` where it is called)."""
         ctx, outer = FunctionCtx(), state.grad_enabled
         state.grad_enabled = Tri.NO
         first_change = len(self.run.result.changes)
@@ -123,8 +124,8 @@ class CustomFunctions(Part):
             given = [ctx, *args] if with_ctx else args
             result = self.parts.user_calls.call_user_function(forward[0], forward[1], None, given, kwargs, node, state)
             if setup is not None:
-                self.parts.user_calls.call_user_function(setup[0], setup[1], None, [ctx, SequenceValue(tuple(args)), result],
-                                                         {}, node, state)
+                given_inputs = SequenceValue(tuple(inputs if inputs is not None else args))
+                self.parts.user_calls.call_user_function(setup[0], setup[1], None, [ctx, given_inputs, result], {}, node, state)
         finally:
             state.grad_enabled = outer
         self._at_apply(self.run.result.changes[first_change:], ctx, label, node)
