@@ -287,13 +287,14 @@ class Containers(Part):
         return UNKNOWN
 
     def mapped(self, function: Value, iterables: list[Value], node: cst.Call, state: State) -> Value:
-        """`map(function, *iterables)`: `function` called on each known element (on one standing for all
-        of them when they are not known one by one)."""
+        """`map(function, *iterables)`: `function` called on each known element (twice on one standing for
+        all of them when they are not known one by one: distinct results stay distinct)."""
         columns = [self.elements(i) if not isinstance(i, TensorValue) else None for i in iterables]
         if all(c is not None for c in columns) and min(map(len, columns)) <= MAX_UNROLLED_ELEMENTS:  # type: ignore[arg-type]
             return SequenceValue(tuple(self.parts.calls.call_value(function, list(row), {}, node, state)
                                        for row in zip(*columns)))  # type: ignore[misc]
-        element = self.parts.calls.call_value(function, [self.iterate(i, node, state) for i in iterables], {}, node, state)
+        element = self.join_elements([self.parts.calls.call_value(function, [self.iterate(i, node, state) for i in iterables],
+                                                                  {}, node, state) for _ in range(2)], state)  # (twice, as a loop)
         return SequenceValue(repeated=element) if element is not UNKNOWN else UNKNOWN
 
     def filtered(self, predicate: Value, iterable: Value, node: cst.Call, state: State) -> Value:
