@@ -59,7 +59,7 @@ class SavedTensors(Part):
         A save meets one reported change, through its version counter or behind it (`.data`): later
         changes of the same save are not reported again (fixing the first one makes the program run).
         """
-        self.run.touched.append(tensor.version_counter if tensor.storage_of is None else tensor.storage_of)
+        self.run.touched.append(tensor.storage)
         saved = state.saves.get(tensor.version_counter, ())
         storage_saved = state.saves.get(tensor.storage_of, ()) if tensor.storage_of is not None else ()
         chain: tuple[cst.CSTNode, ...] = ()

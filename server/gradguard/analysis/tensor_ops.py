@@ -72,7 +72,7 @@ class TensorOps(Part):
         if method == "clone":
             return self.clone_of(tensor, node, state)
         if method == "copy_" and args and isinstance(args[0], TensorValue) and args[0].snapshot is not None \
-                and not tensor.is_view and args[0].snapshot[0] == (tensor.storage_of or tensor.version_counter):
+                and not tensor.is_view and args[0].snapshot[0] == tensor.storage:
             copied = self.apply_aten(method, [tensor, *args], kwargs, node, state, None, target_node=target_node)
             self.parts.saved_tensors.restore(args[0], state)  # `p.data.copy_(backup)`: the values of then
             return copied
@@ -109,7 +109,7 @@ class TensorOps(Part):
         storage's values (`TensorValue.snapshot`)."""
         clone = self.fresh_result(tensor.requires_grad & state.grad_enabled, Origin("a clone", node), tensor.history)
         return clone if tensor.is_view else evolved(clone, snapshot=(
-            tensor.storage_of or tensor.version_counter, len(self.run.result.changes), self.run.backward_runs,
+            tensor.storage, len(self.run.result.changes), self.run.backward_runs,
             self.run.next_serial))
 
     def tensor_attribute(self, owner: TensorValue, attribute: str, node: cst.CSTNode, state: State) -> Value:

@@ -136,6 +136,11 @@ class TensorValue:
     # passes run, and the serial of the next save, then: copied back (`p.data.copy_(backup)`) it restores those values
     snapshot: tuple[int, int, int, int] | None = None
 
+    @property
+    def storage(self) -> int:
+        """The version counter naming the storage it writes to (`.data`'s: its tensor's)."""
+        return self.version_counter if self.storage_of is None else self.storage_of
+
     def fresh_view(self, origin: Origin, *, certain: bool = True, grad_enabled: Tri = Tri.YES,
                    node: str | None = None) -> TensorValue:
         """A view (or returns-self alias) of this tensor: same version counter; `node` is its autograd node."""
