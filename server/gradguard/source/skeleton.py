@@ -7,7 +7,8 @@ sixty files. Yet parsing them is most of libcst's cost of the file: their bodies
 headers too (decorators, annotated signatures: a third of a library's skeleton).
 
 `parse_skeleton` finds every function of the top level, of class bodies and of top-level
-compound statements with Python's own parser (`ast`, a tenth of libcst's time), has libcst parse
+compound statements from the lines (`outline.scan`; Python's own parser where the scan is not
+sure, `ast`: a quarter of libcst's time, more than the rest of a skeleton), has libcst parse
 the text with each function of `MIN_LINES` lines or more (decorators included) replaced by
 `def name():` and a `...` body, and puts a `LazyFunctionDef` in its place: it knows its name and
 the lines before it; its other fields (decorators, parameters, annotations...) are parsed from
@@ -17,13 +18,12 @@ code is the original text exactly (`Module.code`, and so libcst's positions, res
 whole tree, are the original's): the leading lines, the body's indentation and footer are those
 the skeleton parsed, the rest those of the original lines.
 
-A text `ast` does not accept, one whose lines `ast` may count differently (a lone carriage
-return), or one whose skeleton libcst does not give back as expected is parsed whole.
+A text neither the scan nor `ast` outlines, one whose lines `ast` may count differently (a lone
+carriage return), or one whose skeleton libcst does not give back as expected is parsed whole.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import re
 import threading
@@ -32,12 +32,12 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from gradguard.source.lines import lines_of
+from gradguard.source.outline import BLANK_OR_COMMENT, of_ast, scan
 from gradguard.source.parser import MAX_BRACKET_DEPTH, TooDeeplyNested, bracket_depth, parse_module, python_ast
 
 __all__ = ["LazyBlock", "LazyFunctionDef", "MIN_LINES", "is_skeleton", "parse_skeleton", "unparsed_bodies"]
 
 MIN_LINES = 3  # a shorter function is parsed with the skeleton: its own parse would cost more than it saves
-_BLANK_OR_COMMENT = re.compile(r"[ \t\f]*(?:#.*)?(?:\r\n|\n)?\Z")
 _INDENT = re.compile(r"[ \t\f]*")
 _realizing = threading.Lock()
 
@@ -225,31 +225,29 @@ def parse_skeleton(text: str) -> cst.Module:
         # breaks: the module's own would depend on which lines the skeleton keeps)
         return parse_module(text)
     lines = lines_of(text)
-    try:
-        tree = python_ast(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return parse_module(text)
-    functions = list(_ast_functions(tree.body))
-    # a decorator defined in the file runs at the definition, given the function (a registry's
-    # `@register`), which reads its header: such a function's header is parsed with the skeleton
-    own = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    outline = scan(text)
+    if outline is None:
+        try:
+            outline = of_ast(python_ast(text), lines)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return parse_module(text)
+    functions = outline.functions
     lazy: dict[int, tuple[str, str, str, int, tuple[tuple[str | None, bool], ...]]] = {}  # index -> `_DefSource`'s
     bodies: dict[int, str] = {}  # index -> the original lines of a body whose header the skeleton keeps
     kept: list[str] = []
     done = 0  # lines of `lines` already in `kept`
     for index, function in enumerate(functions):
-        start = min([function.lineno, *_decorator_lines(function)])
-        first = min([function.body[0].lineno, *_decorator_lines(function.body[0])])
+        start, first, end = function.start, function.first, function.end
         header_end = first - 1
-        while header_end > function.lineno and _BLANK_OR_COMMENT.match(lines[header_end - 1]):
+        while header_end > function.header and BLANK_OR_COMMENT.match(lines[header_end - 1]):
             header_end -= 1
-        end = function.end_lineno or first
-        if header_end < function.lineno or start <= done or end - start + 1 < MIN_LINES \
-                or lines[end - 1].rstrip("\r\n").endswith("\\") \
-                or not _starts_line(function.body[0], lines[first - 1]):  # `def f(\n a,\n): return a`
+        if function.inline or start <= done or end - start + 1 < MIN_LINES \
+                or lines[end - 1].rstrip("\r\n").endswith("\\"):  # `def f(\n a,\n): return a`
             continue
-        heads = tuple(_ast_head(d) for d in function.decorator_list)
-        registered = any(name in own for name, _ in heads)
+        heads = function.heads
+        # a decorator defined in the file runs at the definition, given the function (a registry's
+        # `@register`), which reads its header: such a function's header is parsed with the skeleton
+        registered = any(name in outline.own for name, _ in heads)
         if registered and end - header_end < MIN_LINES:
             continue
         last = lines[end - 1]  # its line break, if any (the text's last line may have none)
@@ -264,7 +262,7 @@ def parse_skeleton(text: str) -> cst.Module:
             header_newline = header_line[len(header_line.rstrip("\r\n")):]
             indent = _INDENT.match(lines[start - 1]).group()  # type: ignore[union-attr]
             kept += lines[done:start - 1]
-            asynchronous = "async " if isinstance(function, ast.AsyncFunctionDef) else ""
+            asynchronous = "async " if function.asynchronous else ""
             kept.append(f"{indent}{asynchronous}def {function.name}():{header_newline}")
             lazy[index] = ("".join(lines[start - 1:header_end]), body, body_indent, len(indent), heads)
         kept.append(f"{body_indent}...{newline}")
@@ -313,53 +311,6 @@ def unparsed_bodies(module: cst.Module) -> int:
     """How many function bodies of `module`'s skeleton are not parsed yet."""
     return sum((isinstance(f, LazyFunctionDef) and not f.parsed) or (isinstance(f.body, LazyBlock) and not f.body.parsed)
                for f in _functions(module))
-
-
-def _decorator_lines(statement: ast.stmt) -> list[int]:
-    decorators = getattr(statement, "decorator_list", ())
-    return [d.lineno for d in decorators]
-
-
-def _starts_line(statement: ast.stmt, line: str) -> bool:
-    """Whether `statement` (or its first decorator's `@`) is the first thing on its first line, not
-    after a header's colon (`col_offset` counts UTF-8 bytes)."""
-    decorators = getattr(statement, "decorator_list", ())
-    column = decorators[0].col_offset - 1 if decorators else statement.col_offset
-    return not line.encode("utf-8")[:max(column, 0)].strip()
-
-
-def _ast_head(decorator: ast.expr) -> tuple[str | None, bool]:
-    """A decorator's dotted name (a call's: its callee's) as `names.dotted_name` spells it, and
-    whether it is a call."""
-    called = isinstance(decorator, ast.Call)
-    node = decorator.func if isinstance(decorator, ast.Call) else decorator
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts)), called
-    return ("." + ".".join(reversed(parts)) if parts else None), called
-
-
-def _ast_functions(statements: list[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The functions of `statements`, of their classes and compound statements (not of function
-    bodies), in the order of the text."""
-    for statement in statements:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield statement
-        elif isinstance(statement, ast.ClassDef):
-            yield from _ast_functions(statement.body)
-        elif isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
-            yield from _ast_functions(statement.body)
-            yield from _ast_functions(getattr(statement, "orelse", []))
-        elif isinstance(statement, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            yield from _ast_functions(statement.body)
-            for handler in statement.handlers:
-                yield from _ast_functions(handler.body)
-            yield from _ast_functions(statement.orelse)
-            yield from _ast_functions(statement.finalbody)
 
 
 def _functions(module: cst.Module) -> Iterator[cst.FunctionDef]:
