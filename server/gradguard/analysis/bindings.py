@@ -64,9 +64,12 @@ class Bindings(Part):
             owner = self.parts.expressions.eval(target.value, state)
             attribute = target.attr.value
             if isinstance(owner, ModuleValue):
+                # `self.decoder.weight = self.embed.weight`: a parameter given another's tensor (tied)
+                held = owner.parameters if attribute in owner.parameters and isinstance(value, TensorValue) \
+                    else owner.named_children
                 if self.run.assuming is not None:  # undone after the branch (`_other_branch`)
-                    self.run.undo.append((owner.named_children, attribute, owner.named_children.get(attribute, UNSET)))
-                owner.named_children[attribute] = value
+                    self.run.undo.append((held, attribute, held.get(attribute, UNSET)))
+                held[attribute] = value
                 if attribute == "forward" and _compiled_forward_of(value, owner):  # `self.forward = torch.compile(self.forward)`
                     owner.compiled = value.compiled
             elif isinstance(owner, TensorValue) and attribute == "requires_grad":
