@@ -47,6 +47,9 @@ from gradguard.analysis.values import (
     lost_from,
 )
 from gradguard.knowledge import surface
+from gradguard.knowledge.ops import TorchVersion
+
+_VERSION_PARSERS = frozenset({"packaging.version.parse", "packaging.version.Version", "distutils.version.LooseVersion"})
 
 
 class Calls(Part):
@@ -131,6 +134,8 @@ class Calls(Part):
                 and isinstance(args[1], ConstValue) and not any(map(self.run.definitions.mentions, _SETS_ENVIRONMENT)):
             return ConstValue(args[1].value, default_of=f"${args[0].value}")  # as run without it set (a file setting
             # variables itself, `os.environ["ACT"] = ...`, may read what it set)
+        if name in _VERSION_PARSERS and len(args) == 1 and isinstance(args[0], ConstValue) and isinstance(args[0].value, str):
+            return ConstValue(TorchVersion(args[0].value))  # `version.parse(torch.__version__) >= version.parse("2.1")`
         if name == "argparse.ArgumentParser":
             return ArgumentParserValue()
         if name == "json.loads" and args and isinstance(args[0], ConstValue) and isinstance(args[0].value, str):

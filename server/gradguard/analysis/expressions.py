@@ -43,6 +43,7 @@ from gradguard.analysis.values import (
     truth,
 )
 from gradguard.knowledge import surface
+from gradguard.knowledge.ops import TorchVersion, known_torch_version
 from gradguard.source.parser import SKIPPED
 
 
@@ -126,6 +127,8 @@ class Expressions(Part):
     def attribute_of(self, owner: Value, attribute: str, node: cst.CSTNode, state: State) -> Value:
         """`owner.attribute` (also `getattr(owner, "attribute")`)."""
         if isinstance(owner, ImportRef):
+            if attribute == "__version__" and normalise_torch_name(owner.qualname) in ("torch", "torch.version"):
+                return ConstValue(known_torch_version())  # `int(torch.__version__.split(".")[1]) >= 1`
             return ImportRef(f"{owner.qualname}.{attribute}")
         if isinstance(owner, ModuleValue):
             found = self.parts.module_objects.module_attribute(owner, attribute, node)
@@ -319,11 +322,11 @@ class Expressions(Part):
         return ConstValue(outcome, default_of) if outcome is not None else UNKNOWN
 
     def _boolean(self, node: cst.BooleanOperation, state: State) -> Value:
-        left = self.eval(node.left, state)
+        left = self.parts.user_calls.imported_constant(self.eval(node.left, state))
         decided = truth(left)
         if decided is not None:  # `x or default`: the operand Python returns; the right side runs only if needed
             return left if decided is isinstance(node.operator, cst.Or) else self.eval(node.right, state)
-        right = self.eval(node.right, state)
+        right = self.parts.user_calls.imported_constant(self.eval(node.right, state))
         known = [v.value if isinstance(v, ConstValue) and isinstance(v.value, bool) else None for v in (left, right)]
         if isinstance(node.operator, cst.And):
             if False in known:
@@ -334,7 +337,7 @@ class Expressions(Part):
         return ConstValue(False) if known == [False, False] else UNKNOWN
 
     def _unary(self, node: cst.UnaryOperation, state: State) -> Value:
-        operand = self.eval(node.expression, state)
+        operand = self.parts.user_calls.imported_constant(self.eval(node.expression, state))
         if isinstance(operand, TensorValue):
             return self.parts.tensor_ops.fresh_result(operand.requires_grad & state.grad_enabled, Origin("a negation", node),
                                                       operand.history)
@@ -376,7 +379,7 @@ class Expressions(Part):
         return self.parts.containers.dict_display(node, state)
 
     def _if_exp(self, node: cst.IfExp, state: State) -> Value:
-        test = self.eval(node.test, state)
+        test = self.parts.user_calls.imported_constant(self.eval(node.test, state))
         if isinstance(test, ConstValue) and isinstance(test.value, bool):
             return self.eval(node.body if test.value else node.orelse, state)
         body, orelse = self.eval(node.body, state), self.eval(node.orelse, state)
@@ -562,7 +565,29 @@ def _compare(operator: str, left: Value, right: Value) -> bool | None:
     if operator in _ORDERINGS and all(isinstance(v, ConstValue) and isinstance(v.value, (int, float))
                                       and not isinstance(v.value, bool) for v in (left, right)):
         return _ORDERINGS[operator](left.value, right.value)  # `if block_dpr > 0.:`
+    if operator in _ORDERINGS and (ordered := _ordered(left, right)) is not None:
+        return _ORDERINGS[operator](*ordered)  # `if torch.__version__ >= "2.1":`, `if (major, minor) < (2, 1):`
     return None
+
+
+def _ordered(left: Value, right: Value) -> tuple[object, object] | None:
+    """Two operands Python orders as the analysis knows them: tuples of numbers, or versions (one
+    is `torch.__version__` or a parsed version, the other a version string, a tuple or a version)."""
+    operands: list[str | tuple[int, ...]] = []
+    for value in (left, right):
+        if isinstance(value, ConstValue) and isinstance(value.value, str):
+            operands.append(value.value)
+        elif isinstance(value, SequenceValue) and value.repeated is None and value.items and all(
+                isinstance(e, ConstValue) and type(e.value) is int for e in value.items):
+            operands.append(tuple(e.value for e in value.items))  # type: ignore[union-attr]
+        else:
+            return None
+    first, second = operands
+    if isinstance(first, tuple) and isinstance(second, tuple):
+        return first, second
+    if not isinstance(first, TorchVersion) and not isinstance(second, TorchVersion):
+        return None
+    return TorchVersion(".".join(map(str, first)) if isinstance(first, tuple) else first), second
 
 
 _ELEMENTWISE = frozenset({"LessThan", "LessThanEqual", "GreaterThan", "GreaterThanEqual", "Equal", "NotEqual"})

@@ -165,7 +165,7 @@ class Statements(Part):
             state.env[bound] = ImportRef(qualname)
 
     def _if(self, node: cst.If, state: State) -> None:
-        test = self.parts.expressions.eval(node.test, state)
+        test = self.parts.user_calls.imported_constant(self.parts.expressions.eval(node.test, state))
         known = truth(test)
         if known is not None and isinstance(test, ConstValue) and test.default_of is not None and not self.run.call_stack:
             self._other_branch(node, known, test.default_of, state)

@@ -347,6 +347,15 @@ class UserCalls(Part):
             return UNKNOWN
         return self.run.project.resolve(self.run.definitions.path, ref.qualname)
 
+    def imported_constant(self, value: Value) -> Value:
+        """A test's value: a constant another file of the project defines, where `value` names it
+        (`if not torch_geometric.typing.WITH_PT21:`); else `value` as it is."""
+        if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
+            resolved = self.resolve_import(value)
+            if isinstance(resolved, ConstValue):
+                return resolved
+        return value
+
     def call_user_function(self, function: cst.FunctionDef, definitions: Definitions, self_value: ModuleValue | None,
                            args: list[Value], kwargs: dict[str, Value], node: cst.CSTNode, state: State,
                            *, report: str = "caller-saves", closure: dict[str, Value] | None = None) -> Value:

@@ -222,3 +222,46 @@ def derived_of(composite: OpFacts) -> OpFacts | None:
 def torch_version() -> str:
     """The torch version the table was generated from."""
     return _load()[0]
+
+
+class TorchVersion(str):
+    """`torch.__version__` as the analysis knows it (the table's torch): a string that, like torch's
+    own `TorchVersion`, compares with version strings and tuples by release numbers
+    (`torch.__version__ >= "2.1"`), not as text."""
+
+    def _release(self) -> tuple[int, ...]:
+        return _release_of(str(self))
+
+    def __lt__(self, other: object) -> bool:
+        return self._release() < _release_of(other)
+
+    def __le__(self, other: object) -> bool:
+        return self._release() <= _release_of(other)
+
+    def __gt__(self, other: object) -> bool:
+        return self._release() > _release_of(other)
+
+    def __ge__(self, other: object) -> bool:
+        return self._release() >= _release_of(other)
+
+    __hash__ = str.__hash__
+
+
+def _release_of(version: object) -> tuple[int, ...]:
+    """The release numbers of a version string (`"2.1.0a0+git"` -> (2, 1, 0)) or tuple."""
+    if isinstance(version, tuple):
+        return tuple(int(part) for part in version)
+    numbers: list[int] = []
+    for part in str(version).split("+")[0].split("."):
+        digits = part[:len(part) - len(part.lstrip("0123456789"))]
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if digits != part:
+            break
+    return tuple(numbers)
+
+
+def known_torch_version() -> TorchVersion:
+    """`torch.__version__` for the analysis: the version the table was generated from."""
+    return TorchVersion(torch_version())
