@@ -493,3 +493,13 @@ def test_watch_refuses_what_it_cannot_do_again(tmp_path, capsys):
         assert check(capsys, "--watch", flag, path) == (2, "", (
             "gradguard: --watch checks files again as they change: it takes neither standard input, --add-noqa, "
             "--statistics nor --show-settings\n"))
+
+
+def test_a_run_that_left_a_file_unanalysed_does_not_say_all_checks_passed() -> None:
+    """An internal error in one file is printed on stderr; the summary says what was not analysed
+    instead of claiming every check passed."""
+    from gradguard.cli.report import summary
+
+    assert summary([], 0, None, False) == ["All checks passed!"]
+    assert summary([], 0, None, False, failed=2) == ["No problems found in the files analysed.",
+                                                      "2 files could not be analysed (an internal error, above)."]

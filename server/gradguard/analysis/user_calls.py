@@ -480,6 +480,8 @@ class UserCalls(Part):
                 value = kwargs[name]
             elif param.default is not None:
                 value = self.parts.expressions.eval(param.default, defaults)
+                if isinstance(value, FunctionRef) and isinstance(param.default, cst.Lambda):
+                    value = evolved(value, definitions=definitions)  # `post=lambda t: t.mul_(2)`: the callee's file's code
             else:
                 value = UNKNOWN
             env[name] = self.argument(param) if value is UNKNOWN else value

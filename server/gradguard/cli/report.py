@@ -63,14 +63,19 @@ def _hidden_note(count: int) -> str:
     return f"{plural(count, 'hidden fix')} can be enabled with the `--unsafe-fixes` option" if count else ""
 
 
-def summary(findings: list[Finding], fixed: int, fix: str | None, unsafe: bool) -> list[str]:
-    """The closing lines of a text-format run."""
+def summary(findings: list[Finding], fixed: int, fix: str | None, unsafe: bool, failed: int = 0) -> list[str]:
+    """The closing lines of a text-format run (`failed`: files an internal error left unanalysed)."""
+    unanalysed = [f"{plural(failed, 'file')} could not be analysed (an internal error, above)."] if failed else []
+    return _summary(findings, fixed, fix, unsafe, bool(failed)) + unanalysed
+
+
+def _summary(findings: list[Finding], fixed: int, fix: str | None, unsafe: bool, failed: bool) -> list[str]:
     hidden = _hidden(findings, unsafe)
     if fix == "diff":
         note = f" ({_hidden_note(hidden)})" if hidden else ""
         return [f"Would fix {plural(fixed, 'problem')}{note}."]
     if not findings and not fixed:
-        return ["All checks passed!"]
+        return ["No problems found in the files analysed."] if failed else ["All checks passed!"]
     if fix == "write":
         lines = [f"Found {plural(fixed + len(findings), 'problem')} ({fixed} fixed, {len(findings)} remaining)."]
         if hidden:
@@ -162,7 +167,7 @@ def print_run(run: CheckRun, args: argparse.Namespace, fix: str | None, stdin: b
     if args.show_fixes:
         for line in fixes_applied(run.fixed):
             print(line, file=stream)
-    for line in summary(run.findings, run.fixed_count, fix, args.unsafe_fixes):
+    for line in summary(run.findings, run.fixed_count, fix, args.unsafe_fixes, len(run.failures)):
         print(line, file=stream)
 
 
