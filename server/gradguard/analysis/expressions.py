@@ -4,6 +4,7 @@ comparisons, `lambda`, `yield`; calls are `calls.py`'s."""
 from __future__ import annotations
 
 import ast
+import sys
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -129,6 +130,8 @@ class Expressions(Part):
         if isinstance(owner, ImportRef):
             if attribute == "__version__" and normalise_torch_name(owner.qualname) in ("torch", "torch.version"):
                 return ConstValue(known_torch_version())  # `int(torch.__version__.split(".")[1]) >= 1`
+            if attribute == "version_info" and owner.qualname == "sys":  # `if sys.version_info >= (3, 8):`
+                return SequenceValue(tuple(ConstValue(number) for number in sys.version_info[:3]))
             return ImportRef(f"{owner.qualname}.{attribute}")
         if isinstance(owner, ModuleValue):
             found = self.parts.module_objects.module_attribute(owner, attribute, node)

@@ -39,8 +39,15 @@ class State:
         return State(dict(self.env), dict(self.saves), self.grad_enabled, self.dead, self.globals)
 
     def become(self, new: State) -> None:
-        """Hold what `new` holds: the point after a branch, a loop or a `try` whose paths joined in `new`."""
-        self.env, self.saves, self.grad_enabled, self.dead = new.env, new.saves, new.grad_enabled, new.dead
+        """Hold what `new` holds: the point after a branch, a loop or a `try` whose paths joined in `new`.
+        A module-level scope's names stay in the one dict that is the module's globals (what the
+        functions it calls read)."""
+        if not self.globals and new.env is not self.env:
+            self.env.clear()
+            self.env.update(new.env)
+        else:
+            self.env = new.env
+        self.saves, self.grad_enabled, self.dead = new.saves, new.grad_enabled, new.dead
 
     def modules(self, *more: Value | None) -> list[ModuleValue]:
         """Every module this scope's names (and `more`) reach, each once: those whose attributes may
