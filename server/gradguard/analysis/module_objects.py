@@ -310,13 +310,20 @@ class ModuleObjects(Part):
         their computation saves (`weight_norm`'s `original0` and `original1`, the old `weight_g`)
         when they require grad, whatever the input."""
         found = []
-        for function, path in module.saves_originals:
-            owner: Value = module
-            for part in path.split("."):
-                owner = self.module_attribute(owner, part, module.node) if isinstance(owner, ModuleValue) else UNKNOWN
+        for function, path, decider, what in module.saves_originals:
+            owner, deciding = self._dotted(module, path), self._dotted(module, decider) if decider is not None else None
             if isinstance(owner, TensorValue):
-                found.append((owner, function, "original", owner.requires_grad & grad_enabled))
+                when = deciding.requires_grad & grad_enabled if isinstance(deciding, TensorValue) else \
+                    Tri.NO if decider is None else Tri.MAYBE & grad_enabled
+                found.append((owner, function, what, when))
         return [w for w in weights if all(w[0] is not o[0] for o in found)] + [o for o in found if o[3] is not Tri.NO]
+
+    def _dotted(self, module: ModuleValue, path: str) -> Value:
+        """`module`'s attribute at a dotted path (`parametrizations.weight.original0`)."""
+        owner: Value = module
+        for part in path.split("."):
+            owner = self.module_attribute(owner, part, module.node) if isinstance(owner, ModuleValue) else UNKNOWN
+        return owner
 
     def called(self, value: Value, node: cst.CSTNode) -> Value:
         """What a call of `value` runs: an object of a plain class of the project's, its `__call__`."""

@@ -30,7 +30,7 @@ from gradguard.analysis.jedi_lookup import JediLookup
 from gradguard.analysis.libraries import NEVER_READ, Environment, Reading
 from gradguard.analysis.module_paths import ModulePaths, package_root
 from gradguard.analysis.names import is_torch_name
-from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
+from gradguard.analysis.values import UNKNOWN, ConstValue, Definitions, ImportRef, SequenceValue, Value
 from gradguard.findings import Span
 from gradguard.source.blocks import BlockTree
 from gradguard.source.files import read_source
@@ -387,12 +387,21 @@ class ProjectIndex:
         """A relative import's name made absolute (`ModulePaths.absolute`)."""
         return self._paths.absolute(from_path, qualname)
 
-    def star_imported(self, from_path: str, modules: list[str], name: str) -> str | None:
-        """The absolute name of `name` when one of `modules` (star-imported by an installed
-        library's file) defines it at its top level (from the package's index), else None."""
+    def star_imported(self, from_path: str, modules: list[str], name: str, depth: int = 0) -> str | None:
+        """The absolute name of `name` when one of `modules` (star-imported by `from_path`) defines
+        it at its top level: an installed library's from its package's index, a project's file from
+        its reading (its own star imports included: `from .schemes import *` in a package's
+        `__init__.py`), else None."""
         for module in modules:
             located = self._paths.locate(Path(from_path), f"{module}.{name}")
             self._consulted(located[0] if located is not None else None, module, indexed=True)
+            if located is not None and not self.is_library(str(located[0])) and depth <= _MAX_REEXPORT_DEPTH:
+                definitions = self.definitions_of(located[0])
+                if definitions is not None and _exported(definitions, name) and (
+                        name in definitions.globals or definitions.star_imports and self.star_imported(
+                            str(located[0]), definitions.star_imports, name, depth + 1) is not None):
+                    return f"{module}.{name}"
+                continue
             if located is None or located[0].name == "__init__.py" or not self._index_ready(located[0]):
                 continue
             if self.environment.defined(located[0], name, exact=True) is not None:
@@ -422,6 +431,15 @@ class ProjectIndex:
     def close(self) -> None:
         """Stop jedi's process, if one was started."""
         self._jedi.close()
+
+
+def _exported(definitions: Definitions, name: str) -> bool:
+    """Whether `from module import *` binds `name`: listed in its `__all__`, else not private."""
+    listed = definitions.globals.get("__all__")
+    if isinstance(listed, SequenceValue) and listed.repeated is None and all(
+            isinstance(item, ConstValue) for item in listed.items):
+        return any(item.value == name for item in listed.items)  # type: ignore[union-attr]
+    return not name.startswith("_")
 
 
 def _module_name(defining: Path, package_init: Path, attribute: str) -> str:

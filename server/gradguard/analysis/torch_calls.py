@@ -7,6 +7,7 @@ from typing import Sequence
 import libcst as cst
 
 from gradguard.analysis.names import normalise_torch_name, qualname_of
+from gradguard.analysis import pruning
 from gradguard.analysis.shared import Part
 from gradguard.analysis.state import State
 from gradguard.analysis.values import (
@@ -208,6 +209,8 @@ class TorchCalls(Part):
             return self.distribution(name, args, kwargs, node, state)
         if name in module_facts.PARAMETRIZATIONS:
             return self.parametrize(name, args, kwargs, node, state)
+        if name in module_facts.PRUNING_METHODS or name in (module_facts.GLOBAL_PRUNING, module_facts.PRUNING_REMOVAL):
+            return self._prune(name, args, kwargs, node)
         if name in surface.MODULE_WRAPPERS:
             inner = args[0] if args else kwargs.get("module", UNKNOWN)
             if not isinstance(inner, ModuleValue):
@@ -291,7 +294,7 @@ class TorchCalls(Part):
                 new_version_counter(), replaced.requires_grad, True,
                 Origin(f"the {tensor} of `{module.class_name}` before `{function}`", node))
         if name in module_facts.PARAMETRIZATIONS_SAVING:
-            module.saves_originals += tuple((function, original.format(name=tensor))
+            module.saves_originals += tuple((function, original.format(name=tensor), original.format(name=tensor), "original")
                                             for original in module_facts.PARAMETRIZATIONS[name])
         module.buffers[tensor] = TensorValue(new_version_counter(), replaced.requires_grad, False,
                                              Origin(f"the {tensor} `{function}` computes", node))
@@ -303,6 +306,23 @@ class TorchCalls(Part):
             self.parts.module_calls.call_module(user, [owner.parameters[leaf]], {}, node, state, node)
             self.run.entered.intersection_update(entered)
         return module
+
+    def _prune(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call) -> Value:
+        """`prune.l1_unstructured(module, "weight", ...)`, `prune.global_unstructured([(module, "weight"), ...])`,
+        `prune.remove(module, "weight")` (`pruning.py`)."""
+        targets = [SequenceValue((args[0] if args else kwargs.get("module", UNKNOWN),
+                                  args[1] if len(args) > 1 else kwargs.get("name", UNKNOWN)))]
+        if name == module_facts.GLOBAL_PRUNING:
+            targets = list(self.parts.containers.elements(args[0] if args else kwargs.get("parameters", UNKNOWN)) or ())
+        for target in targets:
+            module, tensor = (target.items + (UNKNOWN, UNKNOWN))[:2] if isinstance(target, SequenceValue) else (UNKNOWN, UNKNOWN)
+            if isinstance(module, ModuleValue) and isinstance(tensor, ConstValue) and isinstance(tensor.value, str):
+                if name == module_facts.PRUNING_REMOVAL:
+                    pruning.remove(module, tensor.value)
+                else:
+                    pruning.prune(module, tensor.value, node)
+        return targets[0].items[0] if name != module_facts.GLOBAL_PRUNING and isinstance(targets[0], SequenceValue) \
+            else ConstValue(None)
 
     def gradients(self, outputs: Value, inputs: Value, kwargs: dict[str, Value], node: cst.Call,
                   state: State) -> SequenceValue:

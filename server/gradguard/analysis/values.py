@@ -300,8 +300,9 @@ class ModuleValue:
     forward_pre_hooks: list[Value] = field(default_factory=list)  # `register_forward_pre_hook(f)`: f(module, args)
     backward_hooked: bool = False  # `register_full_backward_hook`: its outputs are views of a `BackwardHookFunction`
     buffers: dict[str, TensorValue] = field(default_factory=dict)  # `running_mean`, `register_buffer(...)`
-    # the tensors a parametrization computes its tensor from and saves at each forward: (function, dotted path)
-    saves_originals: tuple[tuple[str, str], ...] = ()
+    # the tensors a parametrization (or pruning) computes its tensor from: (function, dotted path, the
+    # dotted path of the tensor whose requiring grad makes each forward save it (None: never), what it is)
+    saves_originals: tuple[tuple[str, str, str | None, str], ...] = ()
     # an instance of a `dict` or `list` subclass: its items (`ClassInstantier(ACT2CLS)`, `LogitsProcessorList([...])`)
     mapping: DictValue | SequenceValue | None = None
     children_exact: bool = True  # False: `children` stand for a number of modules not known (`ModuleList(gen)`)

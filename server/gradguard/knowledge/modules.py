@@ -176,6 +176,16 @@ PARAMETRIZATIONS_SAVING = frozenset({"torch.nn.utils.weight_norm", "torch.nn.uti
                                      "torch.nn.utils.parametrizations.weight_norm",
                                      "torch.nn.utils.parametrizations.spectral_norm"})
 
+#: `torch.nn.utils.prune`'s methods on one tensor: it stays as `{name}_orig` (the same parameter),
+#: a buffer `{name}_mask` joins it, and each forward computes the tensor as their product, which
+#: saves the mask whenever the original requires grad.
+PRUNING_METHODS = frozenset(f"torch.nn.utils.prune.{method}" for method in (
+    "identity", "random_unstructured", "l1_unstructured", "random_structured", "ln_structured", "custom_from_mask"))
+#: The same for each `(module, name)` of its first argument.
+GLOBAL_PRUNING = "torch.nn.utils.prune.global_unstructured"
+#: Makes the pruned tensor a parameter again: the original, holding the product.
+PRUNING_REMOVAL = "torch.nn.utils.prune.remove"
+
 #: Whole recurrent networks: their parameters depend on the layers, the directions and `proj_size`.
 RECURRENT_NETWORKS = frozenset({"RNN", "LSTM", "GRU"})
 

@@ -1,0 +1,1 @@
+from .schemes import *  # noqa: F401,F403
