@@ -16,6 +16,7 @@ cache can be invalidated when any of them changes.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
@@ -30,7 +31,7 @@ from gradguard.analysis.jedi_lookup import JediLookup
 from gradguard.analysis.libraries import NEVER_READ, Environment, Reading
 from gradguard.analysis.module_paths import ModulePaths, package_root
 from gradguard.analysis.names import is_torch_name
-from gradguard.analysis.values import UNKNOWN, ConstValue, Definitions, ImportRef, SequenceValue, Value
+from gradguard.analysis.values import UNKNOWN, Definitions, ImportRef, Value
 from gradguard.findings import Span
 from gradguard.source.blocks import BlockTree
 from gradguard.source.files import read_source
@@ -74,6 +75,7 @@ class ProjectIndex:
         self._positions: dict[Path, WholeModule] = {}  # whole files' positions
         self._blocks: dict[Path, BlockTree] = {}  # files placed block by block
         self._texts: dict[Path, str] = {}
+        self._star_sources: dict[Path, tuple[frozenset[str], tuple[Path, ...]]] = {}  # `_defines`' readings
         self._analysed: set[Path] = set()  # files this process analyses too: read whole, their tree reused (`parsed`)
         self._located: dict[tuple[str, str], tuple[Path, str] | None] = {}
         self._text_hashes: dict[Path, int] = {}
@@ -237,6 +239,7 @@ class ProjectIndex:
         if self._text_hashes.get(file, text_hash) != text_hash:
             self._clock += 1
             self._changed_at[str(file)] = self._clock
+            self._star_sources.clear()  # (what a file binds may have moved to or from this one)
         self._text_hashes[file] = text_hash
 
     def parsed(self, filename: str, text: str) -> cst.Module | None:
@@ -387,24 +390,22 @@ class ProjectIndex:
         """A relative import's name made absolute (`ModulePaths.absolute`)."""
         return self._paths.absolute(from_path, qualname)
 
-    def star_imported(self, from_path: str, modules: list[str], name: str, depth: int = 0) -> str | None:
+    def star_imported(self, from_path: str, modules: list[str], name: str) -> str | None:
         """The absolute name of `name` when one of `modules` (star-imported by `from_path`) defines
-        it at its top level: an installed library's from its package's index, a project's file from
-        its reading (its own star imports included: `from .schemes import *` in a package's
-        `__init__.py`), else None."""
+        it at its top level (from the package's index; a project's file from its text, its own star
+        imports followed: `from .schemes import *` in a package's `__init__.py`), else None."""
         for module in modules:
             located = self._paths.locate(Path(from_path), f"{module}.{name}")
             self._consulted(located[0] if located is not None else None, module, indexed=True)
-            if located is not None and not self.is_library(str(located[0])) and depth <= _MAX_REEXPORT_DEPTH:
-                definitions = self.definitions_of(located[0])
-                if definitions is not None and _exported(definitions, name) and (
-                        name in definitions.globals or definitions.star_imports and self.star_imported(
-                            str(located[0]), definitions.star_imports, name, depth + 1) is not None):
+            if located is None:
+                continue
+            if not self.is_library(str(located[0])):
+                if _defines(located[0], name, self._star_sources):
                     return f"{module}.{name}"
                 continue
-            if located is None or located[0].name == "__init__.py" or not self._index_ready(located[0]):
+            if located[0].name == "__init__.py":
                 continue
-            if self.environment.defined(located[0], name, exact=True) is not None:
+            if self._index_ready(located[0]) and self.environment.defined(located[0], name, exact=True) is not None:
                 return f"{module}.{name}"
         return None
 
@@ -433,13 +434,36 @@ class ProjectIndex:
         self._jedi.close()
 
 
-def _exported(definitions: Definitions, name: str) -> bool:
-    """Whether `from module import *` binds `name`: listed in its `__all__`, else not private."""
-    listed = definitions.globals.get("__all__")
-    if isinstance(listed, SequenceValue) and listed.repeated is None and all(
-            isinstance(item, ConstValue) for item in listed.items):
-        return any(item.value == name for item in listed.items)  # type: ignore[union-attr]
-    return not name.startswith("_")
+
+_TOP_LEVEL_NAME = re.compile(r"^(?:(?:async\s+)?def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=(?!=)", re.M)
+_STAR_IMPORT = re.compile(r"^from\s+(\.*)([\w.]*)\s+import\s+\*", re.M)
+
+
+def _defines(file: Path, name: str, sources: dict[Path, tuple[frozenset[str], tuple[Path, ...]]],
+             depth: int = 0) -> bool:
+    """Whether a project's `file` binds `name` at its top level (a `def`, `class` or assignment at
+    column 0), itself or through the files it star-imports relatively (`from .schemes import *`):
+    read from its text, no analysis (`sources` keeps each file's names and star imports)."""
+    if file not in sources:
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        names = frozenset(m.group(1) or m.group(2) for m in _TOP_LEVEL_NAME.finditer(text))
+        package = file.parent
+        starred = []
+        for dots, dotted in _STAR_IMPORT.findall(text):
+            if not dots:
+                continue  # an absolute star import: located by the module paths of the one asking
+            base = package
+            for _ in range(len(dots) - 1):
+                base = base.parent
+            target = base.joinpath(*dotted.split(".")) if dotted else base
+            starred.append(target / "__init__.py" if target.is_dir() else target.with_suffix(".py"))
+        sources[file] = names, tuple(starred)
+    names, starred = sources[file]
+    return name in names or depth < _MAX_REEXPORT_DEPTH and any(
+        _defines(other, name, sources, depth + 1) for other in starred if other.is_file())
 
 
 def _module_name(defining: Path, package_init: Path, attribute: str) -> str:
