@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Callable, TypeVar
 
 import libcst as cst
@@ -350,7 +351,8 @@ class UserCalls(Part):
     def imported_constant(self, value: Value) -> Value:
         """A test's value: a constant another file of the project defines, where `value` names it
         (`if not torch_geometric.typing.WITH_PT21:`); else `value` as it is."""
-        if isinstance(value, ImportRef) and not is_torch_name(value.qualname):
+        if isinstance(value, ImportRef) and not is_torch_name(value.qualname) \
+                and value.qualname.split(".")[0] not in sys.stdlib_module_names:  # (`typing.TYPE_CHECKING`: no lookup)
             resolved = self.resolve_import(value)
             if isinstance(resolved, ConstValue):
                 return resolved
