@@ -395,6 +395,11 @@ class Statements(Part):
                 if value is not None and all(isinstance(t, cst.Name) for t in targets):
                     evaluated = self.parts.expressions.eval(value, state)
                     attributes.update({t.value: evaluated for t in targets if evaluated is not UNKNOWN})
+        for nested in (s for s in node.body.body if isinstance(s, cst.ClassDef)):  # `Heads.Classifier(...)`
+            if nested.name.value not in self.run.definitions.classes and nested.name.value not in state.env:
+                scope = state.copy()  # (its name is the class's attribute, not a global)
+                self._class_def(nested, scope)
+                attributes[nested.name.value] = scope.env[nested.name.value]
         self.parts.module_objects.subclass_created(state.env[name], state)
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         init = next((m for m in methods if m.name.value == "__init__"), None)
