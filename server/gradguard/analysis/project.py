@@ -436,20 +436,23 @@ class ProjectIndex:
 
 
 _TOP_LEVEL_NAME = re.compile(r"^(?:(?:async\s+)?def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=(?!=)", re.M)
+_FROM_IMPORT = re.compile(r"^from\s+[.\w]+\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
 _STAR_IMPORT = re.compile(r"^from\s+(\.*)([\w.]*)\s+import\s+\*", re.M)
 
 
 def _defines(file: Path, name: str, sources: dict[Path, tuple[frozenset[str], tuple[Path, ...]]],
              depth: int = 0) -> bool:
-    """Whether a project's `file` binds `name` at its top level (a `def`, `class` or assignment at
-    column 0), itself or through the files it star-imports relatively (`from .schemes import *`):
+    """Whether a project's `file` binds `name` at its top level (a `def`, `class`, assignment or
+    `from ... import` at column 0), itself or through the files it star-imports relatively (`from .schemes import *`):
     read from its text, no analysis (`sources` keeps each file's names and star imports)."""
     if file not in sources:
         try:
             text = file.read_text(encoding="utf-8", errors="replace")
         except OSError:
             text = ""
-        names = frozenset(m.group(1) or m.group(2) for m in _TOP_LEVEL_NAME.finditer(text))
+        imported = (part.split("#")[0].split()[-1] for names in _FROM_IMPORT.findall(text)
+                    for part in names.strip("()").replace("\n", ",").split(",") if part.split("#")[0].strip())
+        names = frozenset(m.group(1) or m.group(2) for m in _TOP_LEVEL_NAME.finditer(text)) | frozenset(imported)
         package = file.parent
         starred = []
         for dots, dotted in _STAR_IMPORT.findall(text):

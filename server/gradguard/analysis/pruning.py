@@ -17,8 +17,10 @@ def prune(module: ModuleValue, tensor: str, node: cst.CSTNode) -> None:
         module.parameters[f"{tensor}_orig"] = original
         module.buffers[tensor] = TensorValue(new_version_counter(), original.requires_grad, False,
                                              Origin(f"the {tensor} `prune` computes", node))
+        # (the product is a plain attribute the forward then reads: the module's op saves that very tensor)
         module.saves_originals += (("prune", f"{tensor}_orig", None, "original"),
-                                   ("prune", f"{tensor}_mask", f"{tensor}_orig", "mask"))
+                                   ("prune", f"{tensor}_mask", f"{tensor}_orig", "mask"),
+                                   (module.class_name, tensor, f"{tensor}_orig", tensor))
     elif f"{tensor}_orig" not in module.parameters:
         return
     module.buffers[f"{tensor}_mask"] = TensorValue(new_version_counter(), Tri.NO, True,

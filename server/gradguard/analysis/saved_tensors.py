@@ -72,8 +72,8 @@ class SavedTensors(Part):
                 saved = tuple(r for r in saved if id(r.node) not in self.run.callee_records)
                 storage_saved = tuple(r for r in storage_saved if id(r.node) not in self.run.callee_records)
                 if self._leaf_changed_in_project_code(tensor, state, detaches):
-                    tensor = evolved(tensor, view_of_leaf=False, multi_output_view=None, later_view=None,
-                                     no_grad_view=False, function_view=None)  # torch raises at once: reported at the call
+                    tensor = evolved(tensor, multi_output_view=None, later_view=None, no_grad_view=False,
+                                     function_view=None)  # torch raises at once: reported at the call
                 elif not saved and not storage_saved:
                     return
                 else:
@@ -110,9 +110,10 @@ class SavedTensors(Part):
 
     def _leaf_changed_in_project_code(self, tensor: TensorValue, state: State, detaches: bool) -> bool:
         """Whether a change inside another file's function (of the project, not an installed library)
-        is one of a leaf that surely requires grad, with grad surely on: torch refuses it wherever
+        is one of a leaf (or a view of one) that surely requires grad, with grad surely on: torch refuses it wherever
         it is written (`init_bias(model)` whose helper fills `m.bias` outside `no_grad`)."""
-        return tensor.is_leaf and tensor.requires_grad is Tri.YES and state.grad_enabled is Tri.YES and not detaches \
+        return (tensor.is_leaf or tensor.view_of_leaf) and tensor.requires_grad is Tri.YES \
+            and state.grad_enabled is Tri.YES and not detaches \
             and tensor.storage_of is None and not any(self.parts.user_calls.in_library(d) for d in self.run.call_definitions)
 
     def restore(self, clone: TensorValue, state: State) -> None:
