@@ -406,8 +406,7 @@ class Statements(Part):
         if init is not None and self.run.templates and not self.run.library:
             self.parts.frames.analyse_function(init, self_value=template, is_forward=False, enclosing=state)
         for method in methods:
-            if decorator_heads(method):  # (a skeleton's method answers without parsing its header)
-                self._run_decorators(method, FunctionRef(method.name.value, method, self.run.definitions), state)
+            self._run_decorators(method, FunctionRef(method.name.value, method, self.run.definitions), state)
             if method is init:
                 continue
             self.parts.frames.defer(Deferred(method, None if is_static_method(method) else template,

@@ -308,21 +308,21 @@ class TorchCalls(Part):
         return module
 
     def _prune(self, name: str, args: list[Value], kwargs: dict[str, Value], node: cst.Call) -> Value:
-        """`prune.l1_unstructured(module, "weight", ...)`, `prune.global_unstructured([(module, "weight"), ...])`,
-        `prune.remove(module, "weight")` (`pruning.py`)."""
-        targets = [SequenceValue((args[0] if args else kwargs.get("module", UNKNOWN),
-                                  args[1] if len(args) > 1 else kwargs.get("name", UNKNOWN)))]
+        """`prune.l1_unstructured(module, "weight", ...)` (returns the module), `prune.remove(module,
+        "weight")`, `prune.global_unstructured([(module, "weight"), ...])` (`pruning.py`)."""
+        module = args[0] if args else kwargs.get("module", UNKNOWN)
+        pairs = [(module, args[1] if len(args) > 1 else kwargs.get("name", UNKNOWN))]
         if name == module_facts.GLOBAL_PRUNING:
-            targets = list(self.parts.containers.elements(args[0] if args else kwargs.get("parameters", UNKNOWN)) or ())
-        for target in targets:
-            module, tensor = (target.items + (UNKNOWN, UNKNOWN))[:2] if isinstance(target, SequenceValue) else (UNKNOWN, UNKNOWN)
-            if isinstance(module, ModuleValue) and isinstance(tensor, ConstValue) and isinstance(tensor.value, str):
+            module = ConstValue(None)
+            given = self.parts.containers.elements(args[0] if args else kwargs.get("parameters", UNKNOWN)) or ()
+            pairs = [pair.items[:2] for pair in given if isinstance(pair, SequenceValue) and len(pair.items) >= 2]
+        for owner, tensor in pairs:
+            if isinstance(owner, ModuleValue) and isinstance(tensor, ConstValue) and isinstance(tensor.value, str):
                 if name == module_facts.PRUNING_REMOVAL:
-                    pruning.remove(module, tensor.value)
+                    pruning.remove(owner, tensor.value)
                 else:
-                    pruning.prune(module, tensor.value, node)
-        return targets[0].items[0] if name != module_facts.GLOBAL_PRUNING and isinstance(targets[0], SequenceValue) \
-            else ConstValue(None)
+                    pruning.prune(owner, tensor.value, node)
+        return module
 
     def gradients(self, outputs: Value, inputs: Value, kwargs: dict[str, Value], node: cst.Call,
                   state: State) -> SequenceValue:
